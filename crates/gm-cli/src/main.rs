@@ -1,0 +1,40 @@
+//! `gm`: the command-line face of Gradient Mechanics.
+#![allow(clippy::print_stdout)] // a command-line tool prints its report
+
+mod info;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "gm",
+    version,
+    about = "GPU data loading: decode JPEG and video on the GPU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Report the GPUs, the driver and CUDA versions, the decode engines and whether nvJPEG
+    /// and nvcuvid can be loaded (the default command).
+    Info,
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("GM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command.unwrap_or(Command::Info) {
+        Command::Info => {
+            print!("{}", info::report());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,406 @@
+//! Device and pinned host memory, and the copies between them.
+//!
+//! Buffers are untyped bytes: decoders, kernels and tensors each see them through their own
+//! element type, and pools hand them out by size class. Copies are stream-ordered; a pinned
+//! buffer remembers its last asynchronous copy and makes host access wait for it, so reading a
+//! download or refilling an upload staging buffer can never race the DMA engine.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cudarc::driver::result;
+
+use crate::device::Device;
+use crate::error::{CudaError, DriverResultExt, Result};
+use crate::stream::{Event, Stream};
+
+/// A device address, as kernels and other CUDA libraries take it.
+#[repr(transparent)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DevicePtr(pub u64);
+
+impl DevicePtr {
+    /// The address `bytes` further on.
+    pub fn offset(self, bytes: usize) -> DevicePtr {
+        DevicePtr(self.0 + bytes as u64)
+    }
+}
+
+/// Something that lives in device memory, for copies and launches.
+pub trait DeviceMemory {
+    /// Start address.
+    fn device_ptr(&self) -> DevicePtr;
+    /// Size in bytes.
+    fn byte_len(&self) -> usize;
+}
+
+/// Device memory, freed on drop. Untyped: a size in bytes.
+pub struct DeviceBuffer {
+    ptr: DevicePtr,
+    len: usize,
+    device: Device,
+}
+
+impl std::fmt::Debug for DeviceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBuffer")
+            .field("ptr", &format_args!("{:#x}", self.ptr.0))
+            .field("len", &self.len)
+            .field("device", &self.device.ordinal())
+            .finish()
+    }
+}
+
+impl DeviceBuffer {
+    /// Allocates `bytes` of device memory (contents undefined). A zero-byte buffer allocates
+    /// nothing.
+    pub fn alloc(device: &Device, bytes: usize) -> Result<DeviceBuffer> {
+        let ptr = if bytes == 0 {
+            0
+        } else {
+            device.bind_to_thread()?;
+            // SAFETY: plain allocation; the pointer is owned by the returned buffer.
+            unsafe { result::malloc_sync(bytes) }.during(|| format!("cuMemAlloc({bytes} bytes)"))?
+        };
+        Ok(DeviceBuffer {
+            ptr: DevicePtr(ptr),
+            len: bytes,
+            device: device.clone(),
+        })
+    }
+
+    /// The device address.
+    pub fn device_ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device the memory is on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+}
+
+impl DeviceMemory for DeviceBuffer {
+    fn device_ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+    fn byte_len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        let freed = self.device.bind_to_thread().and_then(|()| {
+            // SAFETY: the pointer came from cuMemAlloc and is freed exactly once, here.
+            unsafe { result::free_sync(self.ptr.0) }.during(|| "cuMemFree".into())
+        });
+        if let Err(e) = freed {
+            tracing::error!(error = %e, bytes = self.len, "freeing device memory failed");
+        }
+    }
+}
+
+// cuMemHostAlloc flags (cuda.h): PORTABLE makes the memory pinned for every context, so a
+// staging buffer can feed any device; WRITECOMBINED skips the CPU caches, which speeds
+// host-to-device DMA and makes host reads very slow.
+const CU_MEMHOSTALLOC_PORTABLE: u32 = 0x01;
+const CU_MEMHOSTALLOC_WRITECOMBINED: u32 = 0x04;
+
+/// Page-locked host memory: the source and target of asynchronous copies.
+///
+/// Host access ([`as_slice`](Self::as_slice), [`as_mut_slice`](Self::as_mut_slice)) first waits
+/// for the last copy that used the buffer, so a download is complete before it is read and an
+/// upload has left the buffer before it is overwritten.
+pub struct PinnedBuffer {
+    ptr: NonNull<u8>,
+    len: usize,
+    write_combined: bool,
+    device: Device,
+    last_copy: Event,
+    copy_pending: AtomicBool,
+}
+
+// SAFETY: the buffer owns its allocation; host access goes through &self / &mut self borrows and
+// waits for the DMA engine, so sharing follows the usual slice rules.
+unsafe impl Send for PinnedBuffer {}
+// SAFETY: as above; `copy_pending` is atomic and copies need &mut self.
+unsafe impl Sync for PinnedBuffer {}
+
+impl std::fmt::Debug for PinnedBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinnedBuffer")
+            .field("len", &self.len)
+            .field("write_combined", &self.write_combined)
+            .finish()
+    }
+}
+
+impl PinnedBuffer {
+    /// Allocates `bytes` of pinned host memory, zero-filled. `write_combined` suits buffers the
+    /// host only writes (upload staging); never read them on the host.
+    pub fn alloc(device: &Device, bytes: usize, write_combined: bool) -> Result<PinnedBuffer> {
+        let last_copy = Event::new(device)?;
+        let ptr = if bytes == 0 {
+            NonNull::dangling()
+        } else {
+            device.bind_to_thread()?;
+            let flags = CU_MEMHOSTALLOC_PORTABLE
+                | if write_combined {
+                    CU_MEMHOSTALLOC_WRITECOMBINED
+                } else {
+                    0
+                };
+            // SAFETY: plain allocation; the pointer is owned by the returned buffer.
+            let raw = unsafe { result::malloc_host(bytes, flags) }
+                .during(|| format!("cuMemHostAlloc({bytes} bytes)"))?;
+            let ptr = NonNull::new(raw.cast::<u8>()).ok_or_else(|| {
+                CudaError::InvalidArgument("cuMemHostAlloc returned a null pointer".into())
+            })?;
+            // SAFETY: freshly allocated, `bytes` long, not shared yet.
+            unsafe { ptr.as_ptr().write_bytes(0, bytes) };
+            ptr
+        };
+        Ok(PinnedBuffer {
+            ptr,
+            len: bytes,
+            write_combined,
+            device: device.clone(),
+            last_copy,
+            copy_pending: AtomicBool::new(false),
+        })
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether it was allocated write-combined.
+    pub fn is_write_combined(&self) -> bool {
+        self.write_combined
+    }
+
+    /// The bytes, after the last asynchronous copy into this buffer has finished.
+    pub fn as_slice(&self) -> Result<&[u8]> {
+        self.wait_for_copies()?;
+        // SAFETY: `len` bytes allocated by us; no copy is in flight (just waited) and copies need
+        // &mut self, so none can start while this borrow lives.
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) })
+    }
+
+    /// The bytes for writing, after the last asynchronous copy out of this buffer has finished.
+    pub fn as_mut_slice(&mut self) -> Result<&mut [u8]> {
+        self.wait_for_copies()?;
+        // SAFETY: as in `as_slice`, and the borrow is exclusive.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) })
+    }
+
+    /// Whether a copy that uses this buffer may still be running.
+    pub fn copy_in_flight(&self) -> Result<bool> {
+        Ok(self.copy_pending.load(Ordering::Acquire) && !self.last_copy.is_complete()?)
+    }
+
+    fn wait_for_copies(&self) -> Result<()> {
+        if self.copy_pending.load(Ordering::Acquire) {
+            self.last_copy.synchronize()?;
+            self.copy_pending.store(false, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    fn copy_enqueued(&self, stream: &Stream) -> Result<()> {
+        self.last_copy.record(stream)?;
+        self.copy_pending.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        // The DMA engine may still be reading or writing: wait before the memory goes away.
+        let freed = self
+            .wait_for_copies()
+            .and_then(|()| self.device.bind_to_thread())
+            .and_then(|()| {
+                // SAFETY: allocated by cuMemHostAlloc, freed exactly once, no copy in flight.
+                unsafe { result::free_host(self.ptr.as_ptr().cast()) }
+                    .during(|| "cuMemFreeHost".into())
+            });
+        if let Err(e) = freed {
+            tracing::error!(error = %e, bytes = self.len, "freeing pinned memory failed");
+        }
+    }
+}
+
+fn check_range(what: &str, offset: usize, bytes: usize, len: usize) -> Result<()> {
+    match offset.checked_add(bytes) {
+        Some(end) if end <= len => Ok(()),
+        _ => Err(CudaError::InvalidArgument(format!(
+            "{what}: {bytes} bytes at offset {offset} run past the end of a {len}-byte buffer"
+        ))),
+    }
+}
+
+impl Stream {
+    /// Copies `bytes` from pinned `src` (at `src_offset`) to device `dst` (at `dst_offset`),
+    /// asynchronously on this stream.
+    pub fn copy_to_device(
+        &self,
+        src: &mut PinnedBuffer,
+        src_offset: usize,
+        dst: &mut (impl DeviceMemory + ?Sized),
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        check_range("copy_to_device source", src_offset, bytes, src.len)?;
+        check_range(
+            "copy_to_device destination",
+            dst_offset,
+            bytes,
+            dst.byte_len(),
+        )?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        src.wait_for_copies()?;
+        self.device().bind_to_thread()?;
+        // SAFETY: both ranges are in bounds; `src` stays pinned and alive until `last_copy`
+        // (recorded below) completes, which every host access and Drop waits for.
+        unsafe {
+            let host = std::slice::from_raw_parts(src.ptr.as_ptr().add(src_offset), bytes);
+            result::memcpy_htod_async(dst.device_ptr().offset(dst_offset).0, host, self.raw())
+        }
+        .during(|| format!("cuMemcpyHtoDAsync({bytes} bytes)"))?;
+        src.copy_enqueued(self)
+    }
+
+    /// Copies `bytes` from device `src` (at `src_offset`) into pinned `dst` (at `dst_offset`),
+    /// asynchronously; `dst.as_slice()` waits for it.
+    pub fn copy_to_host(
+        &self,
+        src: &(impl DeviceMemory + ?Sized),
+        src_offset: usize,
+        dst: &mut PinnedBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        check_range("copy_to_host source", src_offset, bytes, src.byte_len())?;
+        check_range("copy_to_host destination", dst_offset, bytes, dst.len)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        dst.wait_for_copies()?;
+        self.device().bind_to_thread()?;
+        // SAFETY: in bounds; `dst` is not touched by the host until `last_copy` completes.
+        unsafe {
+            let host = std::slice::from_raw_parts_mut(dst.ptr.as_ptr().add(dst_offset), bytes);
+            result::memcpy_dtoh_async(host, src.device_ptr().offset(src_offset).0, self.raw())
+        }
+        .during(|| format!("cuMemcpyDtoHAsync({bytes} bytes)"))?;
+        dst.copy_enqueued(self)
+    }
+
+    /// Copies `bytes` between device buffers, asynchronously.
+    pub fn copy_on_device(
+        &self,
+        src: &(impl DeviceMemory + ?Sized),
+        src_offset: usize,
+        dst: &mut (impl DeviceMemory + ?Sized),
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        check_range("copy_on_device source", src_offset, bytes, src.byte_len())?;
+        check_range(
+            "copy_on_device destination",
+            dst_offset,
+            bytes,
+            dst.byte_len(),
+        )?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.device().bind_to_thread()?;
+        // SAFETY: both ranges are in bounds of live allocations.
+        unsafe {
+            result::memcpy_dtod_async(
+                dst.device_ptr().offset(dst_offset).0,
+                src.device_ptr().offset(src_offset).0,
+                bytes,
+                self.raw(),
+            )
+        }
+        .during(|| format!("cuMemcpyDtoDAsync({bytes} bytes)"))
+    }
+
+    /// Copies a pageable host slice to the device. The driver stages it before returning, so
+    /// `src` may be reused at once; slower than a pinned upload, meant for small data.
+    pub fn upload(
+        &self,
+        src: &[u8],
+        dst: &mut (impl DeviceMemory + ?Sized),
+        dst_offset: usize,
+    ) -> Result<()> {
+        check_range("upload destination", dst_offset, src.len(), dst.byte_len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.device().bind_to_thread()?;
+        // SAFETY: in bounds; pageable sources are staged by the driver before it returns.
+        unsafe { result::memcpy_htod_async(dst.device_ptr().offset(dst_offset).0, src, self.raw()) }
+            .during(|| format!("cuMemcpyHtoDAsync({} pageable bytes)", src.len()))
+    }
+
+    /// Copies device memory into a pageable host slice and waits for this stream, so `dst` is
+    /// filled on return. For tests and tools; the pipeline downloads through pinned memory.
+    pub fn download(
+        &self,
+        src: &(impl DeviceMemory + ?Sized),
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        check_range("download source", src_offset, dst.len(), src.byte_len())?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.device().bind_to_thread()?;
+        // SAFETY: in bounds; we synchronize before `dst` is released to the caller.
+        unsafe {
+            result::memcpy_dtoh_async(dst, src.device_ptr().offset(src_offset).0, self.raw())
+        }
+        .during(|| format!("cuMemcpyDtoHAsync({} pageable bytes)", dst.len()))?;
+        self.synchronize()
+    }
+
+    /// Sets every byte of `dst` to `value`, asynchronously.
+    pub fn memset(&self, dst: &mut (impl DeviceMemory + ?Sized), value: u8) -> Result<()> {
+        if dst.byte_len() == 0 {
+            return Ok(());
+        }
+        self.device().bind_to_thread()?;
+        // SAFETY: the whole range belongs to `dst`.
+        unsafe { result::memset_d8_async(dst.device_ptr().0, value, dst.byte_len(), self.raw()) }
+            .during(|| format!("cuMemsetD8Async({} bytes)", dst.byte_len()))
+    }
+}

@@ -1,0 +1,261 @@
+//! `cargo xtask gpu-bundle`: everything the GPU machine needs to run our tests, in one folder.
+//!
+//! The GPU machine has no Rust toolchain and no network, so the bundle holds stripped release
+//! builds of every test binary, the `gm` binary and the benches, the test media, and `run.sh`,
+//! which runs each test binary with GM_REQUIRE_GPU=1 and prints a summary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::rel;
+
+const PROFILE: &str = "bundle-release";
+const LIMIT_BYTES: u64 = 60 << 20;
+
+struct Artifact {
+    name: String,
+    path: PathBuf,
+}
+
+pub fn run(root: &Path) -> Result<()> {
+    let out = root.join("target/gpu-bundle");
+    if out.exists() {
+        std::fs::remove_dir_all(&out).with_context(|| format!("clearing {}", out.display()))?;
+    }
+    for d in ["bin", "tests", "bench", "media"] {
+        std::fs::create_dir_all(out.join(d))?;
+    }
+
+    let tests = cargo_artifacts(
+        root,
+        &["test", "--workspace", "--exclude", "xtask", "--no-run"],
+    )?;
+    let built = cargo_artifacts(
+        root,
+        &[
+            "build",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--bins",
+            "--benches",
+        ],
+    )?;
+    let mut n_tests = 0;
+    for a in tests.iter().filter(|a| a.name.starts_with("test:")) {
+        copy_exe(&a.path, &out.join("tests").join(&a.name[5..]))?;
+        n_tests += 1;
+    }
+    for a in &built {
+        if let Some(bin) = a.name.strip_prefix("bin:") {
+            copy_exe(&a.path, &out.join("bin").join(bin))?;
+        } else if let Some(bench) = a.name.strip_prefix("bench:") {
+            copy_exe(&a.path, &out.join("bench").join(bench))?;
+        }
+    }
+    if !out.join("bin/gm").exists() {
+        bail!("the gm binary was not built");
+    }
+
+    let fixtures = root.join("tests/media");
+    if fixtures.is_dir() {
+        copy_tree(&fixtures, &out.join("media/fixtures"))?;
+    }
+    let shared = root.join("../shared/media");
+    if shared.is_dir() {
+        copy_tree(&shared, &out.join("media/shared"))?;
+    }
+    let run_sh = out.join("run.sh");
+    std::fs::write(&run_sh, RUN_SH)?;
+    set_executable(&run_sh)?;
+
+    let size = tree_size(&out)?;
+    println!(
+        "{}: {n_tests} test binaries, {:.1} MiB",
+        rel(root, &out),
+        size as f64 / (1 << 20) as f64
+    );
+    if size > LIMIT_BYTES {
+        bail!("the bundle is {size} bytes, over the {LIMIT_BYTES}-byte limit");
+    }
+    println!(
+        "on the GPU machine, from the repository root: target/gpu-bundle/run.sh \
+         (logs in target/gpu-bundle/logs, or GM_LOG_DIR)"
+    );
+    Ok(())
+}
+
+/// Runs cargo with the bundle profile and returns its executables, named `test:`, `bin:` or
+/// `bench:` plus a file name that says which crate and target they come from.
+fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .current_dir(root)
+        .args(args)
+        .args([
+            "--profile",
+            PROFILE,
+            "--message-format=json-render-diagnostics",
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running cargo")?;
+    if !output.status.success() {
+        bail!("cargo {} failed", args.join(" "));
+    }
+    let mut out = Vec::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let Some(exe) = msg["executable"].as_str() else {
+            continue;
+        };
+        let package = msg["package_id"]
+            .as_str()
+            .and_then(package_name)
+            .unwrap_or("unknown");
+        let target = msg["target"]["name"].as_str().unwrap_or("unknown");
+        let kinds: Vec<&str> = msg["target"]["kind"]
+            .as_array()
+            .map(|k| k.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let is_test = msg["profile"]["test"].as_bool().unwrap_or(false);
+        let name = if is_test {
+            let what = match kinds.first().copied() {
+                Some("lib") => "unit".to_owned(),
+                Some("bin") => format!("bin-{target}"),
+                _ => target.to_owned(),
+            };
+            format!("test:{package}--{what}")
+        } else if kinds.contains(&"bin") {
+            format!("bin:{target}")
+        } else if kinds.contains(&"bench") {
+            format!("bench:{package}--{target}")
+        } else {
+            continue;
+        };
+        out.push(Artifact {
+            name,
+            path: PathBuf::from(exe),
+        });
+    }
+    Ok(out)
+}
+
+/// `path+file:///work/main/crates/gm-cuda#0.1.0` or `registry+...#name@1.0` -> the name.
+fn package_name(id: &str) -> Option<&str> {
+    let frag = id.rsplit('#').next()?;
+    match frag.split_once('@') {
+        Some((name, _)) => Some(name),
+        None => id.split('#').next()?.rsplit('/').next(),
+    }
+}
+
+fn copy_exe(from: &Path, to: &Path) -> Result<()> {
+    std::fs::copy(from, to).with_context(|| format!("copying {}", from.display()))?;
+    set_executable(to)
+}
+
+fn set_executable(p: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dest = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &dest)?;
+        } else {
+            std::fs::copy(e.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+fn tree_size(p: &Path) -> Result<u64> {
+    let mut total = 0;
+    for e in std::fs::read_dir(p)? {
+        let e = e?;
+        total += if e.file_type()?.is_dir() {
+            tree_size(&e.path())?
+        } else {
+            e.metadata()?.len()
+        };
+    }
+    Ok(total)
+}
+
+const RUN_SH: &str = r#"#!/usr/bin/env bash
+# Runs every test binary of the GPU bundle with GM_REQUIRE_GPU=1 (a GPU test that cannot find
+# a GPU fails instead of skipping), one summary line per binary, a total, and a non-zero exit
+# status on any failure. Full logs: $GM_LOG_DIR (default: logs/ beside this script).
+set -u
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export GM_REQUIRE_GPU=1
+export GM_BIN="$here/bin/gm"
+export GM_FIXTURES="$here/media/fixtures"
+export GM_SHARED_MEDIA="$here/media/shared"
+logs="${GM_LOG_DIR:-$here/logs}"
+mkdir -p "$logs"
+
+echo "== gm info"
+"$here/bin/gm" info 2>&1 | tee "$logs/gm-info.txt"
+echo "== nvidia-smi"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$logs/nvidia-smi.txt"
+echo "== tests"
+
+bins=0; failed_bins=0; passed=0; failed=0; ignored=0; skipped=0
+for t in "$here"/tests/*; do
+    name="$(basename "$t")"
+    bins=$((bins + 1))
+    start=$(date +%s%N)
+    "$t" --test-threads="${GM_TEST_THREADS:-4}" >"$logs/$name.log" 2>&1
+    rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    secs=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
+    result="$(grep -E '^test result:' "$logs/$name.log" | tail -n 1)"
+    p=$(echo "$result" | sed -nE 's/.* ([0-9]+) passed.*/\1/p'); p=${p:-0}
+    f=$(echo "$result" | sed -nE 's/.* ([0-9]+) failed.*/\1/p'); f=${f:-0}
+    i=$(echo "$result" | sed -nE 's/.* ([0-9]+) ignored.*/\1/p'); i=${i:-0}
+    s=$(grep -c '^SKIP' "$logs/$name.log")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p)); failed=$((failed + f)); ignored=$((ignored + i)); skipped=$((skipped + s))
+    status=PASS
+    if [ "$rc" -ne 0 ]; then status=FAIL; failed_bins=$((failed_bins + 1)); fi
+    printf '%s %-36s %4d passed %3d failed %3d ignored %3d skipped  %ss\n' "$status" "$name" "$p" "$f" "$i" "$s" "$secs"
+    if [ "$rc" -ne 0 ]; then
+        sed -n '/^failures:/,$p' "$logs/$name.log" | head -n 60
+        [ -n "$result" ] || tail -n 30 "$logs/$name.log"
+    fi
+done
+echo "TOTAL: $bins binaries ($failed_bins failed): $passed passed, $failed failed, $ignored ignored, $skipped skipped"
+[ "$failed_bins" -eq 0 ]
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names_from_cargo_ids() {
+        assert_eq!(
+            package_name("path+file:///work/main/crates/gm-cuda#0.1.0"),
+            Some("gm-cuda")
+        );
+        assert_eq!(
+            package_name("path+file:///work/main/tests#gm-tests@0.1.0"),
+            Some("gm-tests")
+        );
+    }
+}
