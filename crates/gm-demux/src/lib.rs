@@ -1,3 +1,31 @@
-//! MP4/MOV indexing, H.264 and HEVC parameter sets, and decode planning (`IndexingDemuxer`),
-//! all on the CPU. The crate exists so the workspace has its final shape; its content arrives
-//! with the frame-exact index (issue 3).
+//! Frame-exact indexing of MP4/MOV video without decoding, on the CPU.
+//!
+//! [`VideoIndex::open`] reads a file's metadata boxes (positioned reads; `mdat` is never read
+//! through) and builds, for the chosen video track, every frame in presentation and decode
+//! order with exact timestamps, byte ranges, the container's sync flags, GOPs, and the packet
+//! decoding must start from to reproduce each frame exactly, including leading pictures of
+//! open GOPs, which need the previous GOP. Optionally it reads slice headers to check the sync
+//! flags against the bitstream and to learn picture types.
+//!
+//! Supported: MP4/MOV with H.264 (`avc1`, `avc3`) or HEVC (`hvc1`, `hev1`) video, progressive or
+//! fragmented (`moof`/`traf`/`trun`), with edit lists. Anything else is an error naming the
+//! file and the reason; no input makes it panic or allocate by a declared size.
+
+mod bits;
+pub mod boxes;
+pub mod codec;
+mod error;
+mod index;
+pub mod nal;
+pub mod source;
+mod tables;
+
+pub use codec::{Codec, CodecInfo};
+pub use error::{DemuxError, Result};
+pub use index::{
+    BitstreamScan, Frame, Gop, IndexOptions, NOT_PRESENTED, Rational, SyncMismatch, TrackSelect,
+    VideoIndex,
+};
+pub use nal::{Leading, Picture, RandomAccess, SliceType};
+pub use source::{ByteSource, FileSource, MemSource};
+pub use tables::MAX_SAMPLES;

@@ -1,0 +1,383 @@
+//! ISO-BMFF box headers, child iteration over bytes in memory, and the top-level scan of a file
+//! by positioned reads (which skips `mdat` without reading it).
+
+use crate::error::ParseResult;
+use crate::source::ByteSource;
+
+/// A four-character box type.
+pub type FourCc = [u8; 4];
+
+/// Printable form of a four-character code.
+pub fn fourcc_str(f: FourCc) -> String {
+    f.iter()
+        .map(|&b| if b.is_ascii_graphic() { b as char } else { '?' })
+        .collect()
+}
+
+/// A box's header: where it starts, how long its header is, and its total size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoxHeader {
+    /// Box type.
+    pub kind: FourCc,
+    /// Offset of the box's first byte (in the file, or in the enclosing buffer).
+    pub offset: u64,
+    /// Header length: 8, 16 (64-bit size), plus 16 for `uuid` boxes.
+    pub header_len: u64,
+    /// Total size including the header.
+    pub size: u64,
+}
+
+impl BoxHeader {
+    /// Offset just past the box.
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+/// Parses the header at the start of `bytes`, a box that starts at `offset` and must end by
+/// `limit` (a size of 0 means "to the limit").
+pub fn parse_header(bytes: &[u8], offset: u64, limit: u64) -> ParseResult<BoxHeader> {
+    if bytes.len() < 8 {
+        return Err(format!("truncated box header at offset {offset}"));
+    }
+    let size32 = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let kind = [bytes[4], bytes[5], bytes[6], bytes[7]];
+    let (mut header_len, size) = match size32 {
+        0 => (8, limit.saturating_sub(offset)),
+        1 => {
+            if bytes.len() < 16 {
+                return Err(format!(
+                    "truncated 64-bit size of box '{}' at offset {offset}",
+                    fourcc_str(kind)
+                ));
+            }
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[8..16]);
+            (16, u64::from_be_bytes(b))
+        }
+        n => (8, u64::from(n)),
+    };
+    if &kind == b"uuid" {
+        header_len += 16;
+    }
+    if size < header_len {
+        return Err(format!(
+            "box '{}' at offset {offset} declares size {size}, smaller than its header",
+            fourcc_str(kind)
+        ));
+    }
+    match offset.checked_add(size) {
+        Some(end) if end <= limit => Ok(BoxHeader {
+            kind,
+            offset,
+            header_len,
+            size,
+        }),
+        _ => Err(format!(
+            "box '{}' at offset {offset} declares size {size}, past the end of its container ({limit})",
+            fourcc_str(kind)
+        )),
+    }
+}
+
+/// The child boxes of a box whose content is in memory.
+pub struct Children<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Children<'a> {
+    /// Iterates over the boxes packed in `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Children { bytes, pos: 0 }
+    }
+}
+
+impl<'a> Iterator for Children<'a> {
+    /// The header (offsets relative to the buffer) and the box's content.
+    type Item = ParseResult<(BoxHeader, &'a [u8])>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let rest = &self.bytes[self.pos..];
+        let h = match parse_header(rest, self.pos as u64, self.bytes.len() as u64) {
+            Ok(h) => h,
+            Err(e) => {
+                self.pos = self.bytes.len();
+                return Some(Err(e));
+            }
+        };
+        let start = self.pos + h.header_len as usize;
+        let end = self.pos + h.size as usize;
+        self.pos = end;
+        Some(Ok((h, &self.bytes[start..end])))
+    }
+}
+
+/// The first child of type `kind`, if any.
+pub fn find<'a>(bytes: &'a [u8], kind: &FourCc) -> ParseResult<Option<&'a [u8]>> {
+    for child in Children::new(bytes) {
+        let (h, content) = child?;
+        if &h.kind == kind {
+            return Ok(Some(content));
+        }
+    }
+    Ok(None)
+}
+
+/// Every child of type `kind`.
+pub fn find_all<'a>(bytes: &'a [u8], kind: &FourCc) -> ParseResult<Vec<&'a [u8]>> {
+    let mut out = Vec::new();
+    for child in Children::new(bytes) {
+        let (h, content) = child?;
+        if &h.kind == kind {
+            out.push(content);
+        }
+    }
+    Ok(out)
+}
+
+/// Follows a path of box types (`moov/trak/mdia`, given as a slice) from `bytes`.
+pub fn find_path<'a>(bytes: &'a [u8], path: &[&FourCc]) -> ParseResult<Option<&'a [u8]>> {
+    let mut cur = bytes;
+    for kind in path {
+        match find(cur, kind)? {
+            Some(c) => cur = c,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(cur))
+}
+
+/// The boxes at the top level of a file.
+#[derive(Debug, Default)]
+pub struct TopLevel {
+    /// The `moov` box, if present.
+    pub moov: Option<BoxHeader>,
+    /// Every `moof` box, in file order.
+    pub moofs: Vec<BoxHeader>,
+    /// Whether an `mdat` box was seen.
+    pub has_mdat: bool,
+}
+
+/// Most top-level boxes we accept: a fragment per frame of a 10-hour 60 fps video.
+const MAX_TOP_LEVEL_BOXES: usize = 5_000_000;
+
+/// Walks the top-level boxes with one 16-byte read each.
+pub fn scan_top_level(src: &dyn ByteSource) -> ParseResult<TopLevel> {
+    let len = src.len();
+    if len == 0 {
+        return Err("the file is empty".into());
+    }
+    let mut top = TopLevel::default();
+    let mut offset = 0u64;
+    let mut count = 0usize;
+    let mut buf = [0u8; 16];
+    while offset < len {
+        count += 1;
+        if count > MAX_TOP_LEVEL_BOXES {
+            return Err(format!("more than {MAX_TOP_LEVEL_BOXES} top-level boxes"));
+        }
+        let n = (len - offset).min(16) as usize;
+        src.read_exact_at(&mut buf[..n], offset)
+            .map_err(|e| format!("reading the box header at offset {offset}: {e}"))?;
+        let h = parse_header(&buf[..n], offset, len).map_err(|e| {
+            if count == 1 {
+                format!("not an MP4/MOV file ({e})")
+            } else {
+                e
+            }
+        })?;
+        if count == 1 && !is_known_top_level(&h.kind) {
+            return Err(format!(
+                "not an MP4/MOV file: it starts with '{}'",
+                fourcc_str(h.kind)
+            ));
+        }
+        match &h.kind {
+            b"moov" => {
+                if top.moov.is_some() {
+                    return Err("more than one 'moov' box".into());
+                }
+                top.moov = Some(h);
+            }
+            b"moof" => top.moofs.push(h),
+            b"mdat" => top.has_mdat = true,
+            _ => {}
+        }
+        offset = h.end();
+    }
+    Ok(top)
+}
+
+fn is_known_top_level(kind: &FourCc) -> bool {
+    matches!(
+        kind,
+        b"ftyp"
+            | b"moov"
+            | b"mdat"
+            | b"free"
+            | b"skip"
+            | b"wide"
+            | b"pnot"
+            | b"styp"
+            | b"sidx"
+            | b"moof"
+            | b"uuid"
+            | b"meta"
+            | b"pdin"
+            | b"junk"
+    )
+}
+
+/// Reads a whole box (header and content) into memory, refusing absurd sizes.
+pub fn read_box(src: &dyn ByteSource, h: &BoxHeader, max: u64) -> ParseResult<Vec<u8>> {
+    if h.size > max {
+        return Err(format!(
+            "box '{}' of {} bytes is larger than the {max}-byte limit",
+            fourcc_str(h.kind),
+            h.size
+        ));
+    }
+    let mut buf = vec![0u8; h.size as usize];
+    src.read_exact_at(&mut buf, h.offset)
+        .map_err(|e| format!("reading box '{}': {e}", fourcc_str(h.kind)))?;
+    Ok(buf)
+}
+
+/// Big-endian readers over a byte slice with bounds checks.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    what: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads `bytes`, naming `what` in errors.
+    pub fn new(bytes: &'a [u8], what: &'static str) -> Self {
+        Reader {
+            bytes,
+            pos: 0,
+            what,
+        }
+    }
+    /// Takes `n` bytes.
+    pub fn take(&mut self, n: usize) -> ParseResult<&'a [u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| {
+                format!(
+                    "'{}' box truncated: needs {n} bytes at {}",
+                    self.what, self.pos
+                )
+            })?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    /// Skips `n` bytes.
+    pub fn skip(&mut self, n: usize) -> ParseResult<()> {
+        self.take(n).map(|_| ())
+    }
+    /// One byte.
+    pub fn u8(&mut self) -> ParseResult<u8> {
+        Ok(self.take(1)?[0])
+    }
+    /// Big-endian u16.
+    pub fn u16(&mut self) -> ParseResult<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+    /// Big-endian u32.
+    pub fn u32(&mut self) -> ParseResult<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    /// Big-endian u64.
+    pub fn u64(&mut self) -> ParseResult<u64> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_be_bytes(a))
+    }
+    /// Bytes left.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+    /// The rest of the bytes.
+    pub fn rest(&mut self) -> &'a [u8] {
+        let s = &self.bytes[self.pos..];
+        self.pos = self.bytes.len();
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boxed(kind: &[u8; 4], content: &[u8]) -> Vec<u8> {
+        let mut v = ((content.len() + 8) as u32).to_be_bytes().to_vec();
+        v.extend_from_slice(kind);
+        v.extend_from_slice(content);
+        v
+    }
+
+    #[test]
+    fn headers_of_all_sizes() {
+        let b = boxed(b"free", &[1, 2, 3]);
+        let h = parse_header(&b, 0, b.len() as u64).unwrap();
+        assert_eq!((h.kind, h.size, h.header_len), (*b"free", 11, 8));
+        let mut large = vec![0, 0, 0, 1];
+        large.extend_from_slice(b"mdat");
+        large.extend_from_slice(&20u64.to_be_bytes());
+        large.extend_from_slice(&[0; 4]);
+        let h = parse_header(&large, 0, 20).unwrap();
+        assert_eq!((h.size, h.header_len), (20, 16));
+        let to_end = [0, 0, 0, 0, b'm', b'd', b'a', b't'];
+        assert_eq!(parse_header(&to_end, 100, 1000).unwrap().size, 900);
+    }
+
+    #[test]
+    fn hostile_sizes_are_errors() {
+        let too_big = [0xff, 0xff, 0xff, 0xff, b'm', b'o', b'o', b'v'];
+        assert!(
+            parse_header(&too_big, 0, 100)
+                .unwrap_err()
+                .contains("past the end")
+        );
+        let too_small = [0, 0, 0, 4, b'm', b'o', b'o', b'v'];
+        assert!(
+            parse_header(&too_small, 0, 100)
+                .unwrap_err()
+                .contains("smaller than its header")
+        );
+        let mut overflow = vec![0, 0, 0, 1];
+        overflow.extend_from_slice(b"mdat");
+        overflow.extend_from_slice(&u64::MAX.to_be_bytes());
+        assert!(parse_header(&overflow, 10, 100).is_err());
+        assert!(parse_header(&[0, 0, 0], 0, 100).is_err());
+    }
+
+    #[test]
+    fn children_and_paths() {
+        let inner = boxed(b"mdhd", &[9; 4]);
+        let mut trak = boxed(b"tkhd", &[1]);
+        trak.extend(boxed(b"mdia", &inner));
+        let moov = boxed(b"trak", &trak);
+        assert_eq!(
+            find_path(&moov, &[b"trak", b"mdia", b"mdhd"]).unwrap(),
+            Some(&[9u8; 4][..])
+        );
+        assert_eq!(find_path(&moov, &[b"trak", b"edts"]).unwrap(), None);
+        let kinds: Vec<FourCc> = Children::new(&trak).map(|c| c.unwrap().0.kind).collect();
+        assert_eq!(kinds, vec![*b"tkhd", *b"mdia"]);
+        let mut bad = trak.clone();
+        bad.truncate(trak.len() - 1);
+        assert!(Children::new(&bad).any(|c| c.is_err()));
+    }
+}

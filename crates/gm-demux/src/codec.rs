@@ -1,0 +1,269 @@
+//! The video track's codec: the sample entry (`avc1`, `avc3`, `hvc1`, `hev1`), its
+//! configuration record (`avcC`, `hvcC`) and what the sequence parameter set says.
+
+use crate::bits::{BitReader, unescape};
+use crate::boxes::{Children, FourCc, Reader, fourcc_str};
+use crate::error::ParseResult;
+
+/// The codecs we index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Codec {
+    /// H.264 / AVC.
+    H264,
+    /// H.265 / HEVC.
+    Hevc,
+}
+
+impl Codec {
+    /// Short name, as ffprobe prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::H264 => "h264",
+            Codec::Hevc => "hevc",
+        }
+    }
+}
+
+/// What the track's sample entry and parameter sets say about the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodecInfo {
+    /// The codec.
+    pub codec: Codec,
+    /// The sample entry's four-character code (`avc1`, `avc3`, `hvc1`, `hev1`).
+    pub fourcc: String,
+    /// `profile_idc` (H.264) or `general_profile_idc` (HEVC).
+    pub profile_idc: u8,
+    /// Level: `level_idc` (H.264) or `general_level_idc` (HEVC, 30 x level).
+    pub level_idc: u8,
+    /// 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4.
+    pub chroma_format: u8,
+    /// Luma bit depth.
+    pub bit_depth: u8,
+    /// Width from the sample entry (the display width).
+    pub width: u32,
+    /// Height from the sample entry.
+    pub height: u32,
+    /// Bytes of the length prefix of each NAL unit in a sample (1, 2 or 4).
+    pub nal_length_size: u8,
+    /// Parameter sets from the configuration record, in decoding order (VPS, SPS, PPS), as NAL
+    /// units without start codes.
+    pub parameter_sets: Vec<Vec<u8>>,
+}
+
+impl CodecInfo {
+    /// A readable profile name.
+    pub fn profile_name(&self) -> String {
+        match (self.codec, self.profile_idc) {
+            (Codec::H264, 66) => "Baseline".into(),
+            (Codec::H264, 77) => "Main".into(),
+            (Codec::H264, 88) => "Extended".into(),
+            (Codec::H264, 100) => "High".into(),
+            (Codec::H264, 110) => "High 10".into(),
+            (Codec::H264, 122) => "High 4:2:2".into(),
+            (Codec::H264, 244) => "High 4:4:4 Predictive".into(),
+            (Codec::Hevc, 1) => "Main".into(),
+            (Codec::Hevc, 2) => "Main 10".into(),
+            (Codec::Hevc, 3) => "Main Still Picture".into(),
+            (Codec::Hevc, 4) => "Range Extensions".into(),
+            (_, p) => format!("profile {p}"),
+        }
+    }
+}
+
+/// Why a sample entry was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryError {
+    /// A codec we do not index; carries its four-character code.
+    Unsupported(String),
+    /// A damaged entry.
+    Malformed(String),
+}
+
+impl From<String> for EntryError {
+    fn from(s: String) -> Self {
+        EntryError::Malformed(s)
+    }
+}
+
+/// Size of a VisualSampleEntry before its child boxes (ISO 14496-12, 12.1.3).
+const VISUAL_ENTRY_LEN: usize = 78;
+
+/// Parses the content of an `stsd` box: the first sample entry.
+pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
+    let mut r = Reader::new(stsd, "stsd");
+    r.skip(4)?; // version, flags
+    let count = r.u32()?;
+    if count == 0 {
+        return Err(EntryError::Malformed("'stsd' has no sample entry".into()));
+    }
+    let entries = r.rest();
+    let (h, content) = Children::new(entries)
+        .next()
+        .ok_or_else(|| "'stsd' has no sample entry".to_string())??;
+    let codec = match &h.kind {
+        b"avc1" | b"avc3" => Codec::H264,
+        b"hvc1" | b"hev1" => Codec::Hevc,
+        b"encv" => return Err(EntryError::Unsupported("encv (encrypted video)".into())),
+        other => return Err(EntryError::Unsupported(fourcc_str(*other))),
+    };
+    if content.len() < VISUAL_ENTRY_LEN {
+        return Err(EntryError::Malformed(format!(
+            "'{}' sample entry truncated",
+            fourcc_str(h.kind)
+        )));
+    }
+    let mut v = Reader::new(content, "visual sample entry");
+    v.skip(24)?;
+    let width = u32::from(v.u16()?);
+    let height = u32::from(v.u16()?);
+    let children = &content[VISUAL_ENTRY_LEN..];
+    let config_kind: &FourCc = if codec == Codec::H264 {
+        b"avcC"
+    } else {
+        b"hvcC"
+    };
+    let config = crate::boxes::find(children, config_kind)?.ok_or_else(|| {
+        format!(
+            "'{}' sample entry has no '{}' box",
+            fourcc_str(h.kind),
+            fourcc_str(*config_kind)
+        )
+    })?;
+    let mut info = match codec {
+        Codec::H264 => parse_avcc(config)?,
+        Codec::Hevc => parse_hvcc(config)?,
+    };
+    info.fourcc = fourcc_str(h.kind);
+    info.width = width;
+    info.height = height;
+    Ok(info)
+}
+
+fn empty(codec: Codec) -> CodecInfo {
+    CodecInfo {
+        codec,
+        fourcc: String::new(),
+        profile_idc: 0,
+        level_idc: 0,
+        chroma_format: 1,
+        bit_depth: 8,
+        width: 0,
+        height: 0,
+        nal_length_size: 4,
+        parameter_sets: Vec::new(),
+    }
+}
+
+/// AVCDecoderConfigurationRecord (ISO 14496-15, 5.3.3).
+pub fn parse_avcc(bytes: &[u8]) -> ParseResult<CodecInfo> {
+    let mut r = Reader::new(bytes, "avcC");
+    let mut info = empty(Codec::H264);
+    let _version = r.u8()?;
+    info.profile_idc = r.u8()?;
+    let _compat = r.u8()?;
+    info.level_idc = r.u8()?;
+    info.nal_length_size = (r.u8()? & 3) + 1;
+    if info.nal_length_size == 3 {
+        return Err("avcC: a NAL length size of 3 bytes is not allowed".into());
+    }
+    let n_sps = r.u8()? & 0x1f;
+    for _ in 0..n_sps {
+        let len = usize::from(r.u16()?);
+        info.parameter_sets.push(r.take(len)?.to_vec());
+    }
+    let n_pps = r.u8()?;
+    for _ in 0..n_pps {
+        let len = usize::from(r.u16()?);
+        info.parameter_sets.push(r.take(len)?.to_vec());
+    }
+    if let Some(sps) = info.parameter_sets.first() {
+        let (chroma, depth) = h264_sps_format(sps)?;
+        info.chroma_format = chroma;
+        info.bit_depth = depth;
+    }
+    Ok(info)
+}
+
+/// Chroma format and luma bit depth from an H.264 SPS NAL unit (h264-reader does the parsing).
+pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
+    use h264_reader::nal::sps::{ChromaFormat, SeqParameterSet};
+    let rbsp = h264_reader::rbsp::decode_nal(sps).map_err(|e| format!("H.264 SPS: {e}"))?;
+    let sps = SeqParameterSet::from_bits(h264_reader::rbsp::BitReader::new(&rbsp[..]))
+        .map_err(|e| format!("H.264 SPS: {e:?}"))?;
+    let chroma = match sps.chroma_info.chroma_format {
+        ChromaFormat::Monochrome => 0,
+        ChromaFormat::YUV420 => 1,
+        ChromaFormat::YUV422 => 2,
+        ChromaFormat::YUV444 => 3,
+        ChromaFormat::Invalid(v) => return Err(format!("H.264 SPS: chroma_format_idc {v}")),
+    };
+    Ok((chroma, sps.chroma_info.bit_depth_luma_minus8 + 8))
+}
+
+/// HEVCDecoderConfigurationRecord (ISO 14496-15, 8.3.3).
+pub fn parse_hvcc(bytes: &[u8]) -> ParseResult<CodecInfo> {
+    let mut r = Reader::new(bytes, "hvcC");
+    let mut info = empty(Codec::Hevc);
+    let _version = r.u8()?;
+    info.profile_idc = r.u8()? & 0x1f;
+    r.skip(4 + 6)?; // compatibility and constraint flags
+    info.level_idc = r.u8()?;
+    r.skip(2 + 1)?; // min_spatial_segmentation, parallelismType
+    info.chroma_format = r.u8()? & 3;
+    info.bit_depth = (r.u8()? & 7) + 8;
+    r.skip(1 + 2)?; // bit depth chroma, avgFrameRate
+    info.nal_length_size = (r.u8()? & 3) + 1;
+    if info.nal_length_size == 3 {
+        return Err("hvcC: a NAL length size of 3 bytes is not allowed".into());
+    }
+    let arrays = r.u8()?;
+    let mut sets: Vec<(u8, Vec<u8>)> = Vec::new();
+    for _ in 0..arrays {
+        let nal_type = r.u8()? & 0x3f;
+        let n = r.u16()?;
+        for _ in 0..n {
+            let len = usize::from(r.u16()?);
+            sets.push((nal_type, r.take(len)?.to_vec()));
+        }
+    }
+    // Decoders need VPS, SPS, PPS in that order; SEI arrays come last.
+    sets.sort_by_key(|(t, _)| match t {
+        32 => 0,
+        33 => 1,
+        34 => 2,
+        _ => 3,
+    });
+    info.parameter_sets = sets.into_iter().map(|(_, s)| s).collect();
+    Ok(info)
+}
+
+/// `num_extra_slice_header_bits` and `dependent_slice_segments_enabled_flag` of an HEVC PPS,
+/// which come before `slice_type` in a slice header; keyed by the PPS id.
+pub fn hevc_pps_slice_fields(pps: &[u8]) -> ParseResult<(u32, HevcPpsFields)> {
+    let rbsp = unescape(pps.get(2..).unwrap_or_default(), 64);
+    let mut b = BitReader::new(&rbsp);
+    let id = b.ue()?;
+    let _sps_id = b.ue()?;
+    let dependent_slice_segments_enabled = b.bit()?;
+    let output_flag_present = b.bit()?;
+    let num_extra_slice_header_bits = b.bits(3)?;
+    Ok((
+        id,
+        HevcPpsFields {
+            dependent_slice_segments_enabled,
+            output_flag_present,
+            num_extra_slice_header_bits,
+        },
+    ))
+}
+
+/// The PPS fields an HEVC slice header's first bits depend on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HevcPpsFields {
+    /// `dependent_slice_segments_enabled_flag`.
+    pub dependent_slice_segments_enabled: bool,
+    /// `output_flag_present_flag`.
+    pub output_flag_present: bool,
+    /// `num_extra_slice_header_bits`.
+    pub num_extra_slice_header_bits: u32,
+}
