@@ -404,7 +404,15 @@ impl VideoIndex {
                 let picture = pictures[i as usize];
                 let leading = i != gop.start && pts < start_pts;
                 let decodable_alone = picture.is_some_and(|p| p.leading == Leading::Radl);
-                let needs_previous = leading && gop.open && !decodable_alone && g > 0;
+                // HEVC forbids trailing pictures to reference leading ones, so only leading
+                // pictures of an open GOP need the previous GOP. H.264 has no such rule: after
+                // an x264 open-GOP I frame (recovery point, recovery_frame_cnt 0) ffmpeg
+                // decodes some trailing pictures differently when it starts at that I frame,
+                // so every picture of an open (or unknown) H.264 GOP starts at the previous GOP.
+                let h264_open = self.codec.codec == crate::codec::Codec::H264 && gop.open;
+                let needs_previous = g > 0
+                    && i != gop.start
+                    && (h264_open || (leading && gop.open && !decodable_alone));
                 self.packets.push(Frame {
                     pts,
                     dts: s.dts - shift,

@@ -11,21 +11,29 @@
 //! fragmented (`moof`/`traf`/`trun`), with edit lists. Anything else is an error naming the
 //! file and the reason; no input makes it panic or allocate by a declared size.
 
+mod annexb;
 mod bits;
 pub mod boxes;
+mod cache;
 pub mod codec;
+mod demuxer;
 mod error;
 mod index;
 pub mod nal;
+mod plan;
 pub mod source;
 mod tables;
 
+pub use annexb::{append_annexb, append_parameter_sets};
+pub use cache::{CacheStats, GopCache, GopKey};
 pub use codec::{Codec, CodecInfo};
+pub use demuxer::{IndexingDemuxer, Packet};
 pub use error::{DemuxError, Result};
 pub use index::{
     BitstreamScan, Frame, Gop, IndexOptions, NOT_PRESENTED, Rational, SyncMismatch, TrackSelect,
     VideoIndex,
 };
 pub use nal::{Leading, Picture, RandomAccess, SliceType};
+pub use plan::{DecodePlan, DecodeRun, Keep};
 pub use source::{ByteSource, FileSource, MemSource};
 pub use tables::MAX_SAMPLES;

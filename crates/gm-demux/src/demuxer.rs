@@ -1,0 +1,135 @@
+//! `IndexingDemuxer`: plans and reads the packets of a video for a set of frames.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::annexb::{append_annexb, append_parameter_sets};
+use crate::cache::GopCache;
+use crate::error::{DemuxError, Result};
+use crate::index::{IndexOptions, VideoIndex};
+use crate::plan::{DecodePlan, DecodeRun};
+use crate::source::{ByteSource, FileSource};
+
+/// One packet ready for a decoder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packet {
+    /// Decode index.
+    pub decode_index: u32,
+    /// Presentation time (ticks); decoders hand it back with the decoded picture.
+    pub pts: i64,
+    /// Annex-B bytes; the first packet of a run starts with the parameter sets.
+    pub data: Vec<u8>,
+}
+
+/// A video's index and its bytes: plans frame requests and reads exactly the planned packets.
+pub struct IndexingDemuxer {
+    index: Arc<VideoIndex>,
+    source: Arc<dyn ByteSource>,
+    cache: Option<(Arc<GopCache>, u64)>,
+}
+
+impl std::fmt::Debug for IndexingDemuxer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexingDemuxer")
+            .field("index", &self.index.path)
+            .finish()
+    }
+}
+
+impl IndexingDemuxer {
+    /// Indexes `path` and keeps it open.
+    pub fn open(path: &Path, options: IndexOptions) -> Result<IndexingDemuxer> {
+        let src = FileSource::open(path).map_err(|source| DemuxError::Io {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        let index = VideoIndex::from_source(&src, options)?;
+        Ok(Self::new(Arc::new(index), Arc::new(src)))
+    }
+
+    /// Uses an existing index (for example one loaded from disk) over `source`.
+    pub fn new(index: Arc<VideoIndex>, source: Arc<dyn ByteSource>) -> IndexingDemuxer {
+        IndexingDemuxer {
+            index,
+            source,
+            cache: None,
+        }
+    }
+
+    /// Shares `cache`; `video_id` tells this video's GOPs apart from other videos'.
+    pub fn with_cache(mut self, cache: Arc<GopCache>, video_id: u64) -> Self {
+        self.cache = Some((cache, video_id));
+        self
+    }
+
+    /// The index.
+    pub fn index(&self) -> &Arc<VideoIndex> {
+        &self.index
+    }
+
+    /// See [`VideoIndex::plan`].
+    pub fn plan(&self, frames: &[usize]) -> Result<DecodePlan> {
+        self.index.plan(frames)
+    }
+
+    /// Bytes read from the file so far (index and packets).
+    pub fn bytes_read(&self) -> u64 {
+        self.source.bytes_read()
+    }
+
+    /// The packets of `run`, as Annex-B, reading only their byte ranges (or the cache).
+    pub fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>> {
+        let idx = &self.index;
+        let mut out = Vec::with_capacity(run.packets.len());
+        for (k, &d) in run.packets.iter().enumerate() {
+            let p = idx
+                .packets
+                .get(d as usize)
+                .ok_or_else(|| DemuxError::BadSample {
+                    file: idx.path.clone(),
+                    sample: d as usize,
+                    reason: "not in the index".into(),
+                })?;
+            let raw = self.raw_packet(d)?;
+            let mut data = Vec::with_capacity(raw.len() + 64);
+            if k == 0 {
+                append_parameter_sets(&mut data, &idx.codec.parameter_sets);
+            }
+            append_annexb(&mut data, &raw, idx.codec.nal_length_size).map_err(|reason| {
+                DemuxError::BadSample {
+                    file: idx.path.clone(),
+                    sample: d as usize,
+                    reason,
+                }
+            })?;
+            out.push(Packet {
+                decode_index: d,
+                pts: p.pts,
+                data,
+            });
+        }
+        Ok(out)
+    }
+
+    fn raw_packet(&self, d: u32) -> Result<Arc<[u8]>> {
+        let p = &self.index.packets[d as usize];
+        let key = self.cache.as_ref().map(|(_, vid)| (*vid, p.gop));
+        if let (Some((cache, _)), Some(key)) = (&self.cache, key)
+            && let Some(hit) = cache.get(key, d)
+        {
+            return Ok(hit);
+        }
+        let mut buf = vec![0u8; p.size as usize];
+        self.source
+            .read_exact_at(&mut buf, p.offset)
+            .map_err(|source| DemuxError::Io {
+                file: self.index.path.clone(),
+                source,
+            })?;
+        let bytes: Arc<[u8]> = buf.into();
+        if let (Some((cache, _)), Some(key)) = (&self.cache, key) {
+            cache.insert(key, d, bytes.clone());
+        }
+        Ok(bytes)
+    }
+}

@@ -1,0 +1,119 @@
+//! Decode plans: which packets to feed a decoder, in which runs, to produce a set of frames.
+
+use crate::error::Result;
+use crate::index::VideoIndex;
+
+/// Frames to keep from one run, in display order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keep {
+    /// The frame's presentation index.
+    pub frame: u32,
+    /// Its decode index (its packet).
+    pub decode_index: u32,
+    /// Its presentation time (ticks), which decoders report back with the decoded picture.
+    pub pts: i64,
+    /// Positions in the request list that want this frame (one frame may be asked for twice).
+    pub slots: Vec<u32>,
+}
+
+/// Packets decoded in one go: starts at a GOP start (a valid decode start), ends with a flush.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeRun {
+    /// Decode indices to feed, increasing; the first is a GOP start.
+    pub packets: Vec<u32>,
+    /// Frames to keep, in display order.
+    pub keep: Vec<Keep>,
+}
+
+/// A plan for a list of requested frames.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DecodePlan {
+    /// Runs in decode order of their first packet.
+    pub runs: Vec<DecodeRun>,
+    /// How many frames were requested (slots run from 0 to this).
+    pub requested: usize,
+}
+
+impl DecodePlan {
+    /// Packets to decode in all.
+    pub fn packet_count(&self) -> usize {
+        self.runs.iter().map(|r| r.packets.len()).sum()
+    }
+}
+
+impl VideoIndex {
+    /// The plan producing frames `frames` (presentation indices, any order, repeats allowed):
+    /// overlapping requests share a run, every run starts where decoding reproduces its frames
+    /// exactly, and pictures nothing requested and nothing references are skipped when the
+    /// bitstream was scanned (`BitstreamScan::Full`).
+    pub fn plan(&self, frames: &[usize]) -> Result<DecodePlan> {
+        struct Want {
+            start: u32,
+            decode: u32,
+            slot: u32,
+        }
+        let mut wants = Vec::with_capacity(frames.len());
+        for (slot, &f) in frames.iter().enumerate() {
+            let p = self.frame(f)?;
+            wants.push(Want {
+                start: p.decode_start,
+                decode: p.decode_index,
+                slot: slot as u32,
+            });
+        }
+        wants.sort_by_key(|w| (w.start, w.decode));
+
+        // Merge [start, decode] intervals that overlap or touch.
+        let mut groups: Vec<(u32, u32, Vec<usize>)> = Vec::new();
+        for (k, w) in wants.iter().enumerate() {
+            match groups.last_mut() {
+                Some((_, end, members)) if w.start <= end.saturating_add(1) => {
+                    *end = (*end).max(w.decode);
+                    members.push(k);
+                }
+                _ => groups.push((w.start, w.decode, vec![k])),
+            }
+        }
+
+        let max_tid = self
+            .packets
+            .iter()
+            .filter_map(|p| p.picture.map(|pic| pic.temporal_id))
+            .max()
+            .unwrap_or(0);
+        let mut runs = Vec::with_capacity(groups.len());
+        for (start, end, members) in groups {
+            let requested: std::collections::HashSet<u32> =
+                members.iter().map(|&k| wants[k].decode).collect();
+            let packets: Vec<u32> = (start..=end)
+                .filter(|&d| {
+                    let p = &self.packets[d as usize];
+                    let droppable = p
+                        .picture
+                        .is_some_and(|pic| !pic.reference && pic.temporal_id == max_tid);
+                    d == start || requested.contains(&d) || !droppable
+                })
+                .collect();
+            let mut keep: Vec<Keep> = Vec::new();
+            let mut by_decode: Vec<&Want> = members.iter().map(|&k| &wants[k]).collect();
+            by_decode.sort_by_key(|w| (self.packets[w.decode as usize].presentation_index, w.slot));
+            for w in by_decode {
+                let p = &self.packets[w.decode as usize];
+                match keep.last_mut() {
+                    Some(k) if k.decode_index == w.decode => k.slots.push(w.slot),
+                    _ => keep.push(Keep {
+                        frame: p.presentation_index,
+                        decode_index: w.decode,
+                        pts: p.pts,
+                        slots: vec![w.slot],
+                    }),
+                }
+            }
+            runs.push(DecodeRun { packets, keep });
+        }
+        Ok(DecodePlan {
+            runs,
+            requested: frames.len(),
+        })
+    }
+}

@@ -1,0 +1,324 @@
+//! Decode plans: properties on random requests over the real fixtures, exact byte accounting,
+//! the GOP cache, and decoding each planned run with ffmpeg to check that every requested frame
+//! comes out bit-exact (equal to ffmpeg's decode of the whole file).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use gm_demux::{BitstreamScan, GopCache, IndexOptions, IndexingDemuxer, VideoIndex};
+use proptest::prelude::*;
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+}
+
+const FIXTURES: &[&str] = &[
+    "h264_no_bframes",
+    "h264_bpyramid",
+    "h264_open_gop",
+    "h264_slices",
+    "h264_fragmented",
+    "h264_vfr",
+    "hevc_closed_gop",
+    "hevc_open_gop",
+    "hevc_main10",
+    "hevc_fragmented",
+];
+
+fn video(name: &str) -> PathBuf {
+    fixtures().join("video").join(format!("{name}.mp4"))
+}
+
+fn indexes() -> &'static Vec<(String, VideoIndex)> {
+    static I: OnceLock<Vec<(String, VideoIndex)>> = OnceLock::new();
+    I.get_or_init(|| {
+        let mut v = Vec::new();
+        for name in FIXTURES {
+            for scan in [BitstreamScan::None, BitstreamScan::Full] {
+                let idx = VideoIndex::open(
+                    &video(name),
+                    IndexOptions {
+                        scan,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+                v.push((format!("{name} ({scan:?})"), idx));
+            }
+        }
+        v
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn plans_produce_each_request_once_from_valid_starts(
+        which in 0usize..20,
+        picks in proptest::collection::vec(0usize..1000, 1..24),
+    ) {
+        let (name, idx) = &indexes()[which % indexes().len()];
+        let n = idx.frame_count();
+        let frames: Vec<usize> = picks.iter().map(|p| p % n).collect();
+        let plan = idx.plan(&frames).unwrap();
+        prop_assert_eq!(plan.requested, frames.len());
+        let mut seen = vec![0u32; frames.len()];
+        let mut last_end: Option<u32> = None;
+        let max_tid = idx.packets.iter().filter_map(|p| p.picture.map(|q| q.temporal_id)).max().unwrap_or(0);
+        for run in &plan.runs {
+            let first = run.packets[0];
+            prop_assert!(idx.gops.iter().any(|g| g.start == first), "{}: run starts at {} which is no GOP start", name, first);
+            prop_assert!(run.packets.windows(2).all(|w| w[0] < w[1]));
+            if let Some(e) = last_end { prop_assert!(first > e, "{}: runs overlap", name); }
+            last_end = run.packets.last().copied();
+            for &d in &run.packets {
+                let p = &idx.packets[d as usize];
+                prop_assert!(p.offset + u64::from(p.size) <= idx.file_size, "{}: read outside the file", name);
+            }
+            // Skipped packets inside the run are pictures nothing references.
+            for d in first..=*run.packets.last().unwrap() {
+                if !run.packets.contains(&d) {
+                    let pic = idx.packets[d as usize].picture.expect("only scanned pictures are skipped");
+                    prop_assert!(!pic.reference && pic.temporal_id == max_tid, "{}: skipped a reference picture {}", name, d);
+                }
+            }
+            for k in &run.keep {
+                let p = &idx.packets[k.decode_index as usize];
+                prop_assert!(first <= p.decode_start && run.packets.contains(&k.decode_index), "{}: frame {} not reachable", name, k.frame);
+                prop_assert_eq!(p.presentation_index, k.frame);
+                for &s in &k.slots {
+                    prop_assert_eq!(frames[s as usize], k.frame as usize);
+                    seen[s as usize] += 1;
+                }
+            }
+            prop_assert!(run.keep.windows(2).all(|w| w[0].frame < w[1].frame), "keep is in display order");
+        }
+        prop_assert!(seen.iter().all(|&c| c == 1), "{}: every request exactly once: {:?}", name, seen);
+    }
+}
+
+#[test]
+fn out_of_range_frames_are_errors() {
+    let (_, idx) = &indexes()[0];
+    let err = idx.plan(&[0, idx.frame_count()]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("frame {} requested", idx.frame_count())),
+        "{err}"
+    );
+}
+
+#[test]
+fn reads_are_exactly_the_planned_packets_and_the_cache_serves_repeats() {
+    let path = video("hevc_open_gop");
+    let cache = Arc::new(GopCache::new(1 << 20));
+    let demux = IndexingDemuxer::open(&path, IndexOptions::default())
+        .unwrap()
+        .with_cache(cache.clone(), 1);
+    let after_index = demux.bytes_read();
+    let plan = demux.plan(&[3, 17, 18, 29]).unwrap();
+    let planned: u64 = plan
+        .runs
+        .iter()
+        .flat_map(|r| &r.packets)
+        .map(|&d| u64::from(demux.index().packets[d as usize].size))
+        .sum();
+    let mut first_packets = Vec::new();
+    for run in &plan.runs {
+        let packets = demux.read_run(run).unwrap();
+        assert_eq!(packets.len(), run.packets.len());
+        first_packets.push(packets[0].data.clone());
+        for p in &packets {
+            assert!(p.data.starts_with(&[0, 0, 0, 1]), "Annex-B start code");
+        }
+    }
+    assert_eq!(
+        demux.bytes_read() - after_index,
+        planned,
+        "only the planned byte ranges were read"
+    );
+    // The first packet of each run carries VPS, SPS, PPS before the slice data.
+    for data in &first_packets {
+        let types: Vec<u8> = data
+            .windows(5)
+            .filter(|w| w[..4] == [0, 0, 0, 1])
+            .map(|w| (w[4] >> 1) & 0x3f)
+            .take(3)
+            .collect();
+        assert_eq!(types, vec![32, 33, 34]);
+    }
+    let before = demux.bytes_read();
+    for run in &plan.runs {
+        demux.read_run(run).unwrap();
+    }
+    assert_eq!(
+        demux.bytes_read(),
+        before,
+        "the second pass came from the cache"
+    );
+    assert!(cache.stats().hits >= plan.packet_count() as u64);
+}
+
+// ---- decoding planned runs with ffmpeg ----
+
+fn ffmpeg_available(test: &str) -> bool {
+    let ok = std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("GM_REQUIRE_FFMPEG").is_err(),
+            "GM_REQUIRE_FFMPEG=1 but ffmpeg is not installed"
+        );
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIP (no ffmpeg): {test}");
+    }
+    ok
+}
+
+/// MD5s of ffmpeg's whole-file decode, by presentation index.
+fn golden_md5(name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(fixtures().join("golden").join(format!("{name}.framemd5")))
+        .unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
+        .collect()
+}
+
+/// MD5s of the frames ffmpeg decodes from an Annex-B stream.
+fn decode_md5s(es: &[u8], codec: &str, ten_bit: bool, tmp: &Path) -> Vec<String> {
+    std::fs::write(tmp, es).unwrap();
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-f", codec, "-i"])
+        .arg(tmp)
+        .args([
+            "-fps_mode",
+            "passthrough",
+            "-pix_fmt",
+            if ten_bit { "yuv420p10le" } else { "yuv420p" },
+            "-f",
+            "framemd5",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
+        .collect()
+}
+
+fn check_plan_decodes(name: &str, frames: &[usize], tmp: &Path) -> usize {
+    let demux = IndexingDemuxer::open(
+        &video(name),
+        IndexOptions {
+            scan: BitstreamScan::Full,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let golden = golden_md5(name);
+    assert_eq!(golden.len(), demux.index().frame_count());
+    let codec = demux.index().codec.codec.name();
+    let ten_bit = demux.index().codec.bit_depth > 8;
+    let plan = demux.plan(frames).unwrap();
+    let mut checked = 0;
+    for run in &plan.runs {
+        let es: Vec<u8> = demux
+            .read_run(run)
+            .unwrap()
+            .into_iter()
+            .flat_map(|p| p.data)
+            .collect();
+        let got = decode_md5s(&es, codec, ten_bit, tmp);
+        let counts: HashMap<&String, usize> = got.iter().fold(HashMap::new(), |mut m, s| {
+            *m.entry(s).or_default() += 1;
+            m
+        });
+        for k in &run.keep {
+            assert!(
+                counts.contains_key(&golden[k.frame as usize]),
+                "{name}: frame {} (decode {}) not reproduced by run starting at {}",
+                k.frame,
+                k.decode_index,
+                run.packets[0]
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn planned_runs_decode_to_the_exact_frames() {
+    if !ffmpeg_available("planned_runs_decode_to_the_exact_frames") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("gm-demux-plans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = dir.join("run.es");
+    let mut total = 0;
+    for name in FIXTURES {
+        let n = golden_md5(name).len();
+        // Every frame on its own (each a separate request list), then one list of all frames.
+        for f in 0..n {
+            total += check_plan_decodes(name, &[f], &tmp);
+        }
+        let all: Vec<usize> = (0..n).rev().collect();
+        total += check_plan_decodes(name, &all, &tmp);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(total > 500, "{total} frames checked");
+}
+
+#[test]
+fn starting_an_open_gop_at_its_own_keyframe_would_be_wrong() {
+    // The control for the test above: leading pictures of an open GOP, decoded from their own
+    // GOP's keyframe, do not come out right, so decode_start really matters there.
+    if !ffmpeg_available("starting_an_open_gop_at_its_own_keyframe_would_be_wrong") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("gm-demux-control-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["hevc_open_gop", "h264_open_gop"] {
+        let demux = IndexingDemuxer::open(&video(name), IndexOptions::default()).unwrap();
+        let idx = demux.index();
+        let golden = golden_md5(name);
+        let leading: Vec<&gm_demux::Frame> = idx
+            .packets
+            .iter()
+            .filter(|p| p.decode_start < idx.gops[p.gop as usize].start)
+            .collect();
+        assert!(!leading.is_empty(), "{name} has leading pictures");
+        let mut wrong = 0;
+        for p in &leading {
+            let gop = idx.gops[p.gop as usize];
+            let run = gm_demux::DecodeRun {
+                packets: (gop.start..=p.decode_index).collect(),
+                keep: vec![],
+            };
+            let es: Vec<u8> = demux
+                .read_run(&run)
+                .unwrap()
+                .into_iter()
+                .flat_map(|p| p.data)
+                .collect();
+            let got = decode_md5s(&es, idx.codec.codec.name(), false, &dir.join("c.es"));
+            if !got.contains(&golden[p.presentation_index as usize]) {
+                wrong += 1;
+            }
+        }
+        assert!(
+            wrong > 0,
+            "{name}: every leading picture decoded right from its own GOP; the control proves nothing"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
