@@ -2,6 +2,7 @@
 #![allow(clippy::print_stdout)] // a command-line tool prints its report
 
 mod info;
+mod probe;
 
 use clap::{Parser, Subcommand};
 
@@ -21,6 +22,8 @@ enum Command {
     /// Report the GPUs, the driver and CUDA versions, the decode engines and whether nvJPEG
     /// and nvcuvid can be loaded (the default command).
     Info,
+    /// Index a video without decoding it and print its summary; with --frames, every frame.
+    Probe(probe::ProbeArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -36,5 +39,6 @@ fn main() -> anyhow::Result<()> {
             print!("{}", info::report());
             Ok(())
         }
+        Command::Probe(args) => probe::run(&args),
     }
 }

@@ -14,8 +14,8 @@ use crate::tables::{RawSample, TrackExtends, expand_fragment, expand_track, pars
 const MAX_MOOV: u64 = 512 << 20;
 /// Largest `moof` accepted.
 const MAX_MOOF: u64 = 64 << 20;
-/// Bytes read from the start of a sample to find its slice headers.
-pub(crate) const HEADER_WINDOW: usize = 8 << 10;
+/// Bytes first read from the start of a sample to find its slice headers.
+pub(crate) const HEADER_WINDOW: usize = 1 << 10;
 
 /// Which track to index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -129,6 +129,8 @@ pub struct VideoIndex {
     pub path: PathBuf,
     /// Its size in bytes when indexed.
     pub file_size: u64,
+    /// Its modification time when indexed, where known.
+    pub modified: Option<std::time::SystemTime>,
     /// The track's `track_ID`.
     pub track_id: u32,
     /// Ticks per second of the track.
@@ -137,6 +139,8 @@ pub struct VideoIndex {
     pub codec: CodecInfo,
     /// Ticks subtracted from composition and decode times by the edit list.
     pub edit_shift: i64,
+    /// Whether an edit list applies (frames before its start are not presented).
+    pub has_edit: bool,
     /// Whether samples came from movie fragments.
     pub fragmented: bool,
     /// How much of the bitstream was read.
@@ -163,7 +167,9 @@ impl VideoIndex {
             file: path.to_path_buf(),
             source,
         })?;
-        Self::from_source(&src, options)
+        let mut index = Self::from_source(&src, options)?;
+        index.modified = src.modified();
+        Ok(index)
     }
 
     /// Indexes any byte source (a file, or memory).
@@ -284,10 +290,12 @@ impl VideoIndex {
         let mut index = VideoIndex {
             path: file.clone(),
             file_size: src.len(),
+            modified: None,
             track_id,
             timescale,
             codec,
             edit_shift,
+            has_edit: edit.is_some(),
             fragmented,
             scan: options.scan,
             packets: Vec::new(),
@@ -298,7 +306,7 @@ impl VideoIndex {
             bytes_read: 0,
         };
         let pictures = index.scan_bitstream(src, &samples, options.scan)?;
-        index.assemble(&samples, &pictures, edit.is_some());
+        index.assemble(&samples, &pictures);
         index.bytes_read = src.bytes_read();
         Ok(index)
     }
@@ -319,32 +327,46 @@ impl VideoIndex {
             self.codec.nal_length_size,
             &self.codec.parameter_sets,
         );
-        let mut buf = vec![0u8; HEADER_WINDOW];
+        let mut buf = Vec::new();
         for (i, s) in samples.iter().enumerate() {
             if scan == BitstreamScan::Keyframes && !s.sync {
                 continue;
             }
-            let n = (s.size as usize).min(HEADER_WINDOW);
-            src.read_exact_at(&mut buf[..n], s.offset)
-                .map_err(|source| DemuxError::Io {
-                    file: self.path.clone(),
-                    source,
-                })?;
-            let (pic, sets) = parser
-                .parse_window(&buf[..n], n < s.size as usize)
-                .map_err(|reason| DemuxError::BadSample {
-                    file: self.path.clone(),
-                    sample: i,
-                    reason,
-                })?;
+            // Slice headers follow any SEI and parameter sets: a small read usually holds
+            // them; when it does not (a large SEI), read more.
+            let mut window = HEADER_WINDOW.min(s.size as usize);
+            let (pic, sets) = loop {
+                buf.resize(window, 0);
+                src.read_exact_at(&mut buf, s.offset)
+                    .map_err(|source| DemuxError::Io {
+                        file: self.path.clone(),
+                        source,
+                    })?;
+                let truncated = window < s.size as usize;
+                match parser.parse_window(&buf, truncated) {
+                    Ok(found) => break found,
+                    Err(_) if truncated => window = (window * 8).min(s.size as usize),
+                    Err(reason) => {
+                        return Err(DemuxError::BadSample {
+                            file: self.path.clone(),
+                            sample: i,
+                            reason,
+                        });
+                    }
+                }
+            };
             self.in_band_parameter_sets += sets.len();
             pictures[i] = Some(pic);
         }
         Ok(pictures)
     }
 
-    fn assemble(&mut self, samples: &[RawSample], pictures: &[Option<Picture>], has_edit: bool) {
+    /// Works out GOPs, decode starts and presentation order from the samples (decode order)
+    /// and what the bitstream said of them.
+    pub(crate) fn assemble(&mut self, samples: &[RawSample], pictures: &[Option<Picture>]) {
         let shift = self.edit_shift;
+        let has_edit = self.has_edit;
+        self.sync_mismatches.clear();
         // GOP starts: the first packet, then sync packets the bitstream does not contradict,
         // and IDR pictures the container forgot to flag.
         let mut starts = vec![0u32];

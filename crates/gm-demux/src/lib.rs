@@ -20,6 +20,7 @@ mod demuxer;
 mod error;
 mod index;
 pub mod nal;
+mod persist;
 mod plan;
 pub mod source;
 mod tables;
@@ -34,6 +35,7 @@ pub use index::{
     VideoIndex,
 };
 pub use nal::{Leading, Picture, RandomAccess, SliceType};
+pub use persist::INDEX_FORMAT_VERSION;
 pub use plan::{DecodePlan, DecodeRun, Keep};
 pub use source::{ByteSource, FileSource, MemSource};
 pub use tables::MAX_SAMPLES;

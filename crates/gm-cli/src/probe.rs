@@ -1,0 +1,203 @@
+//! `gm probe`: a video's index, as a summary, a frame table, or JSON for scripts.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use gm_demux::{BitstreamScan, Frame, IndexOptions, TrackSelect, VideoIndex};
+use serde_json::{Value, json};
+
+/// Arguments of `gm probe`.
+#[derive(clap::Args)]
+pub struct ProbeArgs {
+    /// The video (MP4/MOV, H.264 or HEVC).
+    file: PathBuf,
+    /// Print one JSON object (fields: codec, width, height, timescale, frame_count, ...).
+    #[arg(long)]
+    json: bool,
+    /// Also list every frame in presentation order.
+    #[arg(long)]
+    frames: bool,
+    /// Track ID to index (default: the first video track).
+    #[arg(long)]
+    track: Option<u32>,
+    /// How much of the bitstream to read: none, keyframes (default), full (default with --frames).
+    #[arg(long, value_parser = ["none", "keyframes", "full"])]
+    scan: Option<String>,
+}
+
+pub fn run(args: &ProbeArgs) -> Result<()> {
+    let scan = match args.scan.as_deref() {
+        Some("none") => BitstreamScan::None,
+        Some("full") => BitstreamScan::Full,
+        Some(_) => BitstreamScan::Keyframes,
+        None if args.frames => BitstreamScan::Full,
+        None => BitstreamScan::Keyframes,
+    };
+    let options = IndexOptions {
+        track: args.track.map(TrackSelect::Id).unwrap_or_default(),
+        scan,
+    };
+    let start = Instant::now();
+    let idx = VideoIndex::open(&args.file, options)?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut v = summary(&idx, ms);
+    if args.frames {
+        v["frames"] = Value::Array(
+            idx.presentation
+                .iter()
+                .map(|&d| frame_json(&idx, &idx.packets[d as usize]))
+                .collect(),
+        );
+    }
+    if args.json {
+        println!("{v}");
+    } else {
+        print_text(&idx, &v, args.frames);
+    }
+    Ok(())
+}
+
+fn summary(idx: &VideoIndex, ms: f64) -> Value {
+    let gop_sizes: Vec<u32> = idx.gops.iter().map(|g| g.end - g.start).collect();
+    let open = idx
+        .gops
+        .iter()
+        .skip(1)
+        .filter(|g| g.random_access.is_some_and(|r| r.is_open()))
+        .count();
+    let last = idx.presentation.last().map(|&d| &idx.packets[d as usize]);
+    let duration = last.map(|p| p.pts + i64::from(p.duration)).unwrap_or(0);
+    json!({
+        "file": idx.path.display().to_string(),
+        "track_id": idx.track_id,
+        "codec": idx.codec.codec.name(),
+        "fourcc": idx.codec.fourcc,
+        "profile": idx.codec.profile_name(),
+        "level_idc": idx.codec.level_idc,
+        "width": idx.codec.width,
+        "height": idx.codec.height,
+        "bit_depth": idx.codec.bit_depth,
+        "chroma_format": idx.codec.chroma_format,
+        "timescale": idx.timescale,
+        "frame_count": idx.frame_count(),
+        "packet_count": idx.packets.len(),
+        "fps": idx.constant_fps(),
+        "vfr": idx.constant_fps().is_none(),
+        "duration_seconds": idx.time(duration).seconds(),
+        "gop_count": idx.gops.len(),
+        "gop_sizes": gop_sizes,
+        "open_gops": open,
+        "b_frames": idx.has_reordering(),
+        "fragmented": idx.fragmented,
+        "edit_shift": idx.edit_shift,
+        "sync_mismatches": idx.sync_mismatches.len(),
+        "scan": format!("{:?}", idx.scan).to_lowercase(),
+        "bytes_read": idx.bytes_read,
+        "file_size": idx.file_size,
+        "index_ms": ms,
+    })
+}
+
+fn frame_json(idx: &VideoIndex, p: &Frame) -> Value {
+    let pic = p.picture;
+    json!({
+        "index": p.presentation_index,
+        "decode_index": p.decode_index,
+        "pts": p.pts,
+        "dts": p.dts,
+        "pts_seconds": idx.time(p.pts).seconds(),
+        "duration": p.duration,
+        "offset": p.offset,
+        "size": p.size,
+        "keyframe": p.keyframe,
+        "gop": p.gop,
+        "decode_start": p.decode_start,
+        "type": pic.and_then(|q| q.slice_type).map(|t| format!("{t:?}")),
+        "random_access": pic.map(|q| format!("{:?}", q.random_access)),
+        "reference": pic.map(|q| q.reference),
+        "leading": pic.map(|q| format!("{:?}", q.leading)),
+    })
+}
+
+fn print_text(idx: &VideoIndex, v: &Value, frames: bool) {
+    println!("{}", idx.path.display());
+    println!(
+        "  track {}: {} ({}) {}, {}x{}, {}-bit, chroma format {}",
+        idx.track_id,
+        idx.codec.codec.name(),
+        idx.codec.fourcc,
+        idx.codec.profile_name(),
+        idx.codec.width,
+        idx.codec.height,
+        idx.codec.bit_depth,
+        idx.codec.chroma_format
+    );
+    let rate = match idx.constant_fps() {
+        Some(f) => format!("{f:.3} fps"),
+        None => "variable frame rate".into(),
+    };
+    println!(
+        "  {} frames, {rate}, {:.3} s, timescale {}",
+        idx.frame_count(),
+        v["duration_seconds"].as_f64().unwrap_or(0.0),
+        idx.timescale
+    );
+    let sizes: Vec<u32> = idx.gops.iter().map(|g| g.end - g.start).collect();
+    println!(
+        "  {} GOPs (sizes {}..{}), {} open, B-frames: {}, fragmented: {}",
+        idx.gops.len(),
+        sizes.iter().min().unwrap_or(&0),
+        sizes.iter().max().unwrap_or(&0),
+        v["open_gops"],
+        if idx.has_reordering() { "yes" } else { "no" },
+        if idx.fragmented { "yes" } else { "no" },
+    );
+    if !idx.sync_mismatches.is_empty() {
+        println!(
+            "  {} sync flags disagree with the bitstream",
+            idx.sync_mismatches.len()
+        );
+    }
+    println!(
+        "  indexed in {:.2} ms, {} of {} bytes read",
+        v["index_ms"].as_f64().unwrap_or(0.0),
+        idx.bytes_read,
+        idx.file_size
+    );
+    if frames {
+        println!("  frame decode      pts      dts   offset    size key type ra  ref gop start");
+        for &d in &idx.presentation {
+            let p = &idx.packets[d as usize];
+            let pic = p.picture;
+            println!(
+                "  {:5} {:6} {:8} {:8} {:8} {:7} {:>3} {:>4} {:>3} {:>3} {:3} {:5}",
+                p.presentation_index,
+                p.decode_index,
+                p.pts,
+                p.dts,
+                p.offset,
+                p.size,
+                if p.keyframe { "K" } else { "" },
+                pic.and_then(|q| q.slice_type)
+                    .map(|t| format!("{t:?}"))
+                    .unwrap_or_default(),
+                pic.map(|q| ra_short(q.random_access)).unwrap_or(""),
+                pic.map(|q| if q.reference { "r" } else { "" })
+                    .unwrap_or(""),
+                p.gop,
+                p.decode_start
+            );
+        }
+    }
+}
+
+fn ra_short(r: gm_demux::RandomAccess) -> &'static str {
+    match r {
+        gm_demux::RandomAccess::None => "",
+        gm_demux::RandomAccess::Idr => "IDR",
+        gm_demux::RandomAccess::Cra => "CRA",
+        gm_demux::RandomAccess::Bla => "BLA",
+        gm_demux::RandomAccess::RecoveryPoint => "RP",
+    }
+}

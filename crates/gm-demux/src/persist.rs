@@ -1,0 +1,433 @@
+//! Saving and loading indexes: a compact, versioned file with a checksum, tied to the video's
+//! size and modification time.
+//!
+//! Layout: `GMIDX` magic, format version (u16 LE), payload length (u64 LE), CRC-32 of the
+//! payload (u32 LE), payload. The payload holds the header fields and, per packet in decode
+//! order, LEB128 varints of zigzag deltas (decode time, composition offset, byte offset from
+//! the previous packet's end), the size and duration, and one byte each of flags and picture
+//! kind: about 10 bytes a packet, 1 MB for an hour at 30 fps. GOPs, decode starts and
+//! presentation order are derived again on load, by the same code that derived them first.
+
+use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::codec::{Codec, CodecInfo};
+use crate::error::{DemuxError, Result};
+use crate::index::{BitstreamScan, IndexOptions, VideoIndex};
+use crate::nal::{Leading, Picture, RandomAccess, SliceType};
+use crate::tables::{MAX_SAMPLES, RawSample};
+
+const MAGIC: &[u8; 5] = b"GMIDX";
+/// Format version; files of another version are rebuilt, not read.
+pub const INDEX_FORMAT_VERSION: u16 = 1;
+
+impl VideoIndex {
+    /// Writes the index to `path` (through a temporary file and a rename, so a reader never
+    /// sees half a file).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let payload = self.encode();
+        let mut out = Vec::with_capacity(payload.len() + 19);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&INDEX_FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let io = |source| DemuxError::Io {
+            file: path.to_path_buf(),
+            source,
+        };
+        std::fs::write(&tmp, &out).map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(io)
+    }
+
+    /// Reads an index saved by [`save`](Self::save) for `video`, which must still have the
+    /// size and modification time it had when indexed.
+    pub fn load(path: &Path, video: &Path) -> Result<VideoIndex> {
+        let stale = |reason: String| DemuxError::StaleIndex {
+            file: path.to_path_buf(),
+            reason,
+        };
+        let bytes = std::fs::read(path).map_err(|source| DemuxError::Io {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        if bytes.len() < 19 || &bytes[..5] != MAGIC {
+            return Err(stale("not an index file".into()));
+        }
+        let version = u16::from_le_bytes([bytes[5], bytes[6]]);
+        if version != INDEX_FORMAT_VERSION {
+            return Err(stale(format!(
+                "format version {version}, this build reads {INDEX_FORMAT_VERSION}"
+            )));
+        }
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&bytes[7..15]);
+        let len = u64::from_le_bytes(len);
+        let crc = u32::from_le_bytes([bytes[15], bytes[16], bytes[17], bytes[18]]);
+        let payload = &bytes[19..];
+        if payload.len() as u64 != len || crc32fast::hash(payload) != crc {
+            return Err(stale("damaged (length or checksum mismatch)".into()));
+        }
+        let mut index = decode(payload, video).map_err(stale)?;
+        let meta = std::fs::metadata(video).map_err(|source| DemuxError::Io {
+            file: video.to_path_buf(),
+            source,
+        })?;
+        if meta.len() != index.file_size || meta.modified().ok() != index.modified {
+            return Err(stale(format!(
+                "{} changed since it was indexed (size or modification time)",
+                video.display()
+            )));
+        }
+        index.path = video.to_path_buf();
+        Ok(index)
+    }
+
+    /// The index of `video` from `index_path` if that is current and was built with the same
+    /// options; otherwise indexes the video and saves the result there.
+    pub fn open_cached(
+        video: &Path,
+        index_path: &Path,
+        options: IndexOptions,
+    ) -> Result<VideoIndex> {
+        if let Ok(index) = Self::load(index_path, video)
+            && index.scan == options.scan
+            && match options.track {
+                crate::index::TrackSelect::FirstVideo => true,
+                crate::index::TrackSelect::Id(id) => index.track_id == id,
+            }
+        {
+            return Ok(index);
+        }
+        let index = Self::open(video, options)?;
+        if let Err(e) = index.save(index_path) {
+            tracing::warn!(error = %e, "could not save the index");
+        }
+        Ok(index)
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut w = Vec::with_capacity(64 + self.packets.len() * 12);
+        put_u(&mut w, self.file_size);
+        let (secs, nanos) = self
+            .modified
+            .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+            .map(|d| (d.as_secs() + 1, d.subsec_nanos()))
+            .unwrap_or((0, 0));
+        put_u(&mut w, secs);
+        put_u(&mut w, u64::from(nanos));
+        put_u(&mut w, u64::from(self.track_id));
+        put_u(&mut w, u64::from(self.timescale));
+        put_i(&mut w, self.edit_shift);
+        w.push(u8::from(self.has_edit) | u8::from(self.fragmented) << 1);
+        w.push(match self.scan {
+            BitstreamScan::None => 0,
+            BitstreamScan::Keyframes => 1,
+            BitstreamScan::Full => 2,
+        });
+        let c = &self.codec;
+        w.push(match c.codec {
+            Codec::H264 => 0,
+            Codec::Hevc => 1,
+        });
+        put_bytes(&mut w, c.fourcc.as_bytes());
+        w.extend_from_slice(&[
+            c.profile_idc,
+            c.level_idc,
+            c.chroma_format,
+            c.bit_depth,
+            c.nal_length_size,
+        ]);
+        put_u(&mut w, u64::from(c.width));
+        put_u(&mut w, u64::from(c.height));
+        put_u(&mut w, c.parameter_sets.len() as u64);
+        for s in &c.parameter_sets {
+            put_bytes(&mut w, s);
+        }
+        put_u(&mut w, self.in_band_parameter_sets as u64);
+        put_u(&mut w, self.packets.len() as u64);
+        let (mut prev_dts, mut prev_end) = (0i64, 0u64);
+        for p in &self.packets {
+            put_i(&mut w, p.dts - prev_dts);
+            put_i(&mut w, p.pts - p.dts);
+            put_i(&mut w, p.offset as i64 - prev_end as i64);
+            put_u(&mut w, u64::from(p.size));
+            put_u(&mut w, u64::from(p.duration));
+            w.push(u8::from(p.keyframe) | u8::from(p.picture.is_some()) << 1);
+            if let Some(pic) = p.picture {
+                w.push(encode_picture(pic));
+                w.push(pic.temporal_id);
+            }
+            prev_dts = p.dts;
+            prev_end = p.offset + u64::from(p.size);
+        }
+        w
+    }
+}
+
+fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, String> {
+    let mut r = Cursor { b: payload, pos: 0 };
+    let file_size = r.u()?;
+    let secs = r.u()?;
+    let nanos = r.u()?;
+    let modified = (secs > 0).then(|| UNIX_EPOCH + Duration::new(secs - 1, nanos as u32));
+    let track_id = u32::try_from(r.u()?).map_err(|_| "track id")?;
+    let timescale = u32::try_from(r.u()?).map_err(|_| "timescale")?;
+    let edit_shift = r.i()?;
+    let flags = r.byte()?;
+    let scan = match r.byte()? {
+        0 => BitstreamScan::None,
+        1 => BitstreamScan::Keyframes,
+        _ => BitstreamScan::Full,
+    };
+    let codec = match r.byte()? {
+        0 => Codec::H264,
+        _ => Codec::Hevc,
+    };
+    let fourcc = String::from_utf8_lossy(r.bytes()?).into_owned();
+    let fixed = r.take(5)?;
+    let width = r.u()? as u32;
+    let height = r.u()? as u32;
+    let n_sets = r.count(1)?;
+    let mut parameter_sets = Vec::with_capacity(n_sets);
+    for _ in 0..n_sets {
+        parameter_sets.push(r.bytes()?.to_vec());
+    }
+    let in_band = r.u()? as usize;
+    let n = r.count(6)?;
+    if n as u64 > MAX_SAMPLES {
+        return Err(format!("{n} packets"));
+    }
+    let mut samples = Vec::with_capacity(n);
+    let mut pictures = Vec::with_capacity(n);
+    let (mut dts, mut end) = (0i64, 0u64);
+    for _ in 0..n {
+        dts = dts.checked_add(r.i()?).ok_or("time overflow")?;
+        let cto = r.i()?;
+        let offset = (end as i64).checked_add(r.i()?).ok_or("offset overflow")? as u64;
+        let size = u32::try_from(r.u()?).map_err(|_| "size")?;
+        let duration = u32::try_from(r.u()?).map_err(|_| "duration")?;
+        let f = r.byte()?;
+        let picture = if f & 2 != 0 {
+            let k = r.byte()?;
+            let tid = r.byte()?;
+            Some(decode_picture(k, tid))
+        } else {
+            None
+        };
+        samples.push(RawSample {
+            dts: dts + edit_shift,
+            cts: dts + cto + edit_shift,
+            duration,
+            offset,
+            size,
+            sync: f & 1 != 0,
+        });
+        pictures.push(picture);
+        end = offset + u64::from(size);
+    }
+    if r.pos != payload.len() {
+        return Err("trailing bytes".into());
+    }
+    let mut index = VideoIndex {
+        path: video.to_path_buf(),
+        file_size,
+        modified,
+        track_id,
+        timescale,
+        codec: CodecInfo {
+            codec,
+            fourcc,
+            profile_idc: fixed[0],
+            level_idc: fixed[1],
+            chroma_format: fixed[2],
+            bit_depth: fixed[3],
+            width,
+            height,
+            nal_length_size: fixed[4],
+            parameter_sets,
+        },
+        edit_shift,
+        has_edit: flags & 1 != 0,
+        fragmented: flags & 2 != 0,
+        scan,
+        packets: Vec::new(),
+        presentation: Vec::new(),
+        gops: Vec::new(),
+        sync_mismatches: Vec::new(),
+        in_band_parameter_sets: in_band,
+        bytes_read: 0,
+    };
+    if samples.is_empty() {
+        return Err("no packets".into());
+    }
+    index.assemble(&samples, &pictures);
+    Ok(index)
+}
+
+fn encode_picture(p: Picture) -> u8 {
+    let st = match p.slice_type {
+        None => 0,
+        Some(SliceType::I) => 1,
+        Some(SliceType::P) => 2,
+        Some(SliceType::B) => 3,
+    };
+    let ra = match p.random_access {
+        RandomAccess::None => 0,
+        RandomAccess::Idr => 1,
+        RandomAccess::Cra => 2,
+        RandomAccess::Bla => 3,
+        RandomAccess::RecoveryPoint => 4,
+    };
+    let lead = match p.leading {
+        Leading::No => 0,
+        Leading::Radl => 1,
+        Leading::Rasl => 2,
+    };
+    st | ra << 2 | lead << 5 | u8::from(p.reference) << 7
+}
+
+fn decode_picture(k: u8, temporal_id: u8) -> Picture {
+    Picture {
+        slice_type: match k & 3 {
+            1 => Some(SliceType::I),
+            2 => Some(SliceType::P),
+            3 => Some(SliceType::B),
+            _ => None,
+        },
+        random_access: match (k >> 2) & 7 {
+            1 => RandomAccess::Idr,
+            2 => RandomAccess::Cra,
+            3 => RandomAccess::Bla,
+            4 => RandomAccess::RecoveryPoint,
+            _ => RandomAccess::None,
+        },
+        leading: match (k >> 5) & 3 {
+            1 => Leading::Radl,
+            2 => Leading::Rasl,
+            _ => Leading::No,
+        },
+        reference: k & 0x80 != 0,
+        temporal_id,
+    }
+}
+
+fn put_u(w: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            w.push(b);
+            return;
+        }
+        w.push(b | 0x80);
+    }
+}
+
+fn put_i(w: &mut Vec<u8>, v: i64) {
+    put_u(w, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn put_bytes(w: &mut Vec<u8>, b: &[u8]) {
+    put_u(w, b.len() as u64);
+    w.extend_from_slice(b);
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn byte(&mut self) -> Result<u8, String> {
+        let v = *self.b.get(self.pos).ok_or("truncated")?;
+        self.pos += 1;
+        Ok(v)
+    }
+    fn u(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("varint too long".into())
+    }
+    fn i(&mut self) -> Result<i64, String> {
+        let u = self.u()?;
+        Ok((u >> 1) as i64 ^ -((u & 1) as i64))
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or("truncated")?;
+        let s = &self.b[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = usize::try_from(self.u()?).map_err(|_| "length")?;
+        self.take(n)
+    }
+    /// A count of items of at least `min_item` bytes each, checked against what is left.
+    fn count(&mut self, min_item: usize) -> Result<usize, String> {
+        let n = usize::try_from(self.u()?).map_err(|_| "count")?;
+        if n.saturating_mul(min_item) > self.b.len() - self.pos {
+            return Err(format!("{n} items cannot fit"));
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        for v in [0i64, 1, -1, 63, -64, 1 << 40, i64::MIN / 2, i64::MAX / 2] {
+            let mut w = Vec::new();
+            put_i(&mut w, v);
+            assert_eq!(Cursor { b: &w, pos: 0 }.i().unwrap(), v);
+        }
+        let mut w = Vec::new();
+        put_u(&mut w, u64::MAX);
+        assert_eq!(Cursor { b: &w, pos: 0 }.u().unwrap(), u64::MAX);
+    }
+
+    #[test]
+    fn pictures_round_trip() {
+        for st in [
+            None,
+            Some(SliceType::I),
+            Some(SliceType::P),
+            Some(SliceType::B),
+        ] {
+            for ra in [
+                RandomAccess::None,
+                RandomAccess::Idr,
+                RandomAccess::Cra,
+                RandomAccess::Bla,
+                RandomAccess::RecoveryPoint,
+            ] {
+                for leading in [Leading::No, Leading::Radl, Leading::Rasl] {
+                    for reference in [false, true] {
+                        let p = Picture {
+                            slice_type: st,
+                            random_access: ra,
+                            reference,
+                            leading,
+                            temporal_id: 3,
+                        };
+                        assert_eq!(decode_picture(encode_picture(p), 3), p);
+                    }
+                }
+            }
+        }
+    }
+}
