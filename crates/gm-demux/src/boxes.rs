@@ -232,6 +232,97 @@ fn is_known_top_level(kind: &FourCc) -> bool {
     )
 }
 
+/// Boxes whose children are boxes, walked by [`check_table_counts`].
+const CONTAINERS: &[&FourCc] = &[
+    b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"mvex", b"dinf", b"udta", b"moof",
+    b"traf",
+];
+
+/// Checks, in every table box under `content`, that the declared entry count fits in the box,
+/// so that no parser (ours or mp4parse) allocates by a hostile count.
+pub fn check_table_counts(content: &[u8]) -> ParseResult<()> {
+    for child in Children::new(content) {
+        let (h, body) = child?;
+        if CONTAINERS.contains(&&h.kind) {
+            check_table_counts(body)?;
+            continue;
+        }
+        let version = body.first().copied().unwrap_or(0);
+        // (offset of the count, bytes per entry); entries follow the count.
+        let layout: Option<(usize, usize)> = match &h.kind {
+            b"stco" | b"stss" | b"stps" => Some((4, 4)),
+            b"co64" | b"stts" | b"ctts" => Some((4, 8)),
+            b"stsc" => Some((4, 12)),
+            b"elst" => Some((4, if version == 1 { 20 } else { 12 })),
+            b"stsd" | b"dref" => Some((4, 8)),
+            b"sbgp" => Some((if version == 1 { 12 } else { 8 }, 8)),
+            b"sgpd" => Some((if version >= 1 { 12 } else { 8 }, 1)),
+            b"saio" => Some((
+                if body.get(3).is_some_and(|f| f & 1 != 0) {
+                    12
+                } else {
+                    4
+                },
+                if version == 1 { 8 } else { 4 },
+            )),
+            b"stsz" => {
+                let mut r = Reader::new(body, "stsz");
+                r.skip(4)?;
+                if r.u32()? == 0 { Some((8, 4)) } else { None }
+            }
+            b"trun" => None, // checked entry by entry where it is read
+            _ => None,
+        };
+        if let Some((at, size)) = layout {
+            let mut r = Reader::new(body, "table");
+            r.skip(at)?;
+            let count = r.u32()? as usize;
+            if count.saturating_mul(size) > r.remaining() {
+                return Err(format!(
+                    "'{}' declares {count} entries but holds {} bytes",
+                    fourcc_str(h.kind),
+                    r.remaining()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Containers mp4parse needs to see, and the leaf boxes it reads in them.
+const MP4PARSE_CONTAINERS: &[&FourCc] = &[
+    b"moov", b"trak", b"edts", b"mdia", b"minf", b"stbl", b"mvex",
+];
+const MP4PARSE_LEAVES: &[&FourCc] = &[
+    b"mvhd", b"tkhd", b"elst", b"mdhd", b"hdlr", b"stts", b"ctts", b"stsc", b"stsz", b"stco",
+    b"co64", b"stss", b"trex", b"mehd",
+];
+
+/// Renames every box of a `moov` (the whole box in `moov`) that mp4parse need not read to
+/// `free`, so it skips them: sample entries, metadata and DRM boxes are parsed by us or not at
+/// all, and mp4parse would allocate by the sizes they declare.
+pub fn hide_from_mp4parse(moov: &mut [u8]) -> ParseResult<()> {
+    let h = parse_header(moov, 0, moov.len() as u64)?;
+    hide_children(moov, h.header_len as usize)
+}
+
+fn hide_children(buf: &mut [u8], start: usize) -> ParseResult<()> {
+    let mut children = Vec::new();
+    for child in Children::new(&buf[start..]) {
+        let (h, _) = child?;
+        children.push(h);
+    }
+    for h in children {
+        let at = start + h.offset as usize;
+        if MP4PARSE_CONTAINERS.contains(&&h.kind) {
+            hide_children(&mut buf[..at + h.size as usize], at + h.header_len as usize)?;
+        } else if !MP4PARSE_LEAVES.contains(&&h.kind) {
+            buf[at + 4..at + 8].copy_from_slice(b"free");
+        }
+    }
+    Ok(())
+}
+
 /// Reads a whole box (header and content) into memory, refusing absurd sizes.
 pub fn read_box(src: &dyn ByteSource, h: &BoxHeader, max: u64) -> ParseResult<Vec<u8>> {
     if h.size > max {

@@ -176,7 +176,7 @@ pub fn parse_avcc(bytes: &[u8]) -> ParseResult<CodecInfo> {
         let len = usize::from(r.u16()?);
         info.parameter_sets.push(r.take(len)?.to_vec());
     }
-    if let Some(sps) = info.parameter_sets.first() {
+    if let Some(sps) = info.parameter_sets.first().filter(|_| n_sps > 0) {
         let (chroma, depth) = h264_sps_format(sps)?;
         info.chroma_format = chroma;
         info.bit_depth = depth;
@@ -187,6 +187,10 @@ pub fn parse_avcc(bytes: &[u8]) -> ParseResult<CodecInfo> {
 /// Chroma format and luma bit depth from an H.264 SPS NAL unit (h264-reader does the parsing).
 pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
     use h264_reader::nal::sps::{ChromaFormat, SeqParameterSet};
+    // h264-reader's NAL decoder underflows on a unit shorter than its header and one byte.
+    if sps.len() < 2 || sps[0] & 0x1f != 7 {
+        return Err(format!("H.264 SPS: not an SPS NAL unit ({} bytes)", sps.len()));
+    }
     let rbsp = h264_reader::rbsp::decode_nal(sps).map_err(|e| format!("H.264 SPS: {e}"))?;
     let sps = SeqParameterSet::from_bits(h264_reader::rbsp::BitReader::new(&rbsp[..]))
         .map_err(|e| format!("H.264 SPS: {e:?}"))?;

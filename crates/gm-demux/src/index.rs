@@ -183,7 +183,10 @@ impl VideoIndex {
         let moov = read_box(src, &moov_h, MAX_MOOV).map_err(bad)?;
         let moov_content = &moov[moov_h.header_len as usize..];
 
-        let ctx = mp4parse::read_mp4(&mut std::io::Cursor::new(&moov[..]))
+        crate::boxes::check_table_counts(moov_content).map_err(bad)?;
+        let mut for_mp4parse = moov.clone();
+        crate::boxes::hide_from_mp4parse(&mut for_mp4parse).map_err(bad)?;
+        let ctx = mp4parse::read_mp4(&mut std::io::Cursor::new(&for_mp4parse[..]))
             .map_err(|e| bad(format!("the 'moov' box could not be parsed: {e:?}")))?;
         let traks = crate::boxes::find_all(moov_content, b"trak").map_err(bad)?;
         if traks.len() != ctx.tracks.len() {
