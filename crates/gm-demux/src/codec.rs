@@ -189,7 +189,10 @@ pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
     use h264_reader::nal::sps::{ChromaFormat, SeqParameterSet};
     // h264-reader's NAL decoder underflows on a unit shorter than its header and one byte.
     if sps.len() < 2 || sps[0] & 0x1f != 7 {
-        return Err(format!("H.264 SPS: not an SPS NAL unit ({} bytes)", sps.len()));
+        return Err(format!(
+            "H.264 SPS: not an SPS NAL unit ({} bytes)",
+            sps.len()
+        ));
     }
     let rbsp = h264_reader::rbsp::decode_nal(sps).map_err(|e| format!("H.264 SPS: {e}"))?;
     let sps = SeqParameterSet::from_bits(h264_reader::rbsp::BitReader::new(&rbsp[..]))

@@ -192,3 +192,33 @@ fn fuzz_regressions_stay_fixed() {
     }
     assert!(n > 0, "no regression inputs in {}", dir.display());
 }
+
+#[test]
+fn sync_flags_that_contradict_the_bitstream_are_reported_and_not_trusted() {
+    // hevc_closed_gop has sync samples 1, 13, 25 (all IDR). Flag sample 5 (a B or P picture)
+    // as sync instead of 13.
+    let mut bytes = fixture_bytes("hevc_closed_gop");
+    let stss = box_at(&bytes, b"stss");
+    let entries = stss + 16;
+    assert_eq!(&bytes[entries + 4..entries + 8], &13u32.to_be_bytes());
+    bytes[entries + 4..entries + 8].copy_from_slice(&5u32.to_be_bytes());
+    let idx = index("forged_stss.mp4", bytes).unwrap();
+    let mismatched: Vec<(u32, bool)> = idx
+        .sync_mismatches
+        .iter()
+        .map(|m| (m.decode_index, m.container_sync))
+        .collect();
+    assert_eq!(
+        mismatched,
+        vec![(4, true), (12, false)],
+        "{:?}",
+        idx.sync_mismatches
+    );
+    let starts: Vec<u32> = idx.gops.iter().map(|g| g.start).collect();
+    assert_eq!(
+        starts,
+        vec![0, 12, 24],
+        "the flagged P/B is not a start; the unflagged IDR is"
+    );
+    assert!(!idx.packets[4].keyframe || idx.packets[4].decode_start == 0);
+}

@@ -322,3 +322,41 @@ fn starting_an_open_gop_at_its_own_keyframe_would_be_wrong() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn stream_access_reads_each_gop_once_through_the_cache() {
+    let path = video("h264_bpyramid");
+    let cache = Arc::new(GopCache::new(8 << 20));
+    let demux = IndexingDemuxer::open(&path, IndexOptions::default())
+        .unwrap()
+        .with_cache(cache, 7);
+    let start = demux.bytes_read();
+    let n = demux.index().frame_count();
+    // Consecutive overlapping 8-frame clips with stride 4, as an episode sampler walks a video.
+    let mut k = 0;
+    let mut needed = std::collections::BTreeSet::new();
+    let mut fed = 0;
+    while k + 8 <= n {
+        let clip: Vec<usize> = (k..k + 8).collect();
+        for run in &demux.plan(&clip).unwrap().runs {
+            demux.read_run(run).unwrap();
+            needed.extend(run.packets.iter().copied());
+            fed += run.packets.len();
+        }
+        k += 4;
+    }
+    let unique: u64 = needed
+        .iter()
+        .map(|&d| u64::from(demux.index().packets[d as usize].size))
+        .sum();
+    assert!(
+        fed > needed.len() * 3 / 2,
+        "clips overlap: {fed} packets fed, {} distinct",
+        needed.len()
+    );
+    assert_eq!(
+        demux.bytes_read() - start,
+        unique,
+        "every needed packet read from the file exactly once"
+    );
+}
