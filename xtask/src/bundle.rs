@@ -127,7 +127,9 @@ fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>> {
             .map(|k| k.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         let is_test = msg["profile"]["test"].as_bool().unwrap_or(false);
-        let name = if is_test {
+        let name = if kinds.contains(&"bench") {
+            format!("bench:{package}--{target}")
+        } else if is_test {
             let what = match kinds.first().copied() {
                 Some("lib") => "unit".to_owned(),
                 Some("bin") => format!("bin-{target}"),
@@ -136,8 +138,6 @@ fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>> {
             format!("test:{package}--{what}")
         } else if kinds.contains(&"bin") {
             format!("bin:{target}")
-        } else if kinds.contains(&"bench") {
-            format!("bench:{package}--{target}")
         } else {
             continue;
         };
