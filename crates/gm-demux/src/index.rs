@@ -55,7 +55,7 @@ pub struct IndexOptions {
 pub const NOT_PRESENTED: u32 = u32::MAX;
 
 /// One packet (coded frame). Times are ticks of the track timescale after the edit list, as
-/// ffprobe reports them. About 64 bytes each: an hour at 30 fps takes 7 MB.
+/// ffprobe reports them. 56 bytes each: an hour at 30 fps takes 6 MB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame {
     /// Presentation time.
