@@ -1,17 +1,13 @@
 //! Hostile and broken files: each is an error naming the file and the problem, never a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::sync::Arc;
 
+use common::fixtures;
 use gm_demux::{BitstreamScan, DemuxError, IndexOptions, IndexingDemuxer, MemSource, VideoIndex};
 use proptest::prelude::*;
-
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-}
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
     std::fs::read(fixtures().join(format!("video/{name}.mp4"))).unwrap()

@@ -3,28 +3,12 @@
 //! videos of ../shared/media/video.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::Path;
+
+use common::{fixtures, shared, video};
 use gm_demux::{BitstreamScan, DemuxError, IndexOptions, NOT_PRESENTED, RandomAccess, VideoIndex};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The committed fixtures (GM_FIXTURES in the GPU bundle).
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("tests/media"))
-}
-
-/// ../shared/media (GM_SHARED_MEDIA in the GPU bundle); may be absent outside this project.
-fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("GM_SHARED_MEDIA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("../shared/media"));
-    p.join("video").is_dir().then_some(p)
-}
 
 struct GoldenPacket {
     pts: i64,
@@ -175,15 +159,11 @@ fn check(path: &Path, golden_name: &str) {
     }
 }
 
-fn fixture(name: &str) -> PathBuf {
-    fixtures().join("video").join(format!("{name}.mp4"))
-}
-
 macro_rules! golden_tests {
     ($($name:ident),* $(,)?) => { $(
         #[test]
         fn $name() {
-            check(&fixture(stringify!($name)), stringify!($name));
+            check(&video(stringify!($name)), stringify!($name));
         }
     )* };
 }
@@ -239,7 +219,7 @@ fn open_gops_send_leading_pictures_to_the_previous_gop() {
         ("h264_bpyramid", false),
     ] {
         let idx = VideoIndex::open(
-            &fixture(name),
+            &video(name),
             IndexOptions {
                 scan: BitstreamScan::Full,
                 ..Default::default()
@@ -276,7 +256,7 @@ fn open_gops_send_leading_pictures_to_the_previous_gop() {
 
 #[test]
 fn unsupported_codecs_are_named() {
-    let err = VideoIndex::open(&fixture("mpeg4_part2"), IndexOptions::default()).unwrap_err();
+    let err = VideoIndex::open(&video("mpeg4_part2"), IndexOptions::default()).unwrap_err();
     assert!(matches!(err, DemuxError::UnsupportedCodec { .. }), "{err}");
     assert!(
         err.to_string().starts_with("unsupported codec mp4v in "),

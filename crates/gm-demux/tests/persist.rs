@@ -2,15 +2,12 @@
 //! version, or when the video changed.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::PathBuf;
+
+use common::fixtures;
 use gm_demux::{BitstreamScan, DemuxError, IndexOptions, VideoIndex};
-
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("gm-demux-{tag}-{}", std::process::id()));

@@ -3,18 +3,15 @@
 //! comes out bit-exact (equal to ffmpeg's decode of the whole file).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use common::{fixtures, video};
 use gm_demux::{BitstreamScan, GopCache, IndexOptions, IndexingDemuxer, VideoIndex};
 use proptest::prelude::*;
-
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-}
 
 const FIXTURES: &[&str] = &[
     "h264_no_bframes",
@@ -28,10 +25,6 @@ const FIXTURES: &[&str] = &[
     "hevc_main10",
     "hevc_fragmented",
 ];
-
-fn video(name: &str) -> PathBuf {
-    fixtures().join("video").join(format!("{name}.mp4"))
-}
 
 fn indexes() -> &'static Vec<(String, VideoIndex)> {
     static I: OnceLock<Vec<(String, VideoIndex)>> = OnceLock::new();
