@@ -55,5 +55,6 @@ for f in ../../../shared/media/video/*.mp4; do
     [ -f "$f" ] || continue
     ffprobe -v error -select_streams v:0 -show_entries packet=pts,dts,duration,pos,size,flags -of csv=p=0 "$f" > "$gold/$name.packets.csv"
     ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,codec_tag_string,profile,width,height,pix_fmt,time_base,nb_frames,has_b_frames -of default=nw=1 "$f" > "$gold/$name.stream.txt"
+    ffmpeg -hide_banner -loglevel error -i "$f" -map 0:v:0 -fps_mode passthrough -pix_fmt yuv420p -f framemd5 - > "$gold/$name.framemd5"
 done
 ls -la "$out"

@@ -1,6 +1,7 @@
 //! `gm`: the command-line face of Gradient Mechanics.
 #![allow(clippy::print_stdout)] // a command-line tool prints its report
 
+mod frames;
 mod info;
 mod probe;
 
@@ -24,6 +25,8 @@ enum Command {
     Info,
     /// Index a video without decoding it and print its summary; with --frames, every frame.
     Probe(probe::ProbeArgs),
+    /// Decode frames on the GPU (NVDEC) and write them to files, one per frame.
+    Frames(frames::FramesArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -40,5 +43,6 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Probe(args) => probe::run(&args),
+        Command::Frames(args) => frames::run(&args),
     }
 }

@@ -2,11 +2,16 @@
 //! (nvcuvid). Both libraries are opened at run time, never linked, so this crate builds and
 //! its users run on machines without them; [`libraries`] finds them and says what is missing.
 //!
-//! So far the crate holds the run-time library discovery and the table of decode engines per
-//! GPU that `gm info` reports; the decoders arrive with issues 4 (NVDEC) and 5 (nvJPEG).
+//! - [`nvdec`]: NVDEC sessions executing gm-demux decode plans, and a pool of them.
+//! - [`libraries`]: finding nvJPEG and nvcuvid; [`engines`]: decode engines per GPU.
+//!
+//! The nvJPEG decoder arrives with issue 5.
 
 pub mod engines;
+mod error;
 pub mod libraries;
+pub mod nvdec;
 
 pub use engines::{EngineCounts, engines_for};
+pub use error::{CodecError, Result, UnsupportedStream};
 pub use libraries::{LibraryError, LoadedLibrary, NvLibrary, open_library};

@@ -192,6 +192,11 @@ impl Device {
         Ok(m)
     }
 
+    /// The raw primary context, for other CUDA libraries (NVDEC's context lock).
+    pub fn raw_context(&self) -> sys::CUcontext {
+        self.inner.ctx.cu_ctx()
+    }
+
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.inner.ctx
     }

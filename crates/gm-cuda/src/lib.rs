@@ -40,7 +40,7 @@ pub use tensor::{DType, Storage, Tensor, contiguous_strides};
 
 /// Raw driver types, for handing our streams and pointers to other CUDA libraries.
 pub mod sys {
-    pub use cudarc::driver::sys::{CUdevice_attribute, CUevent, CUstream};
+    pub use cudarc::driver::sys::{CUcontext, CUdevice_attribute, CUevent, CUstream};
 }
 
 /// DLPack types of the exports ([`Tensor::to_dlpack`]).

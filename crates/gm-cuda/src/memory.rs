@@ -393,6 +393,57 @@ impl Stream {
         self.synchronize()
     }
 
+    /// Copies a pitched 2-D region of device memory (for example a mapped decoder surface) into
+    /// a tightly packed host slice, and waits for it. `dst` must hold `row_bytes * rows`.
+    ///
+    /// # Safety
+    /// `src` must address `rows` rows of at least `row_bytes` bytes, `src_pitch` apart, that
+    /// stay valid until the call returns.
+    pub unsafe fn download_2d(
+        &self,
+        src: DevicePtr,
+        src_pitch: usize,
+        row_bytes: usize,
+        rows: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        if dst.len() != row_bytes * rows || row_bytes > src_pitch {
+            return Err(CudaError::InvalidArgument(format!(
+                "download_2d: {rows} rows of {row_bytes} bytes (pitch {src_pitch}) into {} bytes",
+                dst.len()
+            )));
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        use cudarc::driver::sys;
+        self.device().bind_to_thread()?;
+        let copy = sys::CUDA_MEMCPY2D_st {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src.0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: src_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            dstHost: dst.as_mut_ptr().cast(),
+            dstDevice: 0,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: row_bytes,
+            WidthInBytes: row_bytes,
+            Height: rows,
+        };
+        // SAFETY: the caller vouches for the source; the destination is `dst`, checked above,
+        // and we synchronize before it is released.
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.raw()) }
+            .result()
+            .during(|| format!("cuMemcpy2DAsync({rows} x {row_bytes} bytes)"))?;
+        self.synchronize()
+    }
+
     /// Sets every byte of `dst` to `value`, asynchronously.
     pub fn memset(&self, dst: &mut (impl DeviceMemory + ?Sized), value: u8) -> Result<()> {
         if dst.byte_len() == 0 {

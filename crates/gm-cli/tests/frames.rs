@@ -1,0 +1,76 @@
+//! `gm frames` on the GPU: the written yuv files' MD5s equal ffmpeg's framemd5.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use md5::{Digest, Md5};
+
+fn gm() -> Command {
+    let bin = std::env::var_os("GM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_gm").into());
+    Command::new(bin)
+}
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+}
+
+#[test]
+fn gm_frames_writes_frames_equal_to_ffmpeg() {
+    let _device = gm_cuda::gpu_test_device!("gm_frames_writes_frames_equal_to_ffmpeg");
+    let dir = std::env::temp_dir().join(format!("gm-frames-{}", std::process::id()));
+    for name in ["hevc_open_gop", "hevc_main10", "h264_1366x766"] {
+        let video = fixtures().join(format!("video/{name}.mp4"));
+        let golden: Vec<String> =
+            std::fs::read_to_string(fixtures().join(format!("golden/{name}.framemd5")))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+                .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
+                .collect();
+        let frames = [0, golden.len() / 2, golden.len() - 1];
+        let list = frames.map(|f| f.to_string()).join(",");
+        let out = gm()
+            .args(["frames"])
+            .arg(&video)
+            .args(["--frames", &list, "--out"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for f in frames {
+            let bytes = std::fs::read(dir.join(format!("{f:06}.yuv"))).unwrap();
+            assert_eq!(
+                format!("{:x}", Md5::digest(&bytes)),
+                golden[f],
+                "{name} frame {f}"
+            );
+        }
+        let png = gm()
+            .args(["frames"])
+            .arg(&video)
+            .args(["--frames", "1", "--format", "png", "--out"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            png.status.success(),
+            "{}",
+            String::from_utf8_lossy(&png.stderr)
+        );
+        assert!(
+            std::fs::read(dir.join("000001.png"))
+                .unwrap()
+                .starts_with(b"\x89PNG")
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,13 @@
+//! NVDEC video decoding through nvcuvid (loaded at run time): sessions that execute gm-demux
+//! plans and hand mapped frames to a consumer, and a pool of them on worker threads.
+
+mod api;
+mod frame;
+mod pool;
+mod session;
+#[allow(unreachable_pub)]
+mod sys;
+
+pub use frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
+pub use pool::DecoderPool;
+pub use session::{DecoderBudget, DecoderSession, SessionStats};

@@ -1,0 +1,348 @@
+//! NVDEC against ffmpeg's software decoder: every decoded frame's MD5 (in ffmpeg's yuv420p /
+//! yuv420p10le layout) must equal ffmpeg's framemd5 of that frame. GPU tests: without a GPU
+//! they print SKIP lines; the GPU bundle runs them with GM_REQUIRE_GPU=1.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gm_codec::CodecError;
+use gm_codec::nvdec::{DecoderPool, DecoderSession, FrameStatus};
+use gm_cuda::gpu_test_device;
+use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer};
+use md5::{Digest, Md5};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+}
+
+fn shared() -> Option<PathBuf> {
+    let p = std::env::var_os("GM_SHARED_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/media"));
+    p.join("video").is_dir().then_some(p)
+}
+
+const FIXTURES: &[&str] = &[
+    "h264_no_bframes",
+    "h264_bpyramid",
+    "h264_open_gop",
+    "h264_slices",
+    "h264_fragmented",
+    "h264_vfr",
+    "h264_1366x766",
+    "hevc_closed_gop",
+    "hevc_open_gop",
+    "hevc_main10",
+    "hevc_fragmented",
+];
+
+/// (path, golden MD5 by presentation index) for a fixture or a shared video.
+fn video(name: &str) -> (PathBuf, Vec<String>) {
+    let (path, golden) = match name.strip_prefix("shared_") {
+        Some(n) => (
+            shared().unwrap().join(format!("video/{n}.mp4")),
+            name.to_string(),
+        ),
+        None => (
+            fixtures().join(format!("video/{name}.mp4")),
+            name.to_string(),
+        ),
+    };
+    let text =
+        std::fs::read_to_string(fixtures().join(format!("golden/{golden}.framemd5"))).unwrap();
+    let md5s = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
+        .collect();
+    (path, md5s)
+}
+
+fn demuxer(path: &Path) -> IndexingDemuxer {
+    IndexingDemuxer::open(
+        path,
+        IndexOptions {
+            scan: BitstreamScan::Full,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Decodes `frames` of `demux`; returns the MD5 of each request slot's frame.
+fn decode_md5(
+    session: &mut DecoderSession,
+    demux: &IndexingDemuxer,
+    frames: &[usize],
+) -> Result<Vec<String>, CodecError> {
+    let plan = demux.plan(frames)?;
+    let mut out = vec![String::new(); frames.len()];
+    session.decode(demux, &plan, &mut |f| {
+        assert_eq!(
+            f.status,
+            FrameStatus::Ok,
+            "frame {} reported damaged",
+            f.frame
+        );
+        let md5 = format!("{:x}", Md5::digest(f.to_yuv420p()?));
+        for &s in f.slots {
+            out[s as usize] = md5.clone();
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn check(name: &str, session: &mut DecoderSession, frames: &[usize]) -> usize {
+    let (path, golden) = video(name);
+    let demux = demuxer(&path);
+    assert_eq!(demux.index().frame_count(), golden.len(), "{name}");
+    let got = decode_md5(session, &demux, frames).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (slot, &f) in frames.iter().enumerate() {
+        assert_eq!(
+            got[slot], golden[f],
+            "{name}: frame {f} (request slot {slot}) differs from ffmpeg"
+        );
+    }
+    frames.len()
+}
+
+fn rng(test: &str) -> StdRng {
+    let seed = rand::rng().next_u64();
+    eprintln!("{test}: seed {seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+#[test]
+fn every_frame_of_every_video_decodes_bit_exact() {
+    let device = gpu_test_device!("every_frame_of_every_video_decodes_bit_exact");
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    let mut names: Vec<String> = FIXTURES.iter().map(|s| s.to_string()).collect();
+    if shared().is_some() {
+        for n in [
+            "humming_bird_1s",
+            "humming_bird_1s_keyframes_only",
+            "phone_1080p",
+            "birds_720p",
+        ] {
+            names.push(format!("shared_{n}"));
+        }
+    }
+    let mut total = 0;
+    for name in &names {
+        let n = video(name).1.len();
+        total += check(name, &mut session, &(0..n).collect::<Vec<_>>());
+    }
+    let stats = session.stats();
+    eprintln!("{total} frames, {stats:?}");
+    assert!(total >= 330);
+    assert!(
+        stats.decoders_created >= 2,
+        "sizes and codecs changed: {stats:?}"
+    );
+}
+
+#[test]
+fn random_frames_and_clips_decode_bit_exact() {
+    let device = gpu_test_device!("random_frames_and_clips_decode_bit_exact");
+    let mut rng = rng("random_frames_and_clips");
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    let mut frames = 0;
+    for _ in 0..300 {
+        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let n = video(name).1.len();
+        frames += check(name, &mut session, &[rng.random_range(0..n)]);
+    }
+    for _ in 0..100 {
+        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let n = video(name).1.len();
+        let start = rng.random_range(0..=n - 8);
+        let mut clip: Vec<usize> = (start..start + 8).collect();
+        if rng.random_bool(0.3) {
+            clip.reverse();
+        }
+        frames += check(name, &mut session, &clip);
+    }
+    eprintln!("{frames} frames, {:?}", session.stats());
+}
+
+#[test]
+fn unsupported_streams_are_refused_before_decoding_with_a_clear_error() {
+    let device =
+        gpu_test_device!("unsupported_streams_are_refused_before_decoding_with_a_clear_error");
+    let Some(shared) = shared() else {
+        eprintln!("../shared/media absent: the 4:4:4 check needs cockatoo_h264_444.mp4");
+        return;
+    };
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    let demux = demuxer(&shared.join("video/cockatoo_h264_444.mp4"));
+    let err = decode_md5(&mut session, &demux, &[0]).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, CodecError::Unsupported(_)), "{msg}");
+    for part in [
+        "cockatoo_h264_444.mp4",
+        "h264",
+        "High 4:4:4",
+        "4:4:4",
+        "8-bit",
+        device.name(),
+    ] {
+        assert!(msg.contains(part), "'{part}' missing from: {msg}");
+    }
+    assert_eq!(session.stats().packets, 0, "nothing was fed");
+    // The session still works.
+    check("h264_bpyramid", &mut session, &[5]);
+}
+
+#[test]
+fn sessions_reconfigure_for_smaller_videos_instead_of_recreating() {
+    let device = gpu_test_device!("sessions_reconfigure_for_smaller_videos_instead_of_recreating");
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    check("h264_1366x766", &mut session, &[0, 7]);
+    let created = session.stats().decoders_created;
+    check("h264_bpyramid", &mut session, &[0, 29, 13]);
+    check("h264_1366x766", &mut session, &[3]);
+    let s = session.stats();
+    assert_eq!(
+        s.decoders_created, created,
+        "no new decoder for the smaller video: {s:?}"
+    );
+    assert!(s.reconfigurations >= 2, "{s:?}");
+}
+
+/// Writes `bytes` to a temporary file and indexes it.
+fn damaged_copy(tag: &str, bytes: &[u8]) -> (PathBuf, IndexingDemuxer) {
+    let dir = std::env::temp_dir().join(format!("gm-nvdec-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("damaged.mp4");
+    std::fs::write(&path, bytes).unwrap();
+    // The default scan reads keyframes only, so the index does not trip over the damage.
+    let demux = IndexingDemuxer::open(&path, IndexOptions::default()).unwrap();
+    (dir, demux)
+}
+
+#[test]
+fn damaged_packets_give_errors_or_flags_never_hangs_and_the_session_recovers() {
+    let device = gpu_test_device!(
+        "damaged_packets_give_errors_or_flags_never_hangs_and_the_session_recovers"
+    );
+    let (path, golden) = video("h264_no_bframes");
+    let intact = demuxer(&path);
+    let all: Vec<usize> = (0..golden.len()).collect();
+    let p = intact.index().packets[5];
+    let original = std::fs::read(&path).unwrap();
+    let mut session = DecoderSession::new(&device, None).unwrap();
+
+    // 1. A NAL length running past its packet (container damage): an error naming the file and
+    //    the packet for the requests that need it; frames before it are still delivered.
+    let mut bytes = original.clone();
+    bytes[p.offset as usize..p.offset as usize + 4].copy_from_slice(&(p.size + 100).to_be_bytes());
+    let (dir, bad) = damaged_copy("nal-length", &bytes);
+    let err = decode_md5(&mut session, &bad, &all).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("damaged.mp4") && msg.contains("sample 5"),
+        "{msg}"
+    );
+    assert_eq!(
+        decode_md5(&mut session, &bad, &[3]).unwrap()[0],
+        golden[3],
+        "frames before the damage"
+    );
+    assert!(
+        decode_md5(&mut session, &bad, &[7]).is_err(),
+        "a frame that needs packet 5"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+
+    // 2. Garbage in the slice data: the decoder must not hang or crash; what it detects is
+    //    flagged (FrameStatus), and frames of the next GOP, which do not depend on the damage,
+    //    are exact.
+    let mut bytes = original.clone();
+    let start = p.offset as usize + 8;
+    for b in &mut bytes[start..start + (p.size as usize - 8).min(64)] {
+        *b ^= 0xff;
+    }
+    let (dir, bad) = damaged_copy("slice-data", &bytes);
+    let plan = bad.plan(&all).unwrap();
+    let mut flagged = Vec::new();
+    let mut exact_after = 0;
+    let result = session.decode(&bad, &plan, &mut |f| {
+        let md5 = format!("{:x}", Md5::digest(f.to_yuv420p()?));
+        if f.status != FrameStatus::Ok {
+            flagged.push(f.frame);
+        }
+        if f.frame >= 10 && md5 == golden[f.frame as usize] {
+            exact_after += 1;
+        }
+        Ok(())
+    });
+    eprintln!(
+        "slice-data damage: result {:?}, flagged frames {flagged:?}",
+        result.as_ref().err()
+    );
+    if result.is_ok() {
+        assert_eq!(
+            exact_after,
+            golden.len() - 10,
+            "the GOPs after the damaged one are exact"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+
+    // 3. The same session decodes the intact file exactly afterwards.
+    check("h264_no_bframes", &mut session, &all);
+}
+
+#[test]
+fn a_pool_of_seven_sessions_decodes_concurrently_and_bounds_memory() {
+    let device =
+        gpu_test_device!("a_pool_of_seven_sessions_decodes_concurrently_and_bounds_memory");
+    let mut rng = rng("pool");
+    let pool = DecoderPool::new(&device, 7, Some(2 << 30)).unwrap();
+    assert_eq!(pool.sessions(), 7);
+    let demuxers: HashMap<&str, Arc<IndexingDemuxer>> = FIXTURES
+        .iter()
+        .map(|n| (*n, Arc::new(demuxer(&video(n).0))))
+        .collect();
+    let mut pending = Vec::new();
+    for _ in 0..140 {
+        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let n = video(name).1.len();
+        let start = rng.random_range(0..=n - 8);
+        let frames: Vec<usize> = (start..start + 8).collect();
+        let demux = demuxers[name].clone();
+        let f2 = frames.clone();
+        let rx = pool.submit(move |session| decode_md5(session, &demux, &f2));
+        pending.push((name, frames, rx));
+    }
+    for (name, frames, rx) in pending {
+        let got = rx.recv().unwrap().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let golden = video(name).1;
+        for (slot, &f) in frames.iter().enumerate() {
+            assert_eq!(got[slot], golden[f], "{name}: frame {f}");
+        }
+    }
+    let used = pool.decoder_memory().unwrap();
+    assert!(used > 0 && used <= 2 << 30, "{used}");
+    drop(pool);
+
+    // A budget too small for one decoder: a clear error from the job, not a hang.
+    let tiny = DecoderPool::new(&device, 2, Some(64 << 10)).unwrap();
+    let demux = demuxers["h264_bpyramid"].clone();
+    let err = tiny
+        .submit(move |s| decode_md5(s, &demux, &[0]))
+        .recv()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(err, CodecError::OutOfDecoderMemory { budget: 65_536, .. }),
+        "{err}"
+    );
+}
