@@ -444,6 +444,55 @@ impl Stream {
         self.synchronize()
     }
 
+    /// Copies a pitched 2-D region between device addresses, asynchronously (for example a
+    /// mapped decoder surface into a tightly packed buffer).
+    ///
+    /// # Safety
+    /// Both regions must be valid for `rows` rows of `row_bytes`, `src_pitch` and `dst_pitch`
+    /// apart, until the copy has run.
+    pub unsafe fn copy_2d_on_device(
+        &self,
+        src: DevicePtr,
+        src_pitch: usize,
+        dst: DevicePtr,
+        dst_pitch: usize,
+        row_bytes: usize,
+        rows: usize,
+    ) -> Result<()> {
+        if row_bytes > src_pitch || row_bytes > dst_pitch {
+            return Err(CudaError::InvalidArgument(format!(
+                "copy_2d_on_device: rows of {row_bytes} bytes exceed the pitch ({src_pitch}, {dst_pitch})"
+            )));
+        }
+        if row_bytes == 0 || rows == 0 {
+            return Ok(());
+        }
+        use cudarc::driver::sys;
+        self.device().bind_to_thread()?;
+        let copy = sys::CUDA_MEMCPY2D_st {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src.0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: src_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst.0,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: dst_pitch,
+            WidthInBytes: row_bytes,
+            Height: rows,
+        };
+        // SAFETY: the caller vouches for both regions.
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.raw()) }
+            .result()
+            .during(|| format!("cuMemcpy2DAsync({rows} x {row_bytes} bytes, device to device)"))
+    }
+
     /// Sets every byte of `dst` to `value`, asynchronously.
     pub fn memset(&self, dst: &mut (impl DeviceMemory + ?Sized), value: u8) -> Result<()> {
         if dst.byte_len() == 0 {

@@ -1,0 +1,102 @@
+"""PyNvVideoCodec on the same videos and workloads as gm-codec's nvdec bench, in the same run.
+
+Sequential decode with 1..8 decoders (one thread each, CreateDemuxer + CreateDecoder),
+random 8-frame clips and random single frames (SimpleDecoder, the peer's random-access API),
+with 1 and 7 decoders; and, riding along, how many randomly accessed frames differ from the
+peer's own sequential decode. Prints one JSON object per measurement.
+Usage: python3 pynvvideocodec_bench.py VIDEO...
+"""
+import hashlib
+import json
+import random
+import sys
+import threading
+import time
+
+import PyNvVideoCodec as nvc
+import torch
+
+
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def frame_md5(frame):
+    t = torch.from_dlpack(frame)
+    return hashlib.md5(t.contiguous().cpu().numpy().tobytes()).hexdigest()
+
+
+def sequential_frames(path, md5s=None):
+    demux = nvc.CreateDemuxer(filename=path)
+    dec = nvc.CreateDecoder(gpuid=0, codec=demux.GetNvCodecId(), cudacontext=0, cudastream=0, usedevicememory=True)
+    n = 0
+    for pkt in demux:
+        for f in dec.Decode(pkt):
+            if md5s is not None:
+                md5s.append(frame_md5(f))
+            n += 1
+    torch.cuda.synchronize()
+    return n
+
+
+def run_threads(count, fn):
+    out = [0] * count
+    errors = []
+
+    def work(i):
+        try:
+            out[i] = fn(i)
+        except Exception as e:  # noqa: BLE001 - reported, not hidden
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(count)]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return sum(out), time.perf_counter() - t, errors
+
+
+def main():
+    for path in sys.argv[1:]:
+        name = path.rsplit("/", 1)[-1]
+        try:
+            reference = []
+            n = sequential_frames(path, reference)
+        except Exception as e:  # noqa: BLE001
+            emit(video=name, peer="PyNvVideoCodec", workload="sequential reference", error=repr(e))
+            continue
+        for decoders in (1, 2, 4, 7, 8):
+            frames, secs, errors = run_threads(decoders, lambda i: sum(sequential_frames(path) for _ in range(3)))
+            emit(video=name, peer="PyNvVideoCodec", workload="sequential", sessions=decoders, frames=frames,
+                 fps=round(frames / secs, 1), errors=errors[:2])
+        for decoders in (1, 7):
+            for workload, count, length in (("random 8-frame clips", 140, 8), ("random single frames", 280, 1)):
+                rng = random.Random(1234)
+                starts = [rng.randrange(0, n - length + 1) for _ in range(count)]
+                wrong = [0]
+
+                def job(i, starts=starts, length=length, wrong=wrong):
+                    dec = nvc.SimpleDecoder(path, gpu_id=0, use_device_memory=True)
+                    got = 0
+                    for s in starts[i::decoders]:
+                        idx = list(range(s, s + length))
+                        frames = dec.get_batch_frames_by_index(idx) if length > 1 else [dec[s]]
+                        for k, f in zip(idx, frames):
+                            if decoders == 1 and frame_md5(f) != reference[k]:
+                                wrong[0] += 1
+                        got += len(frames)
+                    torch.cuda.synchronize()
+                    return got
+
+                frames, secs, errors = run_threads(decoders, job)
+                rec = dict(video=name, peer="PyNvVideoCodec", workload=workload, sessions=decoders, frames=frames,
+                           fps=round(frames / secs, 1), errors=errors[:2])
+                if decoders == 1:
+                    rec["differs_from_own_sequential"] = wrong[0]
+                emit(**rec)
+
+
+if __name__ == "__main__":
+    main()
