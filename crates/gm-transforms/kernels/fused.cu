@@ -1,0 +1,130 @@
+// The fused image kernel of gm-transforms: for every output pixel of every image of a batch,
+// read the source (RGB/BGR u8, or NV12/P016 straight from a decoder surface), convert to RGB,
+// crop, resize (nearest or bilinear, OpenCV's pixel-centre convention, replicated borders),
+// flip, normalize (v * scale + bias per channel, v in 0..255) and store as u8/f16/bf16/f32 in
+// CHW or HWC at the image's slot of the batch tensor. One read of each source pixel tap and
+// one write of each output element; no intermediate images.
+//
+// The CPU twin of this kernel is gm_transforms::cpu::fused; keep the arithmetic identical.
+
+struct GmFusedParams {
+    unsigned long long src;         // RGB/BGR interleaved, or the luma plane
+    unsigned long long src_chroma;  // interleaved UV plane (NV12/P016)
+    unsigned long long dst;         // this image's slot in the batch tensor
+    int src_pitch;                  // bytes between rows (both planes)
+    int src_w, src_h;
+    int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016
+    int bit_depth;                  // bits per sample of P016 content (10, 12, 16)
+    int matrix;                     // 0 BT.601, 1 BT.709, 2 BT.2020
+    int full_range;
+    float crop_x, crop_y, crop_w, crop_h;
+    int flip_h, flip_v;
+    int out_w, out_h;
+    int layout;                     // 0 CHW, 1 HWC
+    int dtype;                      // 0 u8, 1 f16, 2 bf16, 3 f32
+    int bgr_out;                    // store channels as B, G, R
+    int interp;                     // 0 nearest, 1 bilinear
+    float scale[3], bias[3];
+};
+
+__device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
+    if (p.format <= 1) {
+        const unsigned char* px = (const unsigned char*)p.src + (long long)y * p.src_pitch + 3 * x;
+        float a = px[0], b = px[1], c = px[2];
+        rgb[0] = p.format == 0 ? a : c;
+        rgb[1] = b;
+        rgb[2] = p.format == 0 ? c : a;
+        return;
+    }
+    float Y, U, V, maxv;
+    if (p.format == 2) {
+        const unsigned char* l = (const unsigned char*)p.src + (long long)y * p.src_pitch + x;
+        const unsigned char* c = (const unsigned char*)p.src_chroma + (long long)(y >> 1) * p.src_pitch + 2 * (x >> 1);
+        Y = l[0]; U = c[0]; V = c[1];
+        maxv = 255.0f;
+    } else {
+        int shift = 16 - p.bit_depth;
+        const unsigned short* l = (const unsigned short*)((const unsigned char*)p.src + (long long)y * p.src_pitch) + x;
+        const unsigned short* c = (const unsigned short*)((const unsigned char*)p.src_chroma + (long long)(y >> 1) * p.src_pitch) + 2 * (x >> 1);
+        Y = (float)(l[0] >> shift); U = (float)(c[0] >> shift); V = (float)(c[1] >> shift);
+        maxv = (float)((1 << p.bit_depth) - 1);
+    }
+    float k = (maxv + 1.0f) / 256.0f;  // 1 for 8-bit, 4 for 10-bit
+    float yn, cb, cr;
+    if (p.full_range) {
+        yn = Y / maxv; cb = (U - 128.0f * k) / maxv; cr = (V - 128.0f * k) / maxv;
+    } else {
+        yn = (Y - 16.0f * k) / (219.0f * k); cb = (U - 128.0f * k) / (224.0f * k); cr = (V - 128.0f * k) / (224.0f * k);
+    }
+    float kr = p.matrix == 1 ? 0.2126f : (p.matrix == 2 ? 0.2627f : 0.299f);
+    float kb = p.matrix == 1 ? 0.0722f : (p.matrix == 2 ? 0.0593f : 0.114f);
+    float kg = 1.0f - kr - kb;
+    float r = yn + 2.0f * (1.0f - kr) * cr;
+    float b = yn + 2.0f * (1.0f - kb) * cb;
+    float g = (yn - kr * r - kb * b) / kg;
+    rgb[0] = fminf(fmaxf(r, 0.0f), 1.0f) * 255.0f;
+    rgb[1] = fminf(fmaxf(g, 0.0f), 1.0f) * 255.0f;
+    rgb[2] = fminf(fmaxf(b, 0.0f), 1.0f) * 255.0f;
+}
+
+__device__ __forceinline__ unsigned short to_f16(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+__device__ __forceinline__ unsigned short to_bf16(float f) {
+    unsigned int u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);  // NaN stays NaN
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+
+extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, int count) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    const GmFusedParams p = params[i];
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= p.out_w || y >= p.out_h) return;
+    int ox = p.flip_h ? p.out_w - 1 - x : x;
+    int oy = p.flip_v ? p.out_h - 1 - y : y;
+    float sx = p.crop_w / (float)p.out_w, sy = p.crop_h / (float)p.out_h;
+    float rgb[3];
+    if (p.interp == 0) {
+        int xi = min(max((int)floorf(p.crop_x + ((float)ox + 0.5f) * sx), 0), p.src_w - 1);
+        int yi = min(max((int)floorf(p.crop_y + ((float)oy + 0.5f) * sy), 0), p.src_h - 1);
+        fetch_rgb(p, xi, yi, rgb);
+    } else {
+        float fx = p.crop_x + ((float)ox + 0.5f) * sx - 0.5f;
+        float fy = p.crop_y + ((float)oy + 0.5f) * sy - 0.5f;
+        float x0f = floorf(fx), y0f = floorf(fy);
+        float ax = fx - x0f, ay = fy - y0f;
+        int x0 = (int)x0f, y0 = (int)y0f;
+        int xa = min(max(x0, 0), p.src_w - 1), xb = min(max(x0 + 1, 0), p.src_w - 1);
+        int ya = min(max(y0, 0), p.src_h - 1), yb = min(max(y0 + 1, 0), p.src_h - 1);
+        float t00[3], t01[3], t10[3], t11[3];
+        fetch_rgb(p, xa, ya, t00);
+        fetch_rgb(p, xb, ya, t01);
+        fetch_rgb(p, xa, yb, t10);
+        fetch_rgb(p, xb, yb, t11);
+        for (int c = 0; c < 3; ++c) {
+            float top = t00[c] + (t01[c] - t00[c]) * ax;
+            float bot = t10[c] + (t11[c] - t10[c]) * ax;
+            rgb[c] = top + (bot - top) * ay;
+        }
+    }
+    int plane = p.out_w * p.out_h;
+    for (int c = 0; c < 3; ++c) {
+        int src_c = p.bgr_out ? 2 - c : c;
+        float v = rgb[src_c] * p.scale[c] + p.bias[c];
+        long long idx = p.layout == 0 ? (long long)c * plane + (long long)y * p.out_w + x
+                                      : ((long long)y * p.out_w + x) * 3 + c;
+        switch (p.dtype) {
+            case 0: ((unsigned char*)p.dst)[idx] = (unsigned char)fminf(fmaxf(rintf(v), 0.0f), 255.0f); break;
+            case 1: ((unsigned short*)p.dst)[idx] = to_f16(v); break;
+            case 2: ((unsigned short*)p.dst)[idx] = to_bf16(v); break;
+            default: ((float*)p.dst)[idx] = v; break;
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! CPU twins of the kernels: the same arithmetic in the same order, on host memory, as the
+//! reference GPU results are checked against.
+
+use gm_cuda::DType;
+
+use crate::types::{FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
+
+/// A source image in host memory (the twin of [`SourceImage`](crate::SourceImage)).
+#[derive(Debug, Clone, Copy)]
+pub struct HostImage<'a> {
+    /// Interleaved pixels, or the luma plane.
+    pub data: &'a [u8],
+    /// The interleaved chroma plane (NV12/P016).
+    pub chroma: &'a [u8],
+    /// Bytes between rows.
+    pub pitch: usize,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+    /// Pixel layout.
+    pub format: PixelFormat,
+    /// YUV matrix.
+    pub matrix: Matrix,
+    /// Full-range YUV.
+    pub full_range: bool,
+}
+
+fn fetch_rgb(p: &HostImage<'_>, x: usize, y: usize) -> [f32; 3] {
+    match p.format {
+        PixelFormat::Rgb8 | PixelFormat::Bgr8 => {
+            let i = y * p.pitch + 3 * x;
+            let (a, b, c) = (
+                f32::from(p.data[i]),
+                f32::from(p.data[i + 1]),
+                f32::from(p.data[i + 2]),
+            );
+            if p.format == PixelFormat::Rgb8 {
+                [a, b, c]
+            } else {
+                [c, b, a]
+            }
+        }
+        PixelFormat::Nv12 | PixelFormat::P016 { .. } => {
+            let (y_, u, v, maxv) = match p.format {
+                PixelFormat::Nv12 => {
+                    let c = (y >> 1) * p.pitch + 2 * (x >> 1);
+                    (
+                        f32::from(p.data[y * p.pitch + x]),
+                        f32::from(p.chroma[c]),
+                        f32::from(p.chroma[c + 1]),
+                        255.0f32,
+                    )
+                }
+                PixelFormat::P016 { bit_depth } => {
+                    let shift = 16 - u32::from(bit_depth);
+                    let rd = |b: &[u8], i: usize| {
+                        f32::from(u16::from_le_bytes([b[i], b[i + 1]]) >> shift)
+                    };
+                    let c = (y >> 1) * p.pitch + 4 * (x >> 1);
+                    (
+                        rd(p.data, y * p.pitch + 2 * x),
+                        rd(p.chroma, c),
+                        rd(p.chroma, c + 2),
+                        ((1u32 << bit_depth) - 1) as f32,
+                    )
+                }
+                _ => unreachable!("RGB handled above"),
+            };
+            let k = (maxv + 1.0) / 256.0;
+            let (yn, cb, cr) = if p.full_range {
+                (y_ / maxv, (u - 128.0 * k) / maxv, (v - 128.0 * k) / maxv)
+            } else {
+                (
+                    (y_ - 16.0 * k) / (219.0 * k),
+                    (u - 128.0 * k) / (224.0 * k),
+                    (v - 128.0 * k) / (224.0 * k),
+                )
+            };
+            let (kr, kb) = match p.matrix {
+                Matrix::Bt709 => (0.2126f32, 0.0722f32),
+                Matrix::Bt2020 => (0.2627, 0.0593),
+                Matrix::Bt601 => (0.299, 0.114),
+            };
+            let kg = 1.0 - kr - kb;
+            let r = yn + 2.0 * (1.0 - kr) * cr;
+            let b = yn + 2.0 * (1.0 - kb) * cb;
+            let g = (yn - kr * r - kb * b) / kg;
+            [r, g, b].map(|v| v.clamp(0.0, 1.0) * 255.0)
+        }
+    }
+}
+
+/// The fused operation on one image, written into `out` (one slot: `spec.image_bytes()`).
+pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8]) {
+    let (ow, oh) = (spec.width as usize, spec.height as usize);
+    let (sw, sh) = (src.width as i64, src.height as i64);
+    let sx = op.crop.w / spec.width as f32;
+    let sy = op.crop.h / spec.height as f32;
+    let clampi = |v: i64, hi: i64| v.clamp(0, hi - 1) as usize;
+    let esize = spec.dtype.size();
+    for y in 0..oh {
+        for x in 0..ow {
+            let ox = if op.flip_h { ow - 1 - x } else { x } as f32;
+            let oy = if op.flip_v { oh - 1 - y } else { y } as f32;
+            let rgb = match spec.interp {
+                Interp::Nearest => {
+                    let xi = clampi((op.crop.x + (ox + 0.5) * sx).floor() as i64, sw);
+                    let yi = clampi((op.crop.y + (oy + 0.5) * sy).floor() as i64, sh);
+                    fetch_rgb(src, xi, yi)
+                }
+                Interp::Bilinear => {
+                    let fx = op.crop.x + (ox + 0.5) * sx - 0.5;
+                    let fy = op.crop.y + (oy + 0.5) * sy - 0.5;
+                    let (x0f, y0f) = (fx.floor(), fy.floor());
+                    let (ax, ay) = (fx - x0f, fy - y0f);
+                    let (x0, y0) = (x0f as i64, y0f as i64);
+                    let (xa, xb) = (clampi(x0, sw), clampi(x0 + 1, sw));
+                    let (ya, yb) = (clampi(y0, sh), clampi(y0 + 1, sh));
+                    let (t00, t01) = (fetch_rgb(src, xa, ya), fetch_rgb(src, xb, ya));
+                    let (t10, t11) = (fetch_rgb(src, xa, yb), fetch_rgb(src, xb, yb));
+                    [0, 1, 2].map(|c| {
+                        let top = t00[c] + (t01[c] - t00[c]) * ax;
+                        let bot = t10[c] + (t11[c] - t10[c]) * ax;
+                        top + (bot - top) * ay
+                    })
+                }
+            };
+            for c in 0..3 {
+                let v = rgb[if spec.bgr { 2 - c } else { c }] * spec.scale[c] + spec.bias[c];
+                let idx = match spec.layout {
+                    Layout::Chw => c * ow * oh + y * ow + x,
+                    Layout::Hwc => (y * ow + x) * 3 + c,
+                };
+                let o = &mut out[idx * esize..(idx + 1) * esize];
+                match spec.dtype {
+                    DType::U8 => o[0] = v.round_ties_even().clamp(0.0, 255.0) as u8,
+                    DType::F16 => o.copy_from_slice(&half::f16::from_f32(v).to_le_bytes()),
+                    DType::BF16 => o.copy_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
+                    DType::F32 => o.copy_from_slice(&v.to_le_bytes()),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Crop;
+
+    fn rgb_image(w: u32, h: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                v.extend(f(x, y));
+            }
+        }
+        v
+    }
+
+    fn spec(w: u32, h: u32, dtype: DType) -> OutputSpec {
+        OutputSpec {
+            width: w,
+            height: h,
+            layout: Layout::Hwc,
+            dtype,
+            bgr: false,
+            interp: Interp::Bilinear,
+            scale: [1.0; 3],
+            bias: [0.0; 3],
+        }
+    }
+
+    fn host(data: &[u8], w: u32, h: u32) -> HostImage<'_> {
+        HostImage {
+            data,
+            chroma: &[],
+            pitch: 3 * w as usize,
+            width: w,
+            height: h,
+            format: PixelFormat::Rgb8,
+            matrix: Matrix::Bt601,
+            full_range: false,
+        }
+    }
+
+    #[test]
+    fn identity_resize_copies_pixels_and_flips_mirror_them() {
+        let img = rgb_image(5, 3, |x, y| [x as u8 * 10, y as u8 * 20, 7]);
+        let src = host(&img, 5, 3);
+        let mut out = vec![0u8; 5 * 3 * 3];
+        let op = FusedOp {
+            crop: Crop::full(5, 3),
+            flip_h: false,
+            flip_v: false,
+        };
+        fused(&src, &op, &spec(5, 3, DType::U8), &mut out);
+        assert_eq!(out, img);
+        fused(
+            &src,
+            &FusedOp { flip_h: true, ..op },
+            &spec(5, 3, DType::U8),
+            &mut out,
+        );
+        assert_eq!(&out[..3], &[40, 0, 7], "first pixel is the last of the row");
+    }
+
+    #[test]
+    fn bilinear_halving_averages_pixel_pairs_like_opencv() {
+        // OpenCV's INTER_LINEAR at exactly 2x down samples at source x = 2i + 0.5.
+        let img = rgb_image(4, 1, |x, _| [x as u8 * 10, 0, 0]);
+        let mut out = vec![0u8; 2 * 3 * 4];
+        let op = FusedOp {
+            crop: Crop::full(4, 1),
+            flip_h: false,
+            flip_v: false,
+        };
+        fused(&host(&img, 4, 1), &op, &spec(2, 1, DType::F32), &mut out);
+        let r0 = f32::from_le_bytes(out[0..4].try_into().unwrap());
+        let r1 = f32::from_le_bytes(out[12..16].try_into().unwrap());
+        assert_eq!((r0, r1), (5.0, 25.0));
+    }
+
+    #[test]
+    fn limited_range_grey_and_white_convert_exactly() {
+        // Y=235, U=V=128 is white; Y=16 black, in every matrix.
+        for (yv, want) in [(235u8, 255u8), (16, 0), (126, 128)] {
+            let luma = [yv; 4];
+            let chroma = [128u8; 4];
+            for matrix in [Matrix::Bt601, Matrix::Bt709, Matrix::Bt2020] {
+                let src = HostImage {
+                    data: &luma,
+                    chroma: &chroma,
+                    pitch: 2,
+                    width: 2,
+                    height: 2,
+                    format: PixelFormat::Nv12,
+                    matrix,
+                    full_range: false,
+                };
+                let mut out = vec![0u8; 12];
+                let op = FusedOp {
+                    crop: Crop::full(2, 2),
+                    flip_h: false,
+                    flip_v: false,
+                };
+                fused(&src, &op, &spec(2, 2, DType::U8), &mut out);
+                assert!(
+                    out.iter()
+                        .all(|&v| (i16::from(v) - i16::from(want)).abs() <= 1),
+                    "Y={yv} {matrix:?}: {out:?}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! What the fused kernel reads, what it does to each image, and what it writes.
+
+use gm_cuda::{DType, DevicePtr};
+
+/// Pixel layout of a source image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PixelFormat {
+    /// Interleaved 8-bit R, G, B.
+    Rgb8,
+    /// Interleaved 8-bit B, G, R.
+    Bgr8,
+    /// 8-bit luma plane and interleaved U/V plane at half resolution (NVDEC's NV12).
+    Nv12,
+    /// 16-bit samples with the value in the high `bit_depth` bits (NVDEC's P016).
+    P016 {
+        /// Bits per sample of the content (10 for Main10).
+        bit_depth: u8,
+    },
+}
+
+/// YUV to RGB matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Matrix {
+    /// ITU-R BT.601.
+    #[default]
+    Bt601,
+    /// ITU-R BT.709.
+    Bt709,
+    /// ITU-R BT.2020 (non-constant luminance).
+    Bt2020,
+}
+
+impl Matrix {
+    /// The matrix an H.264/HEVC stream signals with `matrix_coefficients` (ISO/IEC 23091-4);
+    /// unspecified streams are BT.709 from 720 lines up and BT.601 below, as players do.
+    pub fn from_code(matrix_coefficients: u8, height: u32) -> Matrix {
+        match matrix_coefficients {
+            1 => Matrix::Bt709,
+            5 | 6 => Matrix::Bt601,
+            9 | 10 => Matrix::Bt2020,
+            _ if height >= 720 => Matrix::Bt709,
+            _ => Matrix::Bt601,
+        }
+    }
+
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            Matrix::Bt601 => 0,
+            Matrix::Bt709 => 1,
+            Matrix::Bt2020 => 2,
+        }
+    }
+}
+
+/// A source image in device memory (an RGB image, or a mapped decoder surface).
+#[derive(Debug, Clone, Copy)]
+pub struct SourceImage {
+    /// Interleaved pixels, or the luma plane.
+    pub data: DevicePtr,
+    /// The interleaved chroma plane (NV12/P016); ignored for RGB.
+    pub chroma: DevicePtr,
+    /// Bytes between rows (both planes).
+    pub pitch: usize,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Pixel layout.
+    pub format: PixelFormat,
+    /// YUV matrix (YUV formats).
+    pub matrix: Matrix,
+    /// Full-range YUV samples rather than limited (16-235).
+    pub full_range: bool,
+}
+
+/// The region of the source an output image is made from, in source pixels (fractional
+/// positions allowed, as random-resized-crop produces).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crop {
+    /// Left edge.
+    pub x: f32,
+    /// Top edge.
+    pub y: f32,
+    /// Width.
+    pub w: f32,
+    /// Height.
+    pub h: f32,
+}
+
+impl Crop {
+    /// The whole image.
+    pub fn full(width: u32, height: u32) -> Crop {
+        Crop {
+            x: 0.0,
+            y: 0.0,
+            w: width as f32,
+            h: height as f32,
+        }
+    }
+}
+
+/// Per-image geometry: crop, then resize to the output size, then flip.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusedOp {
+    /// Source region.
+    pub crop: Crop,
+    /// Mirror left-right.
+    pub flip_h: bool,
+    /// Mirror top-bottom.
+    pub flip_v: bool,
+}
+
+/// Resampling filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interp {
+    /// Nearest neighbour.
+    Nearest,
+    /// Bilinear with OpenCV's pixel-centre convention and replicated borders.
+    #[default]
+    Bilinear,
+}
+
+/// Memory layout of an output image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Channels, rows, columns.
+    #[default]
+    Chw,
+    /// Rows, columns, channels.
+    Hwc,
+}
+
+/// What the batch tensor holds for every image.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutputSpec {
+    /// Output width.
+    pub width: u32,
+    /// Output height.
+    pub height: u32,
+    /// Layout.
+    pub layout: Layout,
+    /// Element type.
+    pub dtype: DType,
+    /// Channels stored as B, G, R.
+    pub bgr: bool,
+    /// Filter.
+    pub interp: Interp,
+    /// Per output channel: `out = value * scale + bias`, `value` in 0..255.
+    pub scale: [f32; 3],
+    /// See `scale`.
+    pub bias: [f32; 3],
+}
+
+impl OutputSpec {
+    /// `(value / 255 - mean) / std` per channel, the torchvision convention.
+    pub fn normalized(
+        width: u32,
+        height: u32,
+        dtype: DType,
+        mean: [f32; 3],
+        std: [f32; 3],
+    ) -> OutputSpec {
+        OutputSpec {
+            width,
+            height,
+            layout: Layout::Chw,
+            dtype,
+            bgr: false,
+            interp: Interp::Bilinear,
+            scale: [0, 1, 2].map(|c| 1.0 / (255.0 * std[c])),
+            bias: [0, 1, 2].map(|c| -mean[c] / std[c]),
+        }
+    }
+
+    /// Bytes of one image in the batch.
+    pub fn image_bytes(&self) -> usize {
+        self.width as usize * self.height as usize * 3 * self.dtype.size()
+    }
+}

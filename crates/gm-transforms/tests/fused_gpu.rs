@@ -1,0 +1,310 @@
+//! The fused kernel against its CPU twin on random inputs of odd sizes, every source format,
+//! dtype, layout, filter, crop and flip: within 1 for u8, one unit in the last place for
+//! f16/bf16, and 1e-3 relative for f32.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
+use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::{
+    Crop, FusedKernel, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, SourceImage,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+struct Case {
+    format: PixelFormat,
+    width: u32,
+    height: u32,
+    pitch: usize,
+    data: Vec<u8>,
+    chroma: Vec<u8>,
+    matrix: Matrix,
+    full_range: bool,
+    op: FusedOp,
+}
+
+fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
+    let (width, height) = sizes[rng.random_range(0..sizes.len())];
+    let format = match rng.random_range(0..4) {
+        0 => PixelFormat::Rgb8,
+        1 => PixelFormat::Bgr8,
+        2 => PixelFormat::Nv12,
+        _ => PixelFormat::P016 {
+            bit_depth: if rng.random_bool(0.5) { 10 } else { 16 },
+        },
+    };
+    let row = match format {
+        PixelFormat::Rgb8 | PixelFormat::Bgr8 => 3 * width as usize,
+        PixelFormat::Nv12 => (width as usize).div_ceil(2) * 2,
+        PixelFormat::P016 { .. } => (width as usize).div_ceil(2) * 4,
+    };
+    let pitch = row + 2 * rng.random_range(0..9);
+    let mut data = vec![0u8; pitch * height as usize];
+    rng.fill_bytes(&mut data);
+    let mut chroma = vec![0u8; pitch * (height as usize).div_ceil(2)];
+    rng.fill_bytes(&mut chroma);
+    let w = width as f32;
+    let h = height as f32;
+    let crop = if rng.random_bool(0.3) {
+        Crop::full(width, height)
+    } else {
+        let cw = rng.random_range(0.05..=1.0f32) * w;
+        let ch = rng.random_range(0.05..=1.0f32) * h;
+        Crop {
+            x: rng.random_range(0.0..=(w - cw)),
+            y: rng.random_range(0.0..=(h - ch)),
+            w: cw,
+            h: ch,
+        }
+    };
+    Case {
+        format,
+        width,
+        height,
+        pitch,
+        data,
+        chroma,
+        matrix: [Matrix::Bt601, Matrix::Bt709, Matrix::Bt2020][rng.random_range(0..3)],
+        full_range: rng.random_bool(0.3),
+        op: FusedOp {
+            crop,
+            flip_h: rng.random_bool(0.5),
+            flip_v: rng.random_bool(0.2),
+        },
+    }
+}
+
+fn random_spec(rng: &mut StdRng) -> OutputSpec {
+    let dtype = [DType::U8, DType::F16, DType::BF16, DType::F32][rng.random_range(0..4)];
+    let mean = [0.485, 0.456, 0.406];
+    let std = [0.229, 0.224, 0.225];
+    let mut s = OutputSpec::normalized(
+        rng.random_range(1..=97),
+        rng.random_range(1..=61),
+        dtype,
+        mean,
+        std,
+    );
+    if dtype == DType::U8 {
+        s.scale = [1.0; 3];
+        s.bias = [0.0; 3];
+    }
+    s.layout = if rng.random_bool(0.5) {
+        Layout::Chw
+    } else {
+        Layout::Hwc
+    };
+    s.interp = if rng.random_bool(0.8) {
+        Interp::Bilinear
+    } else {
+        Interp::Nearest
+    };
+    s.bgr = rng.random_bool(0.2);
+    s
+}
+
+/// Largest disagreement as a multiple of the allowed error: 1 for u8; for floats 1e-3
+/// relative (at least 1e-3 absolute), or one unit in the last place of the output format where
+/// that is coarser (f16, bf16), so values on either side of a rounding boundary pass.
+fn compare(dtype: DType, gpu: &[u8], cpu: &[u8]) -> (f64, usize) {
+    let mut worst = (0.0f64, 0usize);
+    let n = gpu.len() / dtype.size();
+    let value = |b: &[u8]| -> f64 {
+        match dtype {
+            DType::U8 => f64::from(b[0]),
+            DType::F16 => f64::from(half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
+            DType::BF16 => f64::from(half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
+            DType::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        }
+    };
+    for i in 0..n {
+        let e = dtype.size();
+        let (a, b) = (
+            value(&gpu[i * e..(i + 1) * e]),
+            value(&cpu[i * e..(i + 1) * e]),
+        );
+        let tol = match dtype {
+            DType::U8 => 1.0,
+            DType::F32 => 1e-3 * b.abs().max(1.0),
+            DType::F16 => (1e-3 * b.abs().max(1.0)).max(b.abs() * 2f64.powi(-10)),
+            DType::BF16 => (1e-3 * b.abs().max(1.0)).max(b.abs() * 2f64.powi(-7)),
+        };
+        let d = if a.is_nan() || b.is_nan() {
+            f64::INFINITY
+        } else {
+            (a - b).abs() / tol
+        };
+        if d > worst.0 {
+            worst = (d, i);
+        }
+    }
+    worst
+}
+
+#[test]
+fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
+    let device = gpu_test_device!("fused_kernel_matches_its_cpu_twin_on_random_batches");
+    let seed = rand::rng().next_u64();
+    eprintln!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("fused test"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let sizes = [
+        (1, 1),
+        (3, 7),
+        (2, 2),
+        (17, 9),
+        (64, 48),
+        (333, 211),
+        (1917, 1079),
+    ];
+    let mut checked = 0usize;
+    for round in 0..60 {
+        let spec = random_spec(&mut rng);
+        let batch = rng.random_range(1..=4);
+        let cases: Vec<Case> = (0..batch).map(|_| random_case(&mut rng, &sizes)).collect();
+        let mut bufs = Vec::new();
+        let mut images = Vec::new();
+        for c in &cases {
+            let mut d = DeviceBuffer::alloc(&device, c.data.len()).unwrap();
+            stream.upload(&c.data, &mut d, 0).unwrap();
+            let mut ch = DeviceBuffer::alloc(&device, c.chroma.len()).unwrap();
+            stream.upload(&c.chroma, &mut ch, 0).unwrap();
+            images.push(SourceImage {
+                data: d.device_ptr(),
+                chroma: ch.device_ptr(),
+                pitch: c.pitch,
+                width: c.width,
+                height: c.height,
+                format: c.format,
+                matrix: c.matrix,
+                full_range: c.full_range,
+            });
+            bufs.push((d, ch));
+        }
+        let shape = match spec.layout {
+            Layout::Chw => [batch + 1, 3, spec.height as usize, spec.width as usize],
+            Layout::Hwc => [batch + 1, spec.height as usize, spec.width as usize, 3],
+        };
+        let out = Tensor::empty(&pool, &stream, &shape, spec.dtype).unwrap();
+        // Poison every slot so an unwritten element cannot pass.
+        let poison = vec![0xA5u8; out.numel() * spec.dtype.size()];
+        stream
+            .upload(&poison, &mut PoolView(out.data_ptr(), poison.len()), 0)
+            .unwrap();
+        let ops: Vec<FusedOp> = cases.iter().map(|c| c.op).collect();
+        kernel.run(&stream, &images, &ops, &spec, &out, 1).unwrap();
+        let got = out.to_host_bytes(&stream).unwrap();
+        let slot = spec.image_bytes();
+        assert!(
+            got[..slot].iter().all(|&b| b == 0xA5),
+            "round {round}: slot 0 was not to be written"
+        );
+        for (k, c) in cases.iter().enumerate() {
+            let host = HostImage {
+                data: &c.data,
+                chroma: &c.chroma,
+                pitch: c.pitch,
+                width: c.width,
+                height: c.height,
+                format: c.format,
+                matrix: c.matrix,
+                full_range: c.full_range,
+            };
+            let mut want = vec![0u8; slot];
+            fused(&host, &c.op, &spec, &mut want);
+            let have = &got[(k + 1) * slot..(k + 2) * slot];
+            let (d, at) = compare(spec.dtype, have, &want);
+            assert!(
+                d <= 1.0,
+                "round {round} image {k}: {:?} {}x{} -> {:?} {}x{} {:?} {:?}, crop {:?}: difference {d} at element {at}",
+                c.format,
+                c.width,
+                c.height,
+                spec.dtype,
+                spec.width,
+                spec.height,
+                spec.layout,
+                spec.interp,
+                c.op
+            );
+            checked += spec.width as usize * spec.height as usize * 3;
+        }
+        drop(bufs);
+    }
+    eprintln!("{checked} output elements compared");
+}
+
+/// A borrowed view of device memory, for uploading into a tensor's storage.
+struct PoolView(gm_cuda::DevicePtr, usize);
+impl gm_cuda::DeviceMemory for PoolView {
+    fn device_ptr(&self) -> gm_cuda::DevicePtr {
+        self.0
+    }
+    fn byte_len(&self) -> usize {
+        self.1
+    }
+}
+
+#[test]
+fn invalid_arguments_are_errors_before_launching() {
+    let device = gpu_test_device!("invalid_arguments_are_errors_before_launching");
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("fused errors"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let spec = OutputSpec::normalized(8, 8, DType::F32, [0.5; 3], [0.5; 3]);
+    let out = Tensor::empty(&pool, &stream, &[2, 3, 8, 8], DType::F32).unwrap();
+    let src = DeviceBuffer::alloc(&device, 3 * 4 * 4).unwrap();
+    let img = SourceImage {
+        data: src.device_ptr(),
+        chroma: src.device_ptr(),
+        pitch: 12,
+        width: 4,
+        height: 4,
+        format: PixelFormat::Rgb8,
+        matrix: Matrix::Bt601,
+        full_range: false,
+    };
+    let op = FusedOp {
+        crop: Crop::full(4, 4),
+        flip_h: false,
+        flip_v: false,
+    };
+    assert!(
+        kernel.run(&stream, &[img], &[op], &spec, &out, 2).is_err(),
+        "slot past the batch"
+    );
+    assert!(
+        kernel
+            .run(
+                &stream,
+                &[SourceImage { pitch: 5, ..img }],
+                &[op],
+                &spec,
+                &out,
+                0
+            )
+            .is_err(),
+        "short pitch"
+    );
+    let empty = FusedOp {
+        crop: Crop { w: 0.0, ..op.crop },
+        ..op
+    };
+    assert!(
+        kernel
+            .run(&stream, &[img], &[empty], &spec, &out, 0)
+            .is_err(),
+        "empty crop"
+    );
+    let hwc = OutputSpec {
+        layout: Layout::Hwc,
+        ..spec
+    };
+    assert!(
+        kernel.run(&stream, &[img], &[op], &hwc, &out, 0).is_err(),
+        "layout mismatch"
+    );
+    kernel.run(&stream, &[img], &[op], &spec, &out, 1).unwrap();
+}

@@ -1,0 +1,173 @@
+//! The video data path of the design: NVDEC decodes planned frames and, while each surface is
+//! mapped, the fused kernel converts, crops, resizes, flips and normalizes it straight into its
+//! slot of a batch tensor. Checked against the CPU twin applied to the same decoded frame.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use gm_codec::nvdec::{DecoderSession, SurfaceFormat};
+use gm_cuda::{DType, DevicePool, PoolConfig, Tensor, gpu_test_device};
+use gm_demux::{IndexOptions, IndexingDemuxer};
+use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::{Crop, FusedKernel, FusedOp, Matrix, OutputSpec, PixelFormat, SourceImage};
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("media"))
+}
+
+/// yuv420p bytes back to the NV12/P016 layout the twin reads (chroma interleaved).
+fn to_semi_planar(
+    yuv: &[u8],
+    w: usize,
+    h: usize,
+    bps: usize,
+    shift: u32,
+) -> (Vec<u8>, Vec<u8>, usize) {
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let pitch = cw * 2 * bps;
+    let mut luma = vec![0u8; pitch * h];
+    for y in 0..h {
+        for x in 0..w {
+            let v = if bps == 1 {
+                u16::from(yuv[y * w + x])
+            } else {
+                u16::from_le_bytes([yuv[2 * (y * w + x)], yuv[2 * (y * w + x) + 1]]) << shift
+            };
+            luma[y * pitch + x * bps..y * pitch + (x + 1) * bps]
+                .copy_from_slice(&v.to_le_bytes()[..bps]);
+        }
+    }
+    let mut chroma = vec![0u8; pitch * ch];
+    let (u0, v0) = (w * h, w * h + cw * ch);
+    for y in 0..ch {
+        for x in 0..cw {
+            for (k, base) in [(0, u0), (1, v0)] {
+                let i = base + y * cw + x;
+                let v = if bps == 1 {
+                    u16::from(yuv[i])
+                } else {
+                    u16::from_le_bytes([yuv[2 * i], yuv[2 * i + 1]]) << shift
+                };
+                let at = y * pitch + (2 * x + k) * bps;
+                chroma[at..at + bps].copy_from_slice(&v.to_le_bytes()[..bps]);
+            }
+        }
+    }
+    (luma, chroma, pitch)
+}
+
+#[test]
+fn decoded_surfaces_go_straight_into_normalized_batches() {
+    let device = gpu_test_device!("decoded_surfaces_go_straight_into_normalized_batches");
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("batches"));
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    for (name, frames) in [
+        ("hevc_open_gop", vec![17usize, 3, 29, 9]),
+        ("hevc_main10", vec![0, 12, 5]),
+        ("h264_1366x766", vec![7, 0]),
+    ] {
+        let demux = IndexingDemuxer::open(
+            &fixtures().join(format!("video/{name}.mp4")),
+            IndexOptions::default(),
+        )
+        .unwrap();
+        let spec = OutputSpec::normalized(
+            96,
+            72,
+            DType::F16,
+            [0.485, 0.456, 0.406],
+            [0.229, 0.224, 0.225],
+        );
+        let out = Tensor::empty(
+            &pool,
+            session.stream(),
+            &[frames.len(), 3, 72, 96],
+            DType::F16,
+        )
+        .unwrap();
+        let plan = demux.plan(&frames).unwrap();
+        let mut references = vec![Vec::new(); frames.len()];
+        session
+            .decode(&demux, &plan, &mut |f| {
+                let op = FusedOp {
+                    crop: Crop {
+                        x: f.width as f32 * 0.1,
+                        y: 3.5,
+                        w: f.width as f32 * 0.75,
+                        h: f.height as f32 * 0.8,
+                    },
+                    flip_h: f.frame % 2 == 1,
+                    flip_v: false,
+                };
+                let format = match f.format {
+                    SurfaceFormat::Nv12 => PixelFormat::Nv12,
+                    SurfaceFormat::P016 => PixelFormat::P016 {
+                        bit_depth: f.bit_depth,
+                    },
+                };
+                let src = SourceImage {
+                    data: f.luma,
+                    chroma: f.chroma,
+                    pitch: f.pitch,
+                    width: f.width,
+                    height: f.height,
+                    format,
+                    matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
+                    full_range: f.colour.full_range,
+                };
+                for &slot in f.slots {
+                    kernel.run(f.stream, &[src], &[op], &spec, &out, slot as usize)?;
+                }
+                // The reference: the same decoded frame, through the CPU twin.
+                let yuv = f.to_yuv420p()?;
+                let bps = if format == PixelFormat::Nv12 { 1 } else { 2 };
+                let (luma, chroma, pitch) = to_semi_planar(
+                    &yuv,
+                    f.width as usize,
+                    f.height as usize,
+                    bps,
+                    16 - u32::from(f.bit_depth),
+                );
+                let host = HostImage {
+                    data: &luma,
+                    chroma: &chroma,
+                    pitch,
+                    width: f.width,
+                    height: f.height,
+                    format,
+                    matrix: src.matrix,
+                    full_range: src.full_range,
+                };
+                let mut want = vec![0u8; spec.image_bytes()];
+                fused(&host, &op, &spec, &mut want);
+                for &slot in f.slots {
+                    references[slot as usize] = want.clone();
+                }
+                Ok(())
+            })
+            .unwrap();
+        let got = out.to_host_bytes(session.stream()).unwrap();
+        for (slot, want) in references.iter().enumerate() {
+            let have = &got[slot * spec.image_bytes()..(slot + 1) * spec.image_bytes()];
+            let worst = have
+                .chunks(2)
+                .zip(want.chunks(2))
+                .map(|(a, b)| {
+                    let (a, b) = (
+                        half::f16::from_le_bytes([a[0], a[1]]).to_f32(),
+                        half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
+                    );
+                    (a - b).abs() / (1e-3 * b.abs().max(1.0)).max(b.abs() * 2f32.powi(-10))
+                })
+                .fold(0.0f32, f32::max);
+            assert!(
+                worst <= 1.0,
+                "{name}: request {slot} (frame {}): error {worst} of the tolerance",
+                frames[slot]
+            );
+        }
+    }
+}
