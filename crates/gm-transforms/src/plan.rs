@@ -1,0 +1,440 @@
+//! Composable transforms, planned on the CPU into the parameters of one fused kernel launch.
+//!
+//! A chain (`Resize`, crops, flips, `Normalize`, `ToDtype`...) never touches pixels itself: each
+//! step updates a [`PlanState`] (the source region shown, the current size, the flips, the
+//! output format), and the final state is one [`FusedOp`] plus an [`OutputSpec`], so the whole
+//! chain costs one read of each source pixel and one write of each output element. Random steps
+//! draw from a [`SampleRng`] seeded by (seed, epoch, sample index): the GPU and the CPU twin,
+//! any worker, any run, get the same parameters for the same sample.
+
+use gm_cuda::DType;
+
+use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec};
+
+/// Why a chain cannot be planned for an image.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A step needs something the image does not have.
+    #[error("{step}: {reason}")]
+    Step {
+        /// The step.
+        step: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// Images of one sample differ in size, so one set of random parameters cannot serve all.
+    #[error("images of one sample differ in size: {0}x{1} and {2}x{3}")]
+    MixedSizes(u32, u32, u32, u32),
+}
+
+/// Deterministic randomness for one sample (SplitMix64 over a hash of seed, epoch, index).
+#[derive(Debug, Clone)]
+pub struct SampleRng {
+    state: u64,
+}
+
+impl SampleRng {
+    /// The generator of sample `index` in `epoch` of a run seeded with `seed`.
+    pub fn new(seed: u64, epoch: u64, index: u64) -> SampleRng {
+        let mut r = SampleRng { state: seed };
+        r.state ^= r
+            .next_u64()
+            .wrapping_add(epoch.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        r.state ^= r
+            .next_u64()
+            .wrapping_add(index.wrapping_mul(0xbf58_476d_1ce4_e5b9));
+        r
+    }
+
+    /// 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        lo + (hi - lo) * u
+    }
+
+    /// Uniform integer in `[0, n)` (n > 0), without modulo bias.
+    pub fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let v = self.next_u64();
+            if v < zone {
+                return v % n;
+            }
+        }
+    }
+
+    /// True with probability `p`.
+    pub fn bernoulli(&mut self, p: f64) -> bool {
+        self.uniform(0.0, 1.0) < p
+    }
+}
+
+/// The plan of one image so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanState {
+    /// Source size.
+    pub src_w: u32,
+    /// Source height.
+    pub src_h: u32,
+    /// The source region shown.
+    pub crop: Crop,
+    /// Current width (what the next step sees).
+    pub width: u32,
+    /// Current height.
+    pub height: u32,
+    /// Mirrored left-right so far.
+    pub flip_h: bool,
+    /// Mirrored top-bottom so far.
+    pub flip_v: bool,
+    /// Output format.
+    pub spec: OutputSpec,
+}
+
+impl PlanState {
+    /// The untouched image: all of it, u8 RGB HWC, values unchanged.
+    pub fn new(src_w: u32, src_h: u32) -> PlanState {
+        PlanState {
+            src_w,
+            src_h,
+            crop: Crop::full(src_w, src_h),
+            width: src_w,
+            height: src_h,
+            flip_h: false,
+            flip_v: false,
+            spec: OutputSpec {
+                width: src_w,
+                height: src_h,
+                layout: Layout::Hwc,
+                dtype: DType::U8,
+                bgr: false,
+                interp: Interp::Bilinear,
+                scale: [1.0; 3],
+                bias: [0.0; 3],
+            },
+        }
+    }
+
+    /// Keeps the region `(left, top, w, h)` of the current image (current pixel units),
+    /// taking earlier flips into account.
+    pub fn crop_current(&mut self, left: f32, top: f32, w: f32, h: f32) {
+        let (cw, ch) = (self.width as f32, self.height as f32);
+        // In a mirrored view, the region's left edge is the source's right.
+        let left = if self.flip_h { cw - left - w } else { left };
+        let top = if self.flip_v { ch - top - h } else { top };
+        let (sx, sy) = (self.crop.w / cw, self.crop.h / ch);
+        self.crop = Crop {
+            x: self.crop.x + left * sx,
+            y: self.crop.y + top * sy,
+            w: w * sx,
+            h: h * sy,
+        };
+        self.width = w.round() as u32;
+        self.height = h.round() as u32;
+    }
+
+    /// The kernel parameters for the final state.
+    pub fn finish(&self) -> (FusedOp, OutputSpec) {
+        let spec = OutputSpec {
+            width: self.width,
+            height: self.height,
+            ..self.spec
+        };
+        (
+            FusedOp {
+                crop: self.crop,
+                flip_h: self.flip_h,
+                flip_v: self.flip_v,
+            },
+            spec,
+        )
+    }
+}
+
+/// One step of a chain.
+pub trait Transform: std::fmt::Debug + Send + Sync {
+    /// Updates the plan; random steps draw from `rng`.
+    fn plan(&self, state: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError>;
+}
+
+/// Steps applied in order.
+#[derive(Debug, Default)]
+pub struct Compose(pub Vec<Box<dyn Transform>>);
+
+impl Compose {
+    /// The fused-kernel parameters of the chain for a `width` x `height` image.
+    pub fn plan_image(
+        &self,
+        width: u32,
+        height: u32,
+        rng: &mut SampleRng,
+    ) -> Result<(FusedOp, OutputSpec), PlanError> {
+        let mut st = PlanState::new(width, height);
+        self.plan(&mut st, rng)?;
+        if st.width == 0 || st.height == 0 {
+            return Err(PlanError::Step {
+                step: "chain",
+                reason: format!("the output would be {}x{}", st.width, st.height),
+            });
+        }
+        Ok(st.finish())
+    }
+}
+
+impl Transform for Compose {
+    fn plan(&self, state: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        self.0.iter().try_for_each(|t| t.plan(state, rng))
+    }
+}
+
+/// Resize, like torchvision's `Resize`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Resize {
+    /// The shorter side becomes this many pixels; the longer keeps the aspect ratio
+    /// (truncated, as torchvision does).
+    Shorter(u32),
+    /// Exactly this width and height.
+    Exact(u32, u32),
+}
+
+impl Transform for Resize {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        let (w, h) = match *self {
+            Resize::Exact(w, h) => (w, h),
+            Resize::Shorter(s) if st.width <= st.height => (
+                s,
+                (u64::from(s) * u64::from(st.height) / u64::from(st.width)) as u32,
+            ),
+            Resize::Shorter(s) => (
+                (u64::from(s) * u64::from(st.width) / u64::from(st.height)) as u32,
+                s,
+            ),
+        };
+        if w == 0 || h == 0 {
+            return Err(PlanError::Step {
+                step: "Resize",
+                reason: format!("target {w}x{h}"),
+            });
+        }
+        st.width = w;
+        st.height = h;
+        Ok(())
+    }
+}
+
+/// Keeps a fixed region (torchvision's `F.crop(top, left, height, width)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CropBox {
+    /// Left edge.
+    pub left: u32,
+    /// Top edge.
+    pub top: u32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+impl Transform for CropBox {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        if self.width == 0
+            || self.height == 0
+            || self.left + self.width > st.width
+            || self.top + self.height > st.height
+        {
+            return Err(PlanError::Step {
+                step: "CropBox",
+                reason: format!("{self:?} is not inside a {}x{} image", st.width, st.height),
+            });
+        }
+        st.crop_current(
+            self.left as f32,
+            self.top as f32,
+            self.width as f32,
+            self.height as f32,
+        );
+        Ok(())
+    }
+}
+
+/// The central region of this size, like torchvision's `CenterCrop` (offsets rounded half to
+/// even, as Python's `round`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CenterCrop(pub u32, pub u32);
+
+impl Transform for CenterCrop {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        let (w, h) = (self.0, self.1);
+        if w > st.width || h > st.height || w == 0 || h == 0 {
+            return Err(PlanError::Step {
+                step: "CenterCrop",
+                reason: format!(
+                    "{w}x{h} does not fit a {}x{} image (padding is not supported yet)",
+                    st.width, st.height
+                ),
+            });
+        }
+        let left = ((st.width - w) as f64 / 2.0).round_ties_even();
+        let top = ((st.height - h) as f64 / 2.0).round_ties_even();
+        st.crop_current(left as f32, top as f32, w as f32, h as f32);
+        Ok(())
+    }
+}
+
+/// torchvision's `RandomResizedCrop`: a random region of random area and aspect ratio
+/// (10 tries, then a central crop clamped to the ratio range), resized to a fixed size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomResizedCrop {
+    /// Output width.
+    pub width: u32,
+    /// Output height.
+    pub height: u32,
+    /// Range of the region's area as a fraction of the image's (torchvision: 0.08..1).
+    pub scale: (f64, f64),
+    /// Range of the region's width/height (torchvision: 3/4..4/3).
+    pub ratio: (f64, f64),
+}
+
+impl RandomResizedCrop {
+    /// torchvision's defaults for a `width` x `height` output.
+    pub fn new(width: u32, height: u32) -> Self {
+        RandomResizedCrop {
+            width,
+            height,
+            scale: (0.08, 1.0),
+            ratio: (3.0 / 4.0, 4.0 / 3.0),
+        }
+    }
+
+    /// The region `(left, top, w, h)` for an image of `iw` x `ih`, as torchvision's
+    /// `get_params` computes it.
+    pub fn region(&self, iw: u32, ih: u32, rng: &mut SampleRng) -> (u32, u32, u32, u32) {
+        let (w_img, h_img) = (f64::from(iw), f64::from(ih));
+        let area = w_img * h_img;
+        let (lr0, lr1) = (self.ratio.0.ln(), self.ratio.1.ln());
+        for _ in 0..10 {
+            let target = area * rng.uniform(self.scale.0, self.scale.1);
+            let aspect = rng.uniform(lr0, lr1).exp();
+            let w = (target * aspect).sqrt().round_ties_even();
+            let h = (target / aspect).sqrt().round_ties_even();
+            if w > 0.0 && h > 0.0 && w <= w_img && h <= h_img {
+                let (w, h) = (w as u32, h as u32);
+                let top = rng.below(u64::from(ih - h) + 1) as u32;
+                let left = rng.below(u64::from(iw - w) + 1) as u32;
+                return (left, top, w, h);
+            }
+        }
+        let in_ratio = w_img / h_img;
+        let (w, h) = if in_ratio < self.ratio.0 {
+            (iw, (w_img / self.ratio.0).round_ties_even() as u32)
+        } else if in_ratio > self.ratio.1 {
+            ((h_img * self.ratio.1).round_ties_even() as u32, ih)
+        } else {
+            (iw, ih)
+        };
+        ((iw - w) / 2, (ih - h) / 2, w, h)
+    }
+}
+
+impl Transform for RandomResizedCrop {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        let (left, top, w, h) = self.region(st.width, st.height, rng);
+        st.crop_current(left as f32, top as f32, w as f32, h as f32);
+        Resize::Exact(self.width, self.height).plan(st, rng)
+    }
+}
+
+/// Mirrors left-right with probability `p`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HorizontalFlip(pub f64);
+
+impl Transform for HorizontalFlip {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        if rng.bernoulli(self.0) {
+            st.flip_h = !st.flip_h;
+        }
+        Ok(())
+    }
+}
+
+/// Mirrors top-bottom with probability `p`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VerticalFlip(pub f64);
+
+impl Transform for VerticalFlip {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        if rng.bernoulli(self.0) {
+            st.flip_v = !st.flip_v;
+        }
+        Ok(())
+    }
+}
+
+/// `(value / 255 - mean) / std` per channel (torchvision's `Normalize` after `ToTensor`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Normalize {
+    /// Per-channel mean of values in 0..1.
+    pub mean: [f32; 3],
+    /// Per-channel standard deviation.
+    pub std: [f32; 3],
+}
+
+impl Transform for Normalize {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        if self.std.iter().any(|&s| s == 0.0 || !s.is_finite()) {
+            return Err(PlanError::Step {
+                step: "Normalize",
+                reason: format!("std {:?}", self.std),
+            });
+        }
+        for c in 0..3 {
+            // Applies after what earlier steps set: out = (v*s + b) / (255 std) - mean / std.
+            let k = 1.0 / (255.0 * self.std[c]);
+            st.spec.scale[c] *= k;
+            st.spec.bias[c] = st.spec.bias[c] * k - self.mean[c] / self.std[c];
+        }
+        Ok(())
+    }
+}
+
+/// Output element type and layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToDtype(pub DType, pub Layout);
+
+impl Transform for ToDtype {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.spec.dtype = self.0;
+        st.spec.layout = self.1;
+        Ok(())
+    }
+}
+
+/// The resampling filter of the resize.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Filter(pub Interp);
+
+impl Transform for Filter {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.spec.interp = self.0;
+        Ok(())
+    }
+}
+
+/// Channels stored as B, G, R.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToBgr;
+
+impl Transform for ToBgr {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.spec.bgr = !st.spec.bgr;
+        Ok(())
+    }
+}
