@@ -308,3 +308,94 @@ fn invalid_arguments_are_errors_before_launching() {
     );
     kernel.run(&stream, &[img], &[op], &spec, &out, 1).unwrap();
 }
+
+/// The committed OpenCV / torchvision resizes (see tests/references.rs), on the GPU.
+#[test]
+fn gpu_resizes_like_opencv_and_torchvision() {
+    let device = gpu_test_device!("gpu_resizes_like_opencv_and_torchvision");
+    let dir = std::env::var_os("GM_FIXTURES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media")
+        })
+        .join("resize");
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("resize refs"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let (w, h) = (200u32, 133u32);
+    let mut compared = 0;
+    for name in ["baboon", "fruits"] {
+        let src = std::fs::read(dir.join(format!("{name}.rgb"))).unwrap();
+        let mut d = DeviceBuffer::alloc(&device, src.len()).unwrap();
+        stream.upload(&src, &mut d, 0).unwrap();
+        let img = SourceImage {
+            data: d.device_ptr(),
+            chroma: d.device_ptr(),
+            pitch: 3 * w as usize,
+            width: w,
+            height: h,
+            format: PixelFormat::Rgb8,
+            matrix: Matrix::Bt601,
+            full_range: false,
+        };
+        for (mode, ow, oh) in [
+            ("bilinear", 97u32, 61u32),
+            ("bilinear", 233, 151),
+            ("nearest", 97, 61),
+        ] {
+            let spec = OutputSpec {
+                width: ow,
+                height: oh,
+                layout: Layout::Hwc,
+                dtype: DType::F32,
+                bgr: false,
+                interp: if mode == "bilinear" {
+                    Interp::Bilinear
+                } else {
+                    Interp::Nearest
+                },
+                scale: [1.0; 3],
+                bias: [0.0; 3],
+            };
+            let out = Tensor::empty(
+                &pool,
+                &stream,
+                &[1, oh as usize, ow as usize, 3],
+                DType::F32,
+            )
+            .unwrap();
+            kernel
+                .run(
+                    &stream,
+                    &[img],
+                    &[FusedOp {
+                        crop: Crop::full(w, h),
+                        flip_h: false,
+                        flip_v: false,
+                    }],
+                    &spec,
+                    &out,
+                    0,
+                )
+                .unwrap();
+            let got = out.to_host_bytes(&stream).unwrap();
+            for lib in ["opencv", "torch"] {
+                let reference =
+                    std::fs::read(dir.join(format!("{name}_{mode}_{ow}x{oh}_{lib}.u8"))).unwrap();
+                let worst = got
+                    .chunks(4)
+                    .zip(&reference)
+                    .map(|(o, &r)| {
+                        (f32::from_le_bytes([o[0], o[1], o[2], o[3]]) - f32::from(r)).abs()
+                    })
+                    .fold(0.0f32, f32::max);
+                assert!(
+                    worst <= 0.51,
+                    "{name} {mode} {ow}x{oh} vs {lib}: max difference {worst}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 12);
+}

@@ -1,0 +1,66 @@
+"""The torch chain gm-transforms' fused kernel is compared with (issue 6), in the same run:
+for 256 1080p NV12 frames and 256 500x375 RGB images, crop 87.5%, resize to 224x224
+(bilinear, antialias off as in the fused kernel), flip every other image, normalize, f16 CHW,
+as separate torch operations on the GPU. NV12 is converted to RGB with torch operations
+first (BT.709 limited range). Median of 20 timed runs after warm-up, by CUDA events.
+"""
+import json
+
+import torch
+import torch.nn.functional as F
+
+dev = "cuda"
+mean = torch.tensor([0.485, 0.456, 0.406], device=dev).view(1, 3, 1, 1)
+std = torch.tensor([0.229, 0.224, 0.225], device=dev).view(1, 3, 1, 1)
+
+
+def timed(fn, reps=20):
+    for _ in range(3):
+        fn()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ms = []
+    for _ in range(reps):
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        ms.append(a.elapsed_time(b))
+    return sorted(ms)[len(ms) // 2]
+
+
+def chain(rgb_nchw_float, w, h):
+    x0, y0 = int(w * 0.0625), int(h * 0.0625)
+    cw, ch = int(w * 0.875), int(h * 0.875)
+    x = rgb_nchw_float[:, :, y0:y0 + ch, x0:x0 + cw]
+    x = F.interpolate(x, size=(224, 224), mode="bilinear", align_corners=False, antialias=False)
+    x = torch.cat([x[0::2], torch.flip(x[1::2], dims=[3])])
+    x = (x / 255.0 - mean) / std
+    return x.half().contiguous()
+
+
+def nv12_to_rgb(y, uv):
+    y = y.float()
+    u = uv[..., 0::2].float().repeat_interleave(2, -1).repeat_interleave(2, -2)
+    v = uv[..., 1::2].float().repeat_interleave(2, -1).repeat_interleave(2, -2)
+    yn, cb, cr = (y - 16) / 219, (u - 128) / 224, (v - 128) / 224
+    kr, kb = 0.2126, 0.0722
+    r = yn + 2 * (1 - kr) * cr
+    b = yn + 2 * (1 - kb) * cb
+    g = (yn - kr * r - kb * b) / (1 - kr - kb)
+    return torch.stack([r, g, b], 1).clamp(0, 1) * 255
+
+
+def main():
+    n = 256
+    y = torch.randint(0, 256, (n, 1080, 1920), dtype=torch.uint8, device=dev)
+    uv = torch.randint(0, 256, (n, 540, 1920), dtype=torch.uint8, device=dev)
+    ms = timed(lambda: chain(nv12_to_rgb(y, uv), 1920, 1080))
+    print(json.dumps({"peer": "torch", "workload": "256 x 1080p NV12", "ms": round(ms, 3), "images_per_s": round(n / ms * 1e3)}))
+    del y, uv
+    rgb = torch.randint(0, 256, (n, 375, 500, 3), dtype=torch.uint8, device=dev)
+    ms = timed(lambda: chain(rgb.permute(0, 3, 1, 2).float(), 500, 375))
+    print(json.dumps({"peer": "torch", "workload": "256 x 500x375 RGB", "ms": round(ms, 3), "images_per_s": round(n / ms * 1e3)}))
+
+
+if __name__ == "__main__":
+    main()

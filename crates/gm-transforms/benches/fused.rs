@@ -1,0 +1,124 @@
+//! The fused kernel on the workloads of issue 6: 256 1080p NV12 frames, and 256 ImageNet-style
+//! RGB images (500x375), each to 224x224 normalized f16 CHW with a crop and a flip. Reports the
+//! median kernel time (device events, 20 runs after warm-up), the bytes it must move (output
+//! written, plus the source bytes its bilinear taps read), and the device's copy bandwidth
+//! measured in the same run. The torch chain it is compared with is
+//! bench/peers/torch_transforms_bench.py.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use gm_cuda::{DType, Device, DeviceBuffer, DevicePool, Event, PoolConfig, Stream, Tensor};
+use gm_transforms::{Crop, FusedKernel, FusedOp, Matrix, OutputSpec, PixelFormat, SourceImage};
+
+fn median(mut v: Vec<f32>) -> f32 {
+    v.sort_by(f32::total_cmp);
+    v[v.len() / 2]
+}
+
+fn time(stream: &Stream, device: &Device, reps: usize, mut f: impl FnMut()) -> f32 {
+    let (a, b) = (
+        Event::timing(device).unwrap(),
+        Event::timing(device).unwrap(),
+    );
+    for _ in 0..3 {
+        f();
+    }
+    let mut ms = Vec::new();
+    for _ in 0..reps {
+        a.record(stream).unwrap();
+        f();
+        b.record(stream).unwrap();
+        ms.push(a.elapsed_ms(&b).unwrap());
+    }
+    median(ms)
+}
+
+fn main() {
+    let device = Device::new(0).unwrap();
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("bench"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+
+    // Copy bandwidth: 1 GiB device to device, bytes read + written.
+    let n = 1usize << 30;
+    let src = DeviceBuffer::alloc(&device, n).unwrap();
+    let mut dst = DeviceBuffer::alloc(&device, n).unwrap();
+    let copy_ms = time(&stream, &device, 10, || {
+        stream.copy_on_device(&src, 0, &mut dst, 0, n).unwrap()
+    });
+    let copy_gbs = 2.0 * n as f64 / (f64::from(copy_ms) * 1e-3) / 1e9;
+    println!("{{\"workload\":\"device copy\",\"ms\":{copy_ms:.3},\"gb_per_s\":{copy_gbs:.0}}}");
+    drop((src, dst));
+
+    let spec = OutputSpec::normalized(
+        224,
+        224,
+        DType::F16,
+        [0.485, 0.456, 0.406],
+        [0.229, 0.224, 0.225],
+    );
+    let batch = 256usize;
+    let out = Tensor::empty(&pool, &stream, &[batch, 3, 224, 224], DType::F16).unwrap();
+    for (workload, w, h, format) in [
+        ("256 x 1080p NV12", 1920u32, 1080u32, PixelFormat::Nv12),
+        ("256 x 500x375 RGB", 500, 375, PixelFormat::Rgb8),
+    ] {
+        let (pitch, frame_bytes) = match format {
+            PixelFormat::Nv12 => (w as usize, w as usize * h as usize * 3 / 2),
+            _ => (3 * w as usize, 3 * w as usize * h as usize),
+        };
+        let mut data = DeviceBuffer::alloc(&device, frame_bytes * batch).unwrap();
+        // Not zeros: a gradient pattern in every byte.
+        let host: Vec<u8> = (0..frame_bytes * batch)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        stream.upload(&host, &mut data, 0).unwrap();
+        let images: Vec<SourceImage> = (0..batch)
+            .map(|k| {
+                let base = data.device_ptr().offset(k * frame_bytes);
+                SourceImage {
+                    data: base,
+                    chroma: base.offset(pitch * h as usize),
+                    pitch,
+                    width: w,
+                    height: h,
+                    format,
+                    matrix: Matrix::Bt709,
+                    full_range: false,
+                }
+            })
+            .collect();
+        // A central crop of 87.5% and a flip on every other image, as an eval/train mix.
+        let ops: Vec<FusedOp> = (0..batch)
+            .map(|k| FusedOp {
+                crop: Crop {
+                    x: w as f32 * 0.0625,
+                    y: h as f32 * 0.0625,
+                    w: w as f32 * 0.875,
+                    h: h as f32 * 0.875,
+                },
+                flip_h: k % 2 == 1,
+                flip_v: false,
+            })
+            .collect();
+        let ms = time(&stream, &device, 20, || {
+            kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap()
+        });
+        let written = (batch * spec.image_bytes()) as f64;
+        // Bilinear taps of a downscale touch about 2x2 source pixels per output pixel; count the
+        // whole cropped source instead when that is smaller.
+        let per_px: f64 = if format == PixelFormat::Nv12 {
+            1.5
+        } else {
+            3.0
+        };
+        let touched = (4.0 * 224.0 * 224.0 * per_px)
+            .min(0.875 * 0.875 * f64::from(w) * f64::from(h) * per_px)
+            * batch as f64;
+        let gbs = (written + touched) / (f64::from(ms) * 1e-3) / 1e9;
+        println!(
+            "{{\"workload\":\"{workload}\",\"ms\":{ms:.3},\"images_per_s\":{:.0},\"gb_per_s\":{gbs:.0},\"of_copy_bandwidth\":{:.2}}}",
+            batch as f64 / (f64::from(ms) * 1e-3),
+            gbs / copy_gbs
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! Resize against OpenCV 5.0 and torchvision (torch 2.11), computed on the GPU machine by
+//! tests/media/resize/make_references.py from two 200x133 crops of real photos and committed
+//! (rounded to u8). The CPU twin is checked here, everywhere; the GPU kernel in the GPU test.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use gm_cuda::DType;
+use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
+
+const W: u32 = 200;
+const H: u32 = 133;
+const CASES: [(&str, u32, u32); 3] = [
+    ("bilinear", 97, 61),
+    ("bilinear", 233, 151),
+    ("nearest", 97, 61),
+];
+
+fn dir() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+        .join("resize")
+}
+
+#[test]
+fn cpu_twin_resizes_like_opencv_and_torchvision() {
+    let mut compared = 0;
+    for name in ["baboon", "fruits"] {
+        let src = std::fs::read(dir().join(format!("{name}.rgb"))).unwrap();
+        let host = HostImage {
+            data: &src,
+            chroma: &[],
+            pitch: 3 * W as usize,
+            width: W,
+            height: H,
+            format: PixelFormat::Rgb8,
+            matrix: Matrix::Bt601,
+            full_range: false,
+        };
+        let op = FusedOp {
+            crop: Crop::full(W, H),
+            flip_h: false,
+            flip_v: false,
+        };
+        for (mode, w, h) in CASES {
+            let spec = OutputSpec {
+                width: w,
+                height: h,
+                layout: Layout::Hwc,
+                dtype: DType::F32,
+                bgr: false,
+                interp: if mode == "bilinear" {
+                    Interp::Bilinear
+                } else {
+                    Interp::Nearest
+                },
+                scale: [1.0; 3],
+                bias: [0.0; 3],
+            };
+            let mut out = vec![0u8; spec.image_bytes()];
+            fused(&host, &op, &spec, &mut out);
+            for lib in ["opencv", "torch"] {
+                let reference =
+                    std::fs::read(dir().join(format!("{name}_{mode}_{w}x{h}_{lib}.u8"))).unwrap();
+                let worst = out
+                    .chunks(4)
+                    .zip(&reference)
+                    .map(|(o, &r)| {
+                        (f32::from_le_bytes([o[0], o[1], o[2], o[3]]) - f32::from(r)).abs()
+                    })
+                    .fold(0.0f32, f32::max);
+                // The references are rounded to integers: 0.5 plus float noise.
+                assert!(
+                    worst <= 0.51,
+                    "{name} {mode} {w}x{h} vs {lib}: max difference {worst}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 12);
+}
