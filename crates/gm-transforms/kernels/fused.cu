@@ -23,7 +23,7 @@ struct GmFusedParams {
     int layout;                     // 0 CHW, 1 HWC
     int dtype;                      // 0 u8, 1 f16, 2 bf16, 3 f32
     int bgr_out;                    // store channels as B, G, R
-    int interp;                     // 0 nearest, 1 bilinear
+    int interp;                     // 0 nearest, 1 bilinear, 2 bicubic, 3 antialiased bilinear
     float scale[3], bias[3];
 };
 
@@ -67,6 +67,33 @@ __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, 
     rgb[2] = fminf(fmaxf(b, 0.0f), 1.0f) * 255.0f;
 }
 
+// OpenCV's and torch's cubic convolution weights (A = -0.75) for a fraction t in [0, 1).
+__device__ __forceinline__ void cubic_weights(float t, float w[4]) {
+    const float A = -0.75f;
+    float x0 = 1.0f + t, x1 = t, x2 = 1.0f - t;
+    w[0] = ((A * x0 - 5.0f * A) * x0 + 8.0f * A) * x0 - 4.0f * A;
+    w[1] = ((A + 2.0f) * x1 - (A + 3.0f)) * x1 * x1 + 1.0f;
+    w[2] = ((A + 2.0f) * x2 - (A + 3.0f)) * x2 * x2 + 1.0f;
+    w[3] = 1.0f - w[0] - w[1] - w[2];
+}
+
+// torch's antialiased bilinear (PIL's triangle filter widened by the scale): the first
+// source index and the tap count for output index i, taps clipped to [lo, hi).
+__device__ __forceinline__ void aa_span(float start, float scale, int i, int lo, int hi, int* first, int* count, float* center, float* invscale) {
+    float support = scale >= 1.0f ? scale : 1.0f;
+    *invscale = scale >= 1.0f ? 1.0f / scale : 1.0f;
+    *center = start + scale * ((float)i + 0.5f);
+    int xmin = max((int)(*center - support + 0.5f), lo);
+    int xmax = min((int)(*center + support + 0.5f), hi);
+    *first = xmin;
+    *count = max(xmax - xmin, 1);
+}
+
+__device__ __forceinline__ float aa_weight(int j, float center, float invscale) {
+    float x = ((float)j - center + 0.5f) * invscale;
+    return fmaxf(0.0f, 1.0f - fabsf(x));
+}
+
 __device__ __forceinline__ unsigned short to_f16(float f) {
     unsigned short h;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
@@ -95,6 +122,48 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
         int xi = min(max((int)floorf(p.crop_x + ((float)ox + 0.5f) * sx), 0), p.src_w - 1);
         int yi = min(max((int)floorf(p.crop_y + ((float)oy + 0.5f) * sy), 0), p.src_h - 1);
         fetch_rgb(p, xi, yi, rgb);
+    } else if (p.interp == 3) {
+        int lox = max((int)floorf(p.crop_x), 0), hix = min((int)ceilf(p.crop_x + p.crop_w), p.src_w);
+        int loy = max((int)floorf(p.crop_y), 0), hiy = min((int)ceilf(p.crop_y + p.crop_h), p.src_h);
+        int fx0, nx, fy0, ny;
+        float cx, cy, ix, iy;
+        aa_span(p.crop_x, sx, ox, lox, hix, &fx0, &nx, &cx, &ix);
+        aa_span(p.crop_y, sy, oy, loy, hiy, &fy0, &ny, &cy, &iy);
+        float wx_total = 0.0f, wy_total = 0.0f;
+        for (int a = 0; a < nx; ++a) wx_total += aa_weight(fx0 + a, cx, ix);
+        for (int b = 0; b < ny; ++b) wy_total += aa_weight(fy0 + b, cy, iy);
+        rgb[0] = rgb[1] = rgb[2] = 0.0f;
+        for (int b = 0; b < ny; ++b) {
+            float wy = aa_weight(fy0 + b, cy, iy) / wy_total;
+            float row[3] = {0.0f, 0.0f, 0.0f};
+            for (int a = 0; a < nx; ++a) {
+                float wx = aa_weight(fx0 + a, cx, ix) / wx_total;
+                float t[3];
+                fetch_rgb(p, min(fx0 + a, p.src_w - 1), min(fy0 + b, p.src_h - 1), t);
+                for (int c = 0; c < 3; ++c) row[c] += wx * t[c];
+            }
+            for (int c = 0; c < 3; ++c) rgb[c] += wy * row[c];
+        }
+    } else if (p.interp == 2) {
+        float fx = p.crop_x + ((float)ox + 0.5f) * sx - 0.5f;
+        float fy = p.crop_y + ((float)oy + 0.5f) * sy - 0.5f;
+        float x0f = floorf(fx), y0f = floorf(fy);
+        float wx[4], wy[4];
+        cubic_weights(fx - x0f, wx);
+        cubic_weights(fy - y0f, wy);
+        int x0 = (int)x0f, y0 = (int)y0f;
+        rgb[0] = rgb[1] = rgb[2] = 0.0f;
+        for (int b = 0; b < 4; ++b) {
+            int yi = min(max(y0 - 1 + b, 0), p.src_h - 1);
+            float row[3] = {0.0f, 0.0f, 0.0f};
+            for (int a = 0; a < 4; ++a) {
+                int xi = min(max(x0 - 1 + a, 0), p.src_w - 1);
+                float t[3];
+                fetch_rgb(p, xi, yi, t);
+                for (int c = 0; c < 3; ++c) row[c] += wx[a] * t[c];
+            }
+            for (int c = 0; c < 3; ++c) rgb[c] += wy[b] * row[c];
+        }
     } else {
         float fx = p.crop_x + ((float)ox + 0.5f) * sx - 0.5f;
         float fy = p.crop_y + ((float)oy + 0.5f) * sy - 0.5f;

@@ -91,7 +91,33 @@ fn fetch_rgb(p: &HostImage<'_>, x: usize, y: usize) -> [f32; 3] {
     }
 }
 
+/// OpenCV's and torch's cubic convolution weights (A = -0.75) for a fraction `t`.
+fn cubic_weights(t: f32) -> [f32; 4] {
+    const A: f32 = -0.75;
+    let (x0, x1, x2) = (1.0 + t, t, 1.0 - t);
+    let w0 = ((A * x0 - 5.0 * A) * x0 + 8.0 * A) * x0 - 4.0 * A;
+    let w1 = ((A + 2.0) * x1 - (A + 3.0)) * x1 * x1 + 1.0;
+    let w2 = ((A + 2.0) * x2 - (A + 3.0)) * x2 * x2 + 1.0;
+    [w0, w1, w2, 1.0 - w0 - w1 - w2]
+}
+
+/// torch's antialiased-bilinear span: first index, tap count, centre, inverse scale.
+fn aa_span(start: f32, scale: f32, i: usize, lo: i64, hi: i64) -> (i64, i64, f32, f32) {
+    let support = if scale >= 1.0 { scale } else { 1.0 };
+    let invscale = if scale >= 1.0 { 1.0 / scale } else { 1.0 };
+    let center = start + scale * (i as f32 + 0.5);
+    let xmin = ((center - support + 0.5) as i64).max(lo);
+    let xmax = ((center + support + 0.5) as i64).min(hi);
+    (xmin, (xmax - xmin).max(1), center, invscale)
+}
+
+fn aa_weight(j: i64, center: f32, invscale: f32) -> f32 {
+    (1.0 - ((j as f32 - center + 0.5) * invscale).abs()).max(0.0)
+}
+
 /// The fused operation on one image, written into `out` (one slot: `spec.image_bytes()`).
+// Index loops on purpose: they mirror the kernel's loops, so the sums add in the same order.
+#[allow(clippy::needless_range_loop)]
 pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8]) {
     let (ow, oh) = (spec.width as usize, spec.height as usize);
     let (sw, sh) = (src.width as i64, src.height as i64);
@@ -108,6 +134,58 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
                     let xi = clampi((op.crop.x + (ox + 0.5) * sx).floor() as i64, sw);
                     let yi = clampi((op.crop.y + (oy + 0.5) * sy).floor() as i64, sh);
                     fetch_rgb(src, xi, yi)
+                }
+                Interp::Antialias => {
+                    let lox = (op.crop.x.floor() as i64).max(0);
+                    let hix = ((op.crop.x + op.crop.w).ceil() as i64).min(sw);
+                    let loy = (op.crop.y.floor() as i64).max(0);
+                    let hiy = ((op.crop.y + op.crop.h).ceil() as i64).min(sh);
+                    let (fx0, nx, cx, ix) = aa_span(op.crop.x, sx, ox as usize, lox, hix);
+                    let (fy0, ny, cy, iy) = aa_span(op.crop.y, sy, oy as usize, loy, hiy);
+                    let wx_total: f32 = (0..nx).map(|a| aa_weight(fx0 + a, cx, ix)).sum();
+                    let wy_total: f32 = (0..ny).map(|b| aa_weight(fy0 + b, cy, iy)).sum();
+                    let mut acc = [0.0f32; 3];
+                    for b in 0..ny {
+                        let wy = aa_weight(fy0 + b, cy, iy) / wy_total;
+                        let mut row = [0.0f32; 3];
+                        for a in 0..nx {
+                            let wx = aa_weight(fx0 + a, cx, ix) / wx_total;
+                            let t = fetch_rgb(
+                                src,
+                                ((fx0 + a) as usize).min(sw as usize - 1),
+                                ((fy0 + b) as usize).min(sh as usize - 1),
+                            );
+                            for c in 0..3 {
+                                row[c] += wx * t[c];
+                            }
+                        }
+                        for c in 0..3 {
+                            acc[c] += wy * row[c];
+                        }
+                    }
+                    acc
+                }
+                Interp::Bicubic => {
+                    let fx = op.crop.x + (ox + 0.5) * sx - 0.5;
+                    let fy = op.crop.y + (oy + 0.5) * sy - 0.5;
+                    let (x0f, y0f) = (fx.floor(), fy.floor());
+                    let (wx, wy) = (cubic_weights(fx - x0f), cubic_weights(fy - y0f));
+                    let (x0, y0) = (x0f as i64, y0f as i64);
+                    let mut acc = [0.0f32; 3];
+                    for b in 0..4 {
+                        let yi = clampi(y0 - 1 + b as i64, sh);
+                        let mut row = [0.0f32; 3];
+                        for a in 0..4 {
+                            let t = fetch_rgb(src, clampi(x0 - 1 + a as i64, sw), yi);
+                            for c in 0..3 {
+                                row[c] += wx[a] * t[c];
+                            }
+                        }
+                        for c in 0..3 {
+                            acc[c] += wy[b] * row[c];
+                        }
+                    }
+                    acc
                 }
                 Interp::Bilinear => {
                     let fx = op.crop.x + (ox + 0.5) * sx - 0.5;

@@ -89,6 +89,8 @@ pub(crate) fn params(
         interp: match spec.interp {
             Interp::Nearest => 0,
             Interp::Bilinear => 1,
+            Interp::Bicubic => 2,
+            Interp::Antialias => 3,
         },
         scale: spec.scale,
         bias: spec.bias,

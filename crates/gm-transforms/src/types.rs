@@ -118,6 +118,11 @@ pub enum Interp {
     /// Bilinear with OpenCV's pixel-centre convention and replicated borders.
     #[default]
     Bilinear,
+    /// Bicubic convolution (A = -0.75, OpenCV's INTER_CUBIC and torch's bicubic).
+    Bicubic,
+    /// Bilinear widened by the scale when shrinking (torch's `antialias=True`, PIL's
+    /// triangle filter); the same as bilinear when enlarging.
+    Antialias,
 }
 
 /// Memory layout of an output image.
