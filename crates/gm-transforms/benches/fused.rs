@@ -98,6 +98,7 @@ fn main() {
                 },
                 flip_h: k % 2 == 1,
                 flip_v: false,
+                pad: None,
             })
             .collect();
         let ms = time(&stream, &device, 20, || {

@@ -25,9 +25,21 @@ struct GmFusedParams {
     int bgr_out;                    // store channels as B, G, R
     int interp;                     // 0 nearest, 1 bilinear, 2 bicubic, 3 antialiased bilinear
     float scale[3], bias[3];
+    int grey;                       // one output channel: 0.2989 R + 0.587 G + 0.114 B
+    int win_x0, win_y0, win_x1, win_y1;  // the image taps are clamped to (crop or padded)
+    float fill[3];                  // value of padded pixels
+    int valid_x0, valid_y0, valid_x1, valid_y1;  // pixels that read the source
 };
 
 __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
+    // Taps are clamped to the image being resized (the crop, or the padded image); padding
+    // reads the fill.
+    x = min(max(x, p.win_x0), p.win_x1 - 1);
+    y = min(max(y, p.win_y0), p.win_y1 - 1);
+    if (x < p.valid_x0 || y < p.valid_y0 || x >= p.valid_x1 || y >= p.valid_y1) {
+        rgb[0] = p.fill[0]; rgb[1] = p.fill[1]; rgb[2] = p.fill[2];
+        return;
+    }
     if (p.format <= 1) {
         const unsigned char* px = (const unsigned char*)p.src + (long long)y * p.src_pitch + 3 * x;
         float a = px[0], b = px[1], c = px[2];
@@ -119,12 +131,12 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
     float sx = p.crop_w / (float)p.out_w, sy = p.crop_h / (float)p.out_h;
     float rgb[3];
     if (p.interp == 0) {
-        int xi = min(max((int)floorf(p.crop_x + ((float)ox + 0.5f) * sx), 0), p.src_w - 1);
-        int yi = min(max((int)floorf(p.crop_y + ((float)oy + 0.5f) * sy), 0), p.src_h - 1);
+        int xi = (int)floorf(p.crop_x + ((float)ox + 0.5f) * sx);
+        int yi = (int)floorf(p.crop_y + ((float)oy + 0.5f) * sy);
         fetch_rgb(p, xi, yi, rgb);
     } else if (p.interp == 3) {
-        int lox = max((int)floorf(p.crop_x), 0), hix = min((int)ceilf(p.crop_x + p.crop_w), p.src_w);
-        int loy = max((int)floorf(p.crop_y), 0), hiy = min((int)ceilf(p.crop_y + p.crop_h), p.src_h);
+        int lox = max((int)floorf(p.crop_x), p.win_x0), hix = min((int)ceilf(p.crop_x + p.crop_w), p.win_x1);
+        int loy = max((int)floorf(p.crop_y), p.win_y0), hiy = min((int)ceilf(p.crop_y + p.crop_h), p.win_y1);
         int fx0, nx, fy0, ny;
         float cx, cy, ix, iy;
         aa_span(p.crop_x, sx, ox, lox, hix, &fx0, &nx, &cx, &ix);
@@ -139,7 +151,7 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
             for (int a = 0; a < nx; ++a) {
                 float wx = aa_weight(fx0 + a, cx, ix) / wx_total;
                 float t[3];
-                fetch_rgb(p, min(fx0 + a, p.src_w - 1), min(fy0 + b, p.src_h - 1), t);
+                fetch_rgb(p, fx0 + a, fy0 + b, t);
                 for (int c = 0; c < 3; ++c) row[c] += wx * t[c];
             }
             for (int c = 0; c < 3; ++c) rgb[c] += wy * row[c];
@@ -154,10 +166,10 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
         int x0 = (int)x0f, y0 = (int)y0f;
         rgb[0] = rgb[1] = rgb[2] = 0.0f;
         for (int b = 0; b < 4; ++b) {
-            int yi = min(max(y0 - 1 + b, 0), p.src_h - 1);
+            int yi = y0 - 1 + b;
             float row[3] = {0.0f, 0.0f, 0.0f};
             for (int a = 0; a < 4; ++a) {
-                int xi = min(max(x0 - 1 + a, 0), p.src_w - 1);
+                int xi = x0 - 1 + a;
                 float t[3];
                 fetch_rgb(p, xi, yi, t);
                 for (int c = 0; c < 3; ++c) row[c] += wx[a] * t[c];
@@ -170,8 +182,8 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
         float x0f = floorf(fx), y0f = floorf(fy);
         float ax = fx - x0f, ay = fy - y0f;
         int x0 = (int)x0f, y0 = (int)y0f;
-        int xa = min(max(x0, 0), p.src_w - 1), xb = min(max(x0 + 1, 0), p.src_w - 1);
-        int ya = min(max(y0, 0), p.src_h - 1), yb = min(max(y0 + 1, 0), p.src_h - 1);
+        int xa = x0, xb = x0 + 1;
+        int ya = y0, yb = y0 + 1;
         float t00[3], t01[3], t10[3], t11[3];
         fetch_rgb(p, xa, ya, t00);
         fetch_rgb(p, xb, ya, t01);
@@ -184,11 +196,16 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
         }
     }
     int plane = p.out_w * p.out_h;
-    for (int c = 0; c < 3; ++c) {
-        int src_c = p.bgr_out ? 2 - c : c;
+    int channels = 3;
+    if (p.grey) {
+        rgb[0] = 0.2989f * rgb[0] + 0.587f * rgb[1] + 0.114f * rgb[2];
+        channels = 1;
+    }
+    for (int c = 0; c < channels; ++c) {
+        int src_c = p.grey ? 0 : (p.bgr_out ? 2 - c : c);
         float v = rgb[src_c] * p.scale[c] + p.bias[c];
         long long idx = p.layout == 0 ? (long long)c * plane + (long long)y * p.out_w + x
-                                      : ((long long)y * p.out_w + x) * 3 + c;
+                                      : ((long long)y * p.out_w + x) * channels + c;
         switch (p.dtype) {
             case 0: ((unsigned char*)p.dst)[idx] = (unsigned char)fminf(fmaxf(rintf(v), 0.0f), 255.0f); break;
             case 1: ((unsigned short*)p.dst)[idx] = to_f16(v); break;

@@ -26,6 +26,26 @@ pub struct HostImage<'a> {
     pub full_range: bool,
 }
 
+/// The window taps are clamped to, the region that reads the source, the padding fill.
+#[derive(Clone, Copy)]
+struct Window {
+    x0: i64,
+    y0: i64,
+    x1: i64,
+    y1: i64,
+    valid: [i64; 4],
+    fill: [f32; 3],
+}
+
+fn fetch(p: &HostImage<'_>, win: &Window, x: i64, y: i64) -> [f32; 3] {
+    let x = x.clamp(win.x0, win.x1 - 1);
+    let y = y.clamp(win.y0, win.y1 - 1);
+    if x < win.valid[0] || y < win.valid[1] || x >= win.valid[2] || y >= win.valid[3] {
+        return win.fill;
+    }
+    fetch_rgb(p, x as usize, y as usize)
+}
+
 fn fetch_rgb(p: &HostImage<'_>, x: usize, y: usize) -> [f32; 3] {
     match p.format {
         PixelFormat::Rgb8 | PixelFormat::Bgr8 => {
@@ -120,10 +140,17 @@ fn aa_weight(j: i64, center: f32, invscale: f32) -> f32 {
 #[allow(clippy::needless_range_loop)]
 pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8]) {
     let (ow, oh) = (spec.width as usize, spec.height as usize);
-    let (sw, sh) = (src.width as i64, src.height as i64);
+    let (w4, v4, fill) = op.windows(src.width, src.height);
+    let win = Window {
+        x0: i64::from(w4[0]),
+        y0: i64::from(w4[1]),
+        x1: i64::from(w4[2]),
+        y1: i64::from(w4[3]),
+        valid: v4.map(i64::from),
+        fill,
+    };
     let sx = op.crop.w / spec.width as f32;
     let sy = op.crop.h / spec.height as f32;
-    let clampi = |v: i64, hi: i64| v.clamp(0, hi - 1) as usize;
     let esize = spec.dtype.size();
     for y in 0..oh {
         for x in 0..ow {
@@ -131,15 +158,15 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
             let oy = if op.flip_v { oh - 1 - y } else { y } as f32;
             let rgb = match spec.interp {
                 Interp::Nearest => {
-                    let xi = clampi((op.crop.x + (ox + 0.5) * sx).floor() as i64, sw);
-                    let yi = clampi((op.crop.y + (oy + 0.5) * sy).floor() as i64, sh);
-                    fetch_rgb(src, xi, yi)
+                    let xi = (op.crop.x + (ox + 0.5) * sx).floor() as i64;
+                    let yi = (op.crop.y + (oy + 0.5) * sy).floor() as i64;
+                    fetch(src, &win, xi, yi)
                 }
                 Interp::Antialias => {
-                    let lox = (op.crop.x.floor() as i64).max(0);
-                    let hix = ((op.crop.x + op.crop.w).ceil() as i64).min(sw);
-                    let loy = (op.crop.y.floor() as i64).max(0);
-                    let hiy = ((op.crop.y + op.crop.h).ceil() as i64).min(sh);
+                    let lox = (op.crop.x.floor() as i64).max(win.x0);
+                    let hix = ((op.crop.x + op.crop.w).ceil() as i64).min(win.x1);
+                    let loy = (op.crop.y.floor() as i64).max(win.y0);
+                    let hiy = ((op.crop.y + op.crop.h).ceil() as i64).min(win.y1);
                     let (fx0, nx, cx, ix) = aa_span(op.crop.x, sx, ox as usize, lox, hix);
                     let (fy0, ny, cy, iy) = aa_span(op.crop.y, sy, oy as usize, loy, hiy);
                     let wx_total: f32 = (0..nx).map(|a| aa_weight(fx0 + a, cx, ix)).sum();
@@ -150,11 +177,7 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
                         let mut row = [0.0f32; 3];
                         for a in 0..nx {
                             let wx = aa_weight(fx0 + a, cx, ix) / wx_total;
-                            let t = fetch_rgb(
-                                src,
-                                ((fx0 + a) as usize).min(sw as usize - 1),
-                                ((fy0 + b) as usize).min(sh as usize - 1),
-                            );
+                            let t = fetch(src, &win, fx0 + a, fy0 + b);
                             for c in 0..3 {
                                 row[c] += wx * t[c];
                             }
@@ -173,10 +196,10 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
                     let (x0, y0) = (x0f as i64, y0f as i64);
                     let mut acc = [0.0f32; 3];
                     for b in 0..4 {
-                        let yi = clampi(y0 - 1 + b as i64, sh);
+                        let yi = y0 - 1 + b as i64;
                         let mut row = [0.0f32; 3];
                         for a in 0..4 {
-                            let t = fetch_rgb(src, clampi(x0 - 1 + a as i64, sw), yi);
+                            let t = fetch(src, &win, x0 - 1 + a as i64, yi);
                             for c in 0..3 {
                                 row[c] += wx[a] * t[c];
                             }
@@ -193,10 +216,11 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
                     let (x0f, y0f) = (fx.floor(), fy.floor());
                     let (ax, ay) = (fx - x0f, fy - y0f);
                     let (x0, y0) = (x0f as i64, y0f as i64);
-                    let (xa, xb) = (clampi(x0, sw), clampi(x0 + 1, sw));
-                    let (ya, yb) = (clampi(y0, sh), clampi(y0 + 1, sh));
-                    let (t00, t01) = (fetch_rgb(src, xa, ya), fetch_rgb(src, xb, ya));
-                    let (t10, t11) = (fetch_rgb(src, xa, yb), fetch_rgb(src, xb, yb));
+                    let (t00, t01) = (fetch(src, &win, x0, y0), fetch(src, &win, x0 + 1, y0));
+                    let (t10, t11) = (
+                        fetch(src, &win, x0, y0 + 1),
+                        fetch(src, &win, x0 + 1, y0 + 1),
+                    );
                     [0, 1, 2].map(|c| {
                         let top = t00[c] + (t01[c] - t00[c]) * ax;
                         let bot = t10[c] + (t11[c] - t10[c]) * ax;
@@ -204,11 +228,23 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
                     })
                 }
             };
-            for c in 0..3 {
-                let v = rgb[if spec.bgr { 2 - c } else { c }] * spec.scale[c] + spec.bias[c];
+            let mut rgb = rgb;
+            let channels = spec.channels();
+            if spec.grey {
+                rgb[0] = 0.2989 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2];
+            }
+            for c in 0..channels {
+                let src_c = if spec.grey {
+                    0
+                } else if spec.bgr {
+                    2 - c
+                } else {
+                    c
+                };
+                let v = rgb[src_c] * spec.scale[c] + spec.bias[c];
                 let idx = match spec.layout {
                     Layout::Chw => c * ow * oh + y * ow + x,
-                    Layout::Hwc => (y * ow + x) * 3 + c,
+                    Layout::Hwc => (y * ow + x) * channels + c,
                 };
                 let o = &mut out[idx * esize..(idx + 1) * esize];
                 match spec.dtype {
@@ -244,6 +280,7 @@ mod tests {
             layout: Layout::Hwc,
             dtype,
             bgr: false,
+            grey: false,
             interp: Interp::Bilinear,
             scale: [1.0; 3],
             bias: [0.0; 3],
@@ -272,6 +309,7 @@ mod tests {
             crop: Crop::full(5, 3),
             flip_h: false,
             flip_v: false,
+            pad: None,
         };
         fused(&src, &op, &spec(5, 3, DType::U8), &mut out);
         assert_eq!(out, img);
@@ -293,6 +331,7 @@ mod tests {
             crop: Crop::full(4, 1),
             flip_h: false,
             flip_v: false,
+            pad: None,
         };
         fused(&host(&img, 4, 1), &op, &spec(2, 1, DType::F32), &mut out);
         let r0 = f32::from_le_bytes(out[0..4].try_into().unwrap());
@@ -322,6 +361,7 @@ mod tests {
                     crop: Crop::full(2, 2),
                     flip_h: false,
                     flip_v: false,
+                    pad: None,
                 };
                 fused(&src, &op, &spec(2, 2, DType::U8), &mut out);
                 assert!(

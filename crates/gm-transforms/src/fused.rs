@@ -41,6 +41,16 @@ pub(crate) struct GmFusedParams {
     pub interp: i32,
     pub scale: [f32; 3],
     pub bias: [f32; 3],
+    pub grey: i32,
+    pub win_x0: i32,
+    pub win_y0: i32,
+    pub win_x1: i32,
+    pub win_y1: i32,
+    pub fill: [f32; 3],
+    pub valid_x0: i32,
+    pub valid_y0: i32,
+    pub valid_x1: i32,
+    pub valid_y1: i32,
     pub _pad: i32,
 }
 
@@ -56,6 +66,7 @@ pub(crate) fn params(
         PixelFormat::Nv12 => (2, 8),
         PixelFormat::P016 { bit_depth } => (3, i32::from(bit_depth)),
     };
+    let (win, valid, fill) = op.windows(src.width, src.height);
     GmFusedParams {
         src: src.data.0,
         src_chroma: src.chroma.0,
@@ -94,6 +105,16 @@ pub(crate) fn params(
         },
         scale: spec.scale,
         bias: spec.bias,
+        grey: i32::from(spec.grey),
+        win_x0: win[0],
+        win_y0: win[1],
+        win_x1: win[2],
+        win_y1: win[3],
+        fill,
+        valid_x0: valid[0],
+        valid_y0: valid[1],
+        valid_x1: valid[2],
+        valid_y1: valid[3],
         _pad: 0,
     }
 }
@@ -122,6 +143,11 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
         && !(8..=16).contains(&bit_depth)
     {
         return bad(format!("P016 bit depth {bit_depth}"));
+    }
+    if let Some(p) = op.pad
+        && (p.x0 >= p.x1 || p.y0 >= p.y1)
+    {
+        return bad(format!("empty padded image {p:?}"));
     }
     let c = op.crop;
     if !(c.w > 0.0
@@ -181,9 +207,10 @@ impl FusedKernel {
             return Ok(());
         }
         let (h, w) = (spec.height as usize, spec.width as usize);
+        let ch = spec.channels();
         let want: &[usize] = match spec.layout {
-            Layout::Chw => &[3, h, w],
-            Layout::Hwc => &[h, w, 3],
+            Layout::Chw => &[ch, h, w],
+            Layout::Hwc => &[h, w, ch],
         };
         if out.dtype() != spec.dtype
             || !out.is_contiguous()

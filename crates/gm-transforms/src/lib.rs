@@ -5,8 +5,7 @@
 //! and dtype/layout conversion into a batch tensor in one pass, and its CPU twin
 //! ([`cpu::fused`]); the [`Transform`] steps that a [`Compose`] chain plans, on the CPU and
 //! with per-sample seeded randomness, into that kernel's parameters; and nested [`sample`]
-//! structures whose images a chain reaches through the [`sample::Visit`] trait. Still to come:
-//! bicubic and area (antialiased) resize, padding, grey output.
+//! structures whose images a chain reaches through the [`sample::Visit`] trait.
 
 pub mod cpu;
 mod fused;
@@ -16,7 +15,9 @@ mod types;
 
 pub use fused::{FUSED_PTX, FusedKernel};
 pub use plan::{
-    CenterCrop, Compose, CropBox, Filter, HorizontalFlip, Normalize, PlanError, PlanState,
-    RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
+    CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
+    PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
 };
-pub use types::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, SourceImage};
+pub use types::{
+    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage,
+};

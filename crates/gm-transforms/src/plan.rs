@@ -9,7 +9,7 @@
 
 use gm_cuda::DType;
 
-use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec};
+use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding};
 
 /// Why a chain cannot be planned for an image.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -97,6 +97,8 @@ pub struct PlanState {
     pub flip_v: bool,
     /// Output format.
     pub spec: OutputSpec,
+    /// Padding added so far, in source pixels.
+    pub pad: Option<crate::types::Padding>,
 }
 
 impl PlanState {
@@ -110,12 +112,14 @@ impl PlanState {
             height: src_h,
             flip_h: false,
             flip_v: false,
+            pad: None,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
                 layout: Layout::Hwc,
                 dtype: DType::U8,
                 bgr: false,
+                grey: false,
                 interp: Interp::Bilinear,
                 scale: [1.0; 3],
                 bias: [0.0; 3],
@@ -153,6 +157,7 @@ impl PlanState {
                 crop: self.crop,
                 flip_h: self.flip_h,
                 flip_v: self.flip_v,
+                pad: self.pad,
             },
             spec,
         )
@@ -271,16 +276,25 @@ impl Transform for CropBox {
 pub struct CenterCrop(pub u32, pub u32);
 
 impl Transform for CenterCrop {
-    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
         let (w, h) = (self.0, self.1);
-        if w > st.width || h > st.height || w == 0 || h == 0 {
+        if w == 0 || h == 0 {
             return Err(PlanError::Step {
                 step: "CenterCrop",
-                reason: format!(
-                    "{w}x{h} does not fit a {}x{} image (padding is not supported yet)",
-                    st.width, st.height
-                ),
+                reason: format!("size {w}x{h}"),
             });
+        }
+        if w > st.width || h > st.height {
+            // torchvision pads with zeros first, the odd pixel on the right and bottom.
+            let (dw, dh) = (w.saturating_sub(st.width), h.saturating_sub(st.height));
+            Pad {
+                left: dw / 2,
+                top: dh / 2,
+                right: dw.div_ceil(2),
+                bottom: dh.div_ceil(2),
+                fill: [0.0; 3],
+            }
+            .plan(st, rng)?;
         }
         let left = ((st.width - w) as f64 / 2.0).round_ties_even();
         let top = ((st.height - h) as f64 / 2.0).round_ties_even();
@@ -435,6 +449,87 @@ pub struct ToBgr;
 impl Transform for ToBgr {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
         st.spec.bgr = !st.spec.bgr;
+        Ok(())
+    }
+}
+
+/// torchvision's `Pad` with a constant fill: `left`, `top`, `right`, `bottom` pixels around the
+/// current image. Padding is planned where one current pixel is one source pixel (before any
+/// resize), once per chain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pad {
+    /// Pixels added on the left.
+    pub left: u32,
+    /// On the top.
+    pub top: u32,
+    /// On the right.
+    pub right: u32,
+    /// On the bottom.
+    pub bottom: u32,
+    /// Value of the new pixels, per RGB channel, 0..255.
+    pub fill: [f32; 3],
+}
+
+impl Transform for Pad {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        let err = |reason: &str| {
+            Err(PlanError::Step {
+                step: "Pad",
+                reason: reason.into(),
+            })
+        };
+        let unscaled = (st.crop.w - st.width as f32).abs() < 1e-3
+            && (st.crop.h - st.height as f32).abs() < 1e-3
+            && st.crop.x.fract() == 0.0
+            && st.crop.y.fract() == 0.0;
+        if !unscaled {
+            return err("padding after a resize or a fractional crop is not supported");
+        }
+        if st.pad.is_some() {
+            return err("a chain can pad once");
+        }
+        // In a mirrored view, the left padding is the source's right.
+        let (l, r) = if st.flip_h {
+            (self.right, self.left)
+        } else {
+            (self.left, self.right)
+        };
+        let (t, b) = if st.flip_v {
+            (self.bottom, self.top)
+        } else {
+            (self.top, self.bottom)
+        };
+        let (x, y) = (st.crop.x as i32, st.crop.y as i32);
+        let (w, h) = (st.width as i32, st.height as i32);
+        let (x0, y0) = (x - l as i32, y - t as i32);
+        let (x1, y1) = (x + w + r as i32, y + h + b as i32);
+        st.pad = Some(Padding {
+            x0,
+            y0,
+            x1,
+            y1,
+            valid: (x, y, x + w, y + h),
+            fill: self.fill,
+        });
+        st.crop = Crop {
+            x: x0 as f32,
+            y: y0 as f32,
+            w: (x1 - x0) as f32,
+            h: (y1 - y0) as f32,
+        };
+        st.width += self.left + self.right;
+        st.height += self.top + self.bottom;
+        Ok(())
+    }
+}
+
+/// One grey channel (torchvision's `Grayscale(1)` weights).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grey;
+
+impl Transform for Grey {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.spec.grey = true;
         Ok(())
     }
 }

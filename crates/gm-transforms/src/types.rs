@@ -99,7 +99,27 @@ impl Crop {
     }
 }
 
-/// Per-image geometry: crop, then resize to the output size, then flip.
+/// Constant padding: the image being resized spans source pixels `x0..x1` x `y0..y1` (it may
+/// reach outside the source), of which only `valid` (x0, y0, x1, y1) reads the source; the
+/// rest reads `fill`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Padding {
+    /// Left edge of the padded image (negative when padded past the source).
+    pub x0: i32,
+    /// Top edge.
+    pub y0: i32,
+    /// Right edge (exclusive).
+    pub x1: i32,
+    /// Bottom edge (exclusive).
+    pub y1: i32,
+    /// The region that holds image data: (left, top, right, bottom), exclusive ends.
+    pub valid: (i32, i32, i32, i32),
+    /// Value of padded pixels, per RGB channel, 0..255.
+    pub fill: [f32; 3],
+}
+
+/// Per-image geometry: crop (of the padded image, if padded), then resize to the output size,
+/// then flip.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusedOp {
     /// Source region.
@@ -108,6 +128,41 @@ pub struct FusedOp {
     pub flip_h: bool,
     /// Mirror top-bottom.
     pub flip_v: bool,
+    /// Constant padding, if any. Without it, resampling taps are clamped to the crop (rounded
+    /// out to whole pixels) within the source, as resizing a cropped image does.
+    pub pad: Option<Padding>,
+}
+
+impl FusedOp {
+    /// The tap window and the data region: (window x0, y0, x1, y1, valid x0, y0, x1, y1).
+    pub(crate) fn windows(&self, width: u32, height: u32) -> ([i32; 4], [i32; 4], [f32; 3]) {
+        match self.pad {
+            Some(p) => (
+                [p.x0, p.y0, p.x1, p.y1],
+                [p.valid.0, p.valid.1, p.valid.2, p.valid.3],
+                p.fill,
+            ),
+            None => {
+                let (w, h) = (width as i32, height as i32);
+                let c = self.crop;
+                let x0 = (c.x.floor() as i32).clamp(0, w - 1);
+                let y0 = (c.y.floor() as i32).clamp(0, h - 1);
+                let x1 = ((c.x + c.w).ceil() as i32).clamp(x0 + 1, w);
+                let y1 = ((c.y + c.h).ceil() as i32).clamp(y0 + 1, h);
+                ([x0, y0, x1, y1], [0, 0, w, h], [0.0; 3])
+            }
+        }
+    }
+
+    /// The whole image, unflipped, unpadded.
+    pub fn full(width: u32, height: u32) -> FusedOp {
+        FusedOp {
+            crop: Crop::full(width, height),
+            flip_h: false,
+            flip_v: false,
+            pad: None,
+        }
+    }
 }
 
 /// Resampling filter.
@@ -148,6 +203,8 @@ pub struct OutputSpec {
     pub dtype: DType,
     /// Channels stored as B, G, R.
     pub bgr: bool,
+    /// One grey channel (0.2989 R + 0.587 G + 0.114 B, torchvision's weights) instead of three.
+    pub grey: bool,
     /// Filter.
     pub interp: Interp,
     /// Per output channel: `out = value * scale + bias`, `value` in 0..255.
@@ -171,14 +228,20 @@ impl OutputSpec {
             layout: Layout::Chw,
             dtype,
             bgr: false,
+            grey: false,
             interp: Interp::Bilinear,
             scale: [0, 1, 2].map(|c| 1.0 / (255.0 * std[c])),
             bias: [0, 1, 2].map(|c| -mean[c] / std[c]),
         }
     }
 
+    /// Channels per output pixel.
+    pub fn channels(&self) -> usize {
+        if self.grey { 1 } else { 3 }
+    }
+
     /// Bytes of one image in the batch.
     pub fn image_bytes(&self) -> usize {
-        self.width as usize * self.height as usize * 3 * self.dtype.size()
+        self.width as usize * self.height as usize * self.channels() * self.dtype.size()
     }
 }

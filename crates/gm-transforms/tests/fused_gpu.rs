@@ -6,7 +6,8 @@
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
-    Crop, FusedKernel, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, SourceImage,
+    Crop, FusedKernel, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat,
+    SourceImage,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -57,6 +58,33 @@ fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
             h: ch,
         }
     };
+    // A quarter of the cases are padded: the crop may reach up to 20 pixels past the source,
+    // where the fill is read.
+    let pad = rng.random_bool(0.25).then(|| {
+        let [l, t, r, b] = [0, 1, 2, 3].map(|_| rng.random_range(0..=20i32));
+        Padding {
+            x0: -l,
+            y0: -t,
+            x1: width as i32 + r,
+            y1: height as i32 + b,
+            valid: (0, 0, width as i32, height as i32),
+            fill: [rng.random_range(0.0..255.0f32), 0.0, 255.0],
+        }
+    });
+    let crop = match pad {
+        Some(p) => {
+            let (pw, ph) = ((p.x1 - p.x0) as f32, (p.y1 - p.y0) as f32);
+            let cw = rng.random_range(0.05..=1.0f32) * pw;
+            let ch = rng.random_range(0.05..=1.0f32) * ph;
+            Crop {
+                x: p.x0 as f32 + rng.random_range(0.0..=(pw - cw)),
+                y: p.y0 as f32 + rng.random_range(0.0..=(ph - ch)),
+                w: cw,
+                h: ch,
+            }
+        }
+        None => crop,
+    };
     Case {
         format,
         width,
@@ -70,6 +98,7 @@ fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
             crop,
             flip_h: rng.random_bool(0.5),
             flip_v: rng.random_bool(0.2),
+            pad,
         },
     }
 }
@@ -101,6 +130,7 @@ fn random_spec(rng: &mut StdRng) -> OutputSpec {
         Interp::Antialias,
     ][rng.random_range(0..4)];
     s.bgr = rng.random_bool(0.2);
+    s.grey = rng.random_bool(0.2);
     s
 }
 
@@ -195,8 +225,18 @@ fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
             bufs.push((d, ch));
         }
         let shape = match spec.layout {
-            Layout::Chw => [batch + 1, 3, spec.height as usize, spec.width as usize],
-            Layout::Hwc => [batch + 1, spec.height as usize, spec.width as usize, 3],
+            Layout::Chw => [
+                batch + 1,
+                spec.channels(),
+                spec.height as usize,
+                spec.width as usize,
+            ],
+            Layout::Hwc => [
+                batch + 1,
+                spec.height as usize,
+                spec.width as usize,
+                spec.channels(),
+            ],
         };
         let out = Tensor::empty(&pool, &stream, &shape, spec.dtype).unwrap();
         // Poison every slot so an unwritten element cannot pass.
@@ -281,6 +321,7 @@ fn invalid_arguments_are_errors_before_launching() {
         crop: Crop::full(4, 4),
         flip_h: false,
         flip_v: false,
+        pad: None,
     };
     assert!(
         kernel.run(&stream, &[img], &[op], &spec, &out, 2).is_err(),
@@ -364,6 +405,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
                 layout: Layout::Hwc,
                 dtype: DType::F32,
                 bgr: false,
+                grey: false,
                 interp: match mode {
                     "bilinear" => Interp::Bilinear,
                     "nearest" => Interp::Nearest,
@@ -388,6 +430,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
                         crop: Crop::full(w, h),
                         flip_h: false,
                         flip_v: false,
+                        pad: None,
                     }],
                     &spec,
                     &out,

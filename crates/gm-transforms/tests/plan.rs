@@ -7,8 +7,9 @@ use gm_cuda::DType;
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::sample::{Image, Label, plan_sample};
 use gm_transforms::{
-    CenterCrop, Compose, Crop, CropBox, Filter, HorizontalFlip, Interp, Layout, Matrix, Normalize,
-    PixelFormat, PlanError, RandomResizedCrop, Resize, SampleRng, ToDtype, Transform, VerticalFlip,
+    CenterCrop, Compose, Crop, CropBox, Filter, Grey, HorizontalFlip, Interp, Layout, Matrix,
+    Normalize, Pad, PixelFormat, PlanError, RandomResizedCrop, Resize, SampleRng, ToDtype,
+    Transform, VerticalFlip,
 };
 use proptest::prelude::*;
 
@@ -45,19 +46,22 @@ fn resize_and_center_crop_map_back_to_the_source() {
             h: 20.0
         }
     );
-    let err = chain(vec![Box::new(CenterCrop(200, 10))])
+    // Larger than the image: torchvision pads with zeros, then crops the centre.
+    let (op, spec) = chain(vec![Box::new(CenterCrop(200, 10))])
         .plan_image(100, 50, &mut rng)
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            PlanError::Step {
-                step: "CenterCrop",
-                ..
-            }
-        ),
-        "{err}"
+        .unwrap();
+    assert_eq!((spec.width, spec.height), (200, 10));
+    assert_eq!(
+        op.crop,
+        Crop {
+            x: -50.0,
+            y: 20.0,
+            w: 200.0,
+            h: 10.0
+        }
     );
+    let pad = op.pad.unwrap();
+    assert_eq!((pad.x0, pad.x1, pad.valid), (-50, 150, (0, 0, 100, 50)));
 }
 
 #[test]
@@ -89,7 +93,10 @@ enum Step {
     Crop(u32, u32, u32, u32),
     FlipH,
     FlipV,
+    Pad(u32, u32, u32, u32),
 }
+
+const FILL: [u8; 3] = [7, 80, 250];
 
 fn naive(img: &[u8], mut w: usize, mut h: usize, steps: &[Step]) -> (Vec<u8>, usize, usize) {
     let mut px: Vec<[u8; 3]> = img.chunks(3).map(|c| [c[0], c[1], c[2]]).collect();
@@ -106,6 +113,19 @@ fn naive(img: &[u8], mut w: usize, mut h: usize, steps: &[Step]) -> (Vec<u8>, us
                     .flat_map(|y| (0..w).map(move |x| (y, x)))
                     .map(|(y, x)| px[(h - 1 - y) * w + x])
                     .collect()
+            }
+            Step::Pad(l, t, r, b) => {
+                let (l, t, r, b) = (l as usize, t as usize, r as usize, b as usize);
+                let (nw, nh) = (w + l + r, h + t + b);
+                let mut n = vec![FILL; nw * nh];
+                for y in 0..h {
+                    for x in 0..w {
+                        n[(y + t) * nw + x + l] = px[y * w + x];
+                    }
+                }
+                px = n;
+                w = nw;
+                h = nh;
             }
             Step::Crop(l, t, cw, ch) => {
                 let (l, t, cw, ch) = (l as usize, t as usize, cw as usize, ch as usize);
@@ -124,11 +144,12 @@ fn naive(img: &[u8], mut w: usize, mut h: usize, steps: &[Step]) -> (Vec<u8>, us
 proptest! {
     #[test]
     fn planned_crops_and_flips_equal_the_steps_done_one_by_one(
-        w in 1u32..24, h in 1u32..24, seeds in proptest::collection::vec((0u8..3, any::<u64>()), 0..6), pixels in any::<u64>()
+        w in 1u32..24, h in 1u32..24, seeds in proptest::collection::vec((0u8..4, any::<u64>()), 0..6), pixels in any::<u64>()
     ) {
         let mut rng = SampleRng::new(pixels, 0, 0);
         let img: Vec<u8> = (0..w * h * 3).map(|_| rng.next_u64() as u8).collect();
         let (mut cw, mut ch) = (w, h);
+        let mut padded = false;
         let mut steps = Vec::new();
         let mut transforms: Vec<Box<dyn Transform>> = Vec::new();
         for (kind, r) in seeds {
@@ -136,6 +157,15 @@ proptest! {
             match kind {
                 0 => { steps.push(Step::FlipH); transforms.push(Box::new(HorizontalFlip(1.0))); }
                 1 => { steps.push(Step::FlipV); transforms.push(Box::new(VerticalFlip(1.0))); }
+                3 if !padded => {
+                    let p = [0, 1, 2, 3].map(|_| r.below(4) as u32);
+                    steps.push(Step::Pad(p[0], p[1], p[2], p[3]));
+                    transforms.push(Box::new(Pad { left: p[0], top: p[1], right: p[2], bottom: p[3], fill: FILL.map(f32::from) }));
+                    cw += p[0] + p[2];
+                    ch += p[1] + p[3];
+                    padded = true;
+                }
+                3 => {}
                 _ => {
                     let nw = 1 + r.below(u64::from(cw)) as u32;
                     let nh = 1 + r.below(u64::from(ch)) as u32;
@@ -242,4 +272,26 @@ fn nested_samples_share_one_draw_and_keep_their_labels() {
         plan_sample(&mut mixed, &rrc, &mut SampleRng::new(1, 0, 0)),
         Err(PlanError::MixedSizes(320, 240, 100, 100))
     ));
+}
+
+#[test]
+fn grey_uses_torchvisions_weights() {
+    let img = [255u8, 0, 0, 0, 255, 0, 0, 0, 255, 200, 100, 50];
+    let (op, spec) = chain(vec![Box::new(Grey)])
+        .plan_image(4, 1, &mut SampleRng::new(0, 0, 0))
+        .unwrap();
+    assert_eq!(spec.image_bytes(), 4);
+    let host = HostImage {
+        data: &img,
+        chroma: &[],
+        pitch: 12,
+        width: 4,
+        height: 1,
+        format: PixelFormat::Rgb8,
+        matrix: Matrix::Bt601,
+        full_range: false,
+    };
+    let mut out = vec![0u8; 4];
+    fused(&host, &op, &spec, &mut out);
+    assert_eq!(out, vec![76, 150, 29, 124]);
 }

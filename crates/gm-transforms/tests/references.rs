@@ -57,6 +57,7 @@ fn cpu_twin_resizes_like_opencv_and_torchvision() {
             crop: Crop::full(W, H),
             flip_h: false,
             flip_v: false,
+            pad: None,
         };
         for (mode, w, h, libs) in CASES {
             let spec = OutputSpec {
@@ -65,6 +66,7 @@ fn cpu_twin_resizes_like_opencv_and_torchvision() {
                 layout: Layout::Hwc,
                 dtype: DType::F32,
                 bgr: false,
+                grey: false,
                 interp: interp(mode),
                 scale: [1.0; 3],
                 bias: [0.0; 3],
