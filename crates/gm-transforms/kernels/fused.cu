@@ -119,10 +119,21 @@ __device__ __forceinline__ unsigned short to_bf16(float f) {
     return (unsigned short)(u >> 16);
 }
 
-extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, int count) {
+// One body, compiled once per filter (INTERP = GmFusedParams::interp), so that the light
+// filters do not pay the registers of the heavy ones.
+template <int INTERP>
+__device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, int count) {
     int i = blockIdx.z;
     if (i >= count) return;
-    const GmFusedParams p = params[i];
+    // The image's parameters, loaded once per block into shared memory: every thread reads
+    // them, and a per-thread copy would cost ~44 registers.
+    __shared__ GmFusedParams sp;
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    if (tid < (int)(sizeof(GmFusedParams) / 4)) {
+        ((int*)&sp)[tid] = ((const int*)&params[i])[tid];
+    }
+    __syncthreads();
+    const GmFusedParams& p = sp;
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= p.out_w || y >= p.out_h) return;
@@ -130,11 +141,11 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
     int oy = p.flip_v ? p.out_h - 1 - y : y;
     float sx = p.crop_w / (float)p.out_w, sy = p.crop_h / (float)p.out_h;
     float rgb[3];
-    if (p.interp == 0) {
+    if (INTERP == 0) {
         int xi = (int)floorf(p.crop_x + ((float)ox + 0.5f) * sx);
         int yi = (int)floorf(p.crop_y + ((float)oy + 0.5f) * sy);
         fetch_rgb(p, xi, yi, rgb);
-    } else if (p.interp == 3) {
+    } else if (INTERP == 3) {
         int lox = max((int)floorf(p.crop_x), p.win_x0), hix = min((int)ceilf(p.crop_x + p.crop_w), p.win_x1);
         int loy = max((int)floorf(p.crop_y), p.win_y0), hiy = min((int)ceilf(p.crop_y + p.crop_h), p.win_y1);
         int fx0, nx, fy0, ny;
@@ -156,7 +167,7 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
             }
             for (int c = 0; c < 3; ++c) rgb[c] += wy * row[c];
         }
-    } else if (p.interp == 2) {
+    } else if (INTERP == 2) {
         float fx = p.crop_x + ((float)ox + 0.5f) * sx - 0.5f;
         float fy = p.crop_y + ((float)oy + 0.5f) * sy - 0.5f;
         float x0f = floorf(fx), y0f = floorf(fy);
@@ -213,4 +224,17 @@ extern "C" __global__ void gm_fused(const GmFusedParams* __restrict__ params, in
             default: ((float*)p.dst)[idx] = v; break;
         }
     }
+}
+
+extern "C" __global__ void gm_fused_nearest(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<0>(params, count);
+}
+extern "C" __global__ void gm_fused_bilinear(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<1>(params, count);
+}
+extern "C" __global__ void gm_fused_bicubic(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<2>(params, count);
+}
+extern "C" __global__ void gm_fused_antialias(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<3>(params, count);
 }

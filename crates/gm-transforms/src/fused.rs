@@ -164,7 +164,8 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
 
 /// The fused kernel, loaded on one device, with a reusable parameter buffer.
 pub struct FusedKernel {
-    kernel: Kernel,
+    /// One per filter: nearest, bilinear, bicubic, antialias.
+    kernels: [Kernel; 4],
     device: Device,
     params: DeviceBuffer,
     host: Vec<GmFusedParams>,
@@ -174,9 +175,15 @@ pub struct FusedKernel {
 impl FusedKernel {
     /// Loads the kernel on `device`.
     pub fn new(device: &Device) -> Result<FusedKernel> {
-        let kernel = device.module(MODULE, FUSED_PTX)?.kernel("gm_fused")?;
+        let module = device.module(MODULE, FUSED_PTX)?;
+        let kernels = [
+            module.kernel("gm_fused_nearest")?,
+            module.kernel("gm_fused_bilinear")?,
+            module.kernel("gm_fused_bicubic")?,
+            module.kernel("gm_fused_antialias")?,
+        ];
         Ok(FusedKernel {
-            kernel,
+            kernels,
             device: device.clone(),
             params: DeviceBuffer::alloc(device, 0)?,
             host: Vec::new(),
@@ -254,12 +261,17 @@ impl FusedKernel {
             block: (BLOCK, BLOCK, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: gm_fused(const GmFusedParams*, int); every parameter set was validated and
+        let kernel = &self.kernels[match spec.interp {
+            Interp::Nearest => 0,
+            Interp::Bilinear => 1,
+            Interp::Bicubic => 2,
+            Interp::Antialias => 3,
+        }];
+        // SAFETY: gm_fused_*(const GmFusedParams*, int); every parameter set was validated and
         // writes inside the checked slots of `out`.
-        unsafe {
-            self.kernel
-                .launch(stream, cfg, (self.params.device_ptr(), images.len() as i32))?
-        };
+        // SAFETY: gm_fused_*(const GmFusedParams*, int); every parameter set was validated and
+        // writes inside the checked slots of `out`.
+        unsafe { kernel.launch(stream, cfg, (self.params.device_ptr(), images.len() as i32))? };
         self.last_use.record(stream)
     }
 }
