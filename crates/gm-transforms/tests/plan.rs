@@ -295,3 +295,57 @@ fn grey_uses_torchvisions_weights() {
     fused(&host, &op, &spec, &mut out);
     assert_eq!(out, vec![76, 150, 29, 124]);
 }
+
+/// A sample type of the user's own, with named fields: one `Visit` impl lists its images.
+struct Episode {
+    front: Vec<Image<u64>>,
+    wrist: Vec<Image<u64>>,
+    action: Label<[f32; 7]>,
+}
+
+impl gm_transforms::sample::Visit<u64> for Episode {
+    fn visit(&mut self, f: &mut dyn FnMut(&mut Image<u64>)) {
+        self.front.visit(f);
+        self.wrist.visit(f);
+        self.action.visit(f);
+    }
+}
+
+#[test]
+fn user_structs_with_named_fields_take_part() {
+    use gm_transforms::sample::Visit;
+    let mut ep = Episode {
+        front: (0..4).map(|i| Image::new(640, 480, i)).collect(),
+        wrist: (0..4).map(|i| Image::new(640, 480, 10 + i)).collect(),
+        action: Label([0.5; 7]),
+    };
+    let chain = Compose(vec![
+        Box::new(CenterCrop(480, 480)),
+        Box::new(Resize::Exact(224, 224)),
+        Box::new(HorizontalFlip(0.5)),
+    ]);
+    assert_eq!(
+        plan_sample(&mut ep, &chain, &mut SampleRng::new(3, 0, 11)).unwrap(),
+        8
+    );
+    let first = ep.front[0].planned.unwrap();
+    assert_eq!(
+        first.0.crop,
+        Crop {
+            x: 80.0,
+            y: 0.0,
+            w: 480.0,
+            h: 480.0
+        }
+    );
+    assert!(
+        ep.wrist
+            .iter()
+            .chain(&ep.front)
+            .all(|i| i.planned == Some(first))
+    );
+    assert_eq!(ep.action, Label([0.5; 7]));
+    let mut n = 0;
+    ep.visit(&mut |_| n += 1);
+    assert_eq!(n, 8);
+}
