@@ -254,6 +254,12 @@ impl Drop for PinnedBuffer {
     }
 }
 
+/// Where a 2-D copy writes.
+enum Target {
+    Host(*mut u8),
+    Device(DevicePtr),
+}
+
 fn check_range(what: &str, offset: usize, bytes: usize, len: usize) -> Result<()> {
     match offset.checked_add(bytes) {
         Some(end) if end <= len => Ok(()),
@@ -416,31 +422,18 @@ impl Stream {
         if dst.is_empty() {
             return Ok(());
         }
-        use cudarc::driver::sys;
-        self.device().bind_to_thread()?;
-        let copy = sys::CUDA_MEMCPY2D_st {
-            srcXInBytes: 0,
-            srcY: 0,
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcHost: std::ptr::null(),
-            srcDevice: src.0,
-            srcArray: std::ptr::null_mut(),
-            srcPitch: src_pitch,
-            dstXInBytes: 0,
-            dstY: 0,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-            dstHost: dst.as_mut_ptr().cast(),
-            dstDevice: 0,
-            dstArray: std::ptr::null_mut(),
-            dstPitch: row_bytes,
-            WidthInBytes: row_bytes,
-            Height: rows,
-        };
         // SAFETY: the caller vouches for the source; the destination is `dst`, checked above,
         // and we synchronize before it is released.
-        unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.raw()) }
-            .result()
-            .during(|| format!("cuMemcpy2DAsync({rows} x {row_bytes} bytes)"))?;
+        unsafe {
+            self.memcpy_2d(
+                src,
+                src_pitch,
+                Target::Host(dst.as_mut_ptr()),
+                row_bytes,
+                row_bytes,
+                rows,
+            )?
+        };
         self.synchronize()
     }
 
@@ -467,8 +460,48 @@ impl Stream {
         if row_bytes == 0 || rows == 0 {
             return Ok(());
         }
+        // SAFETY: the caller vouches for both regions.
+        unsafe {
+            self.memcpy_2d(
+                src,
+                src_pitch,
+                Target::Device(dst),
+                dst_pitch,
+                row_bytes,
+                rows,
+            )
+        }
+    }
+
+    /// One pitched 2-D copy from device memory, asynchronous on this stream.
+    ///
+    /// # Safety
+    /// Both regions must be valid for `rows` rows of `row_bytes` until the copy has run.
+    unsafe fn memcpy_2d(
+        &self,
+        src: DevicePtr,
+        src_pitch: usize,
+        dst: Target,
+        dst_pitch: usize,
+        row_bytes: usize,
+        rows: usize,
+    ) -> Result<()> {
         use cudarc::driver::sys;
         self.device().bind_to_thread()?;
+        let (dst_type, dst_host, dst_device, what) = match dst {
+            Target::Host(p) => (
+                sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+                p.cast(),
+                0,
+                "to host",
+            ),
+            Target::Device(p) => (
+                sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                std::ptr::null_mut(),
+                p.0,
+                "device to device",
+            ),
+        };
         let copy = sys::CUDA_MEMCPY2D_st {
             srcXInBytes: 0,
             srcY: 0,
@@ -479,18 +512,18 @@ impl Stream {
             srcPitch: src_pitch,
             dstXInBytes: 0,
             dstY: 0,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstHost: std::ptr::null_mut(),
-            dstDevice: dst.0,
+            dstMemoryType: dst_type,
+            dstHost: dst_host,
+            dstDevice: dst_device,
             dstArray: std::ptr::null_mut(),
             dstPitch: dst_pitch,
             WidthInBytes: row_bytes,
             Height: rows,
         };
-        // SAFETY: the caller vouches for both regions.
+        // SAFETY: per this function's contract.
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.raw()) }
             .result()
-            .during(|| format!("cuMemcpy2DAsync({rows} x {row_bytes} bytes, device to device)"))
+            .during(|| format!("cuMemcpy2DAsync({rows} x {row_bytes} bytes, {what})"))
     }
 
     /// Sets every byte of `dst` to `value`, asynchronously.
