@@ -5,10 +5,11 @@
 //! - [`nvdec`]: NVDEC sessions executing gm-demux decode plans, and a pool of them.
 //! - [`libraries`]: finding nvJPEG and nvcuvid; [`engines`]: decode engines per GPU.
 //!
-//! The nvJPEG decoder arrives with issue 5.
+//! - [`jpeg`]: JPEG headers and the choice of decoder; the nvJPEG decoders arrive with issue 5.
 
 pub mod engines;
 mod error;
+pub mod jpeg;
 pub mod libraries;
 pub mod nvdec;
 

@@ -1,0 +1,268 @@
+//! JPEG headers, read without decoding: frame type, size, components and their sampling,
+//! restart interval, Adobe colour transform and EXIF orientation. Enough to decide which
+//! decoder takes an image and to refuse it before any allocation.
+
+/// How the image's scans are coded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coding {
+    /// SOF0: baseline sequential Huffman.
+    Baseline,
+    /// SOF1: extended sequential Huffman.
+    Extended,
+    /// SOF2: progressive Huffman.
+    Progressive,
+    /// SOF3: lossless.
+    Lossless,
+    /// SOF9-SOF11 and SOF13-SOF15: arithmetic coding, or hierarchical (differential) frames.
+    Other(u8),
+}
+
+/// One colour component of the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Component {
+    /// Component identifier.
+    pub id: u8,
+    /// Horizontal sampling factor.
+    pub h: u8,
+    /// Vertical sampling factor.
+    pub v: u8,
+}
+
+/// Chroma subsampling of a three-component image (J:a:b notation), or another layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subsampling {
+    /// One component.
+    Grey,
+    /// No subsampling.
+    S444,
+    /// Chroma halved horizontally.
+    S422,
+    /// Chroma halved in both directions.
+    S420,
+    /// Chroma halved vertically.
+    S440,
+    /// Chroma quartered horizontally.
+    S411,
+    /// Chroma quartered horizontally and halved vertically.
+    S410,
+    /// Anything else (four components, unusual factors).
+    Other,
+}
+
+/// What the header says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JpegInfo {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Bits per sample (8 or 12; 16 for lossless).
+    pub precision: u8,
+    /// Frame coding.
+    pub coding: Coding,
+    /// Components in frame order.
+    pub components: Vec<Component>,
+    /// Restart interval in MCUs (0: none).
+    pub restart_interval: u16,
+    /// The Adobe APP14 colour transform, when present (0 none/CMYK, 1 YCbCr, 2 YCCK).
+    pub adobe_transform: Option<u8>,
+    /// EXIF orientation, 1 (as stored) to 8.
+    pub orientation: u8,
+}
+
+impl JpegInfo {
+    /// The subsampling of the components.
+    pub fn subsampling(&self) -> Subsampling {
+        match self.components.as_slice() {
+            [_] => Subsampling::Grey,
+            [y, cb, cr] if cb.h == cr.h && cb.v == cr.v && cb.h > 0 && cb.v > 0 => {
+                if y.h % cb.h != 0 || y.v % cb.v != 0 {
+                    return Subsampling::Other;
+                }
+                match (y.h / cb.h, y.v / cb.v) {
+                    (1, 1) => Subsampling::S444,
+                    (2, 1) => Subsampling::S422,
+                    (2, 2) => Subsampling::S420,
+                    (1, 2) => Subsampling::S440,
+                    (4, 1) => Subsampling::S411,
+                    (4, 2) => Subsampling::S410,
+                    _ => Subsampling::Other,
+                }
+            }
+            _ => Subsampling::Other,
+        }
+    }
+
+    /// Whether a three-component image is stored as RGB rather than YCbCr (an Adobe transform
+    /// of 0, or component ids 'R', 'G', 'B').
+    pub fn is_rgb(&self) -> bool {
+        self.components.len() == 3
+            && (self.adobe_transform == Some(0)
+                || self.components.iter().map(|c| c.id).eq([b'R', b'G', b'B']))
+    }
+}
+
+/// Why a header could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// The bytes do not start with a JPEG start-of-image marker.
+    #[error("not a JPEG (no start-of-image marker)")]
+    NotJpeg,
+    /// The data ends inside the header.
+    #[error("truncated JPEG header")]
+    Truncated,
+    /// A malformed segment.
+    #[error("malformed JPEG header: {0}")]
+    Malformed(String),
+}
+
+fn be16(b: &[u8], at: usize) -> Result<u16, HeaderError> {
+    b.get(at..at + 2)
+        .map(|s| u16::from_be_bytes([s[0], s[1]]))
+        .ok_or(HeaderError::Truncated)
+}
+
+/// Reads the header of `data` up to the first scan.
+pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
+    if data.len() < 2 || data[0] != 0xFF || data[1] != 0xD8 {
+        return Err(HeaderError::NotJpeg);
+    }
+    let mut pos = 2;
+    let mut frame: Option<(Coding, u8, u32, u32, Vec<Component>)> = None;
+    let mut restart_interval = 0;
+    let mut adobe_transform = None;
+    let mut orientation = 1;
+    loop {
+        // Markers may be preceded by any number of 0xFF fill bytes.
+        while data.get(pos) == Some(&0xFF) && data.get(pos + 1) == Some(&0xFF) {
+            pos += 1;
+        }
+        let (Some(&ff), Some(&marker)) = (data.get(pos), data.get(pos + 1)) else {
+            return Err(HeaderError::Truncated);
+        };
+        if ff != 0xFF {
+            return Err(HeaderError::Malformed(format!(
+                "expected a marker at byte {pos}"
+            )));
+        }
+        pos += 2;
+        if matches!(marker, 0x01 | 0xD0..=0xD7) {
+            continue;
+        }
+        if marker == 0xD9 {
+            return Err(HeaderError::Malformed(
+                "end of image before any scan".into(),
+            ));
+        }
+        let len = usize::from(be16(data, pos)?);
+        if len < 2 {
+            return Err(HeaderError::Malformed(format!("segment length {len}")));
+        }
+        let seg = data.get(pos + 2..pos + len).ok_or(HeaderError::Truncated)?;
+        match marker {
+            0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => {
+                if frame.is_some() {
+                    return Err(HeaderError::Malformed("two frame headers".into()));
+                }
+                if seg.len() < 6 {
+                    return Err(HeaderError::Truncated);
+                }
+                let precision = seg[0];
+                let height = u32::from(be16(seg, 1)?);
+                let width = u32::from(be16(seg, 3)?);
+                let n = usize::from(seg[5]);
+                if n == 0 || seg.len() < 6 + 3 * n {
+                    return Err(HeaderError::Malformed(format!(
+                        "{n} components in a {}-byte frame header",
+                        seg.len()
+                    )));
+                }
+                let components = (0..n)
+                    .map(|k| {
+                        let c = &seg[6 + 3 * k..9 + 3 * k];
+                        Component {
+                            id: c[0],
+                            h: c[1] >> 4,
+                            v: c[1] & 15,
+                        }
+                    })
+                    .collect();
+                let coding = match marker {
+                    0xC0 => Coding::Baseline,
+                    0xC1 => Coding::Extended,
+                    0xC2 => Coding::Progressive,
+                    0xC3 => Coding::Lossless,
+                    m => Coding::Other(m),
+                };
+                frame = Some((coding, precision, width, height, components));
+            }
+            0xDD => restart_interval = be16(seg, 0)?,
+            0xEE if seg.starts_with(b"Adobe") && seg.len() >= 12 => adobe_transform = Some(seg[11]),
+            0xE1 if seg.starts_with(b"Exif\0\0") => {
+                if let Some(o) = exif_orientation(&seg[6..]) {
+                    orientation = o;
+                }
+            }
+            0xDA => {
+                let (coding, precision, width, height, components) = frame.ok_or_else(|| {
+                    HeaderError::Malformed("a scan before the frame header".into())
+                })?;
+                if width == 0 || height == 0 {
+                    return Err(HeaderError::Malformed(format!(
+                        "image size {width}x{height}"
+                    )));
+                }
+                return Ok(JpegInfo {
+                    width,
+                    height,
+                    precision,
+                    coding,
+                    components,
+                    restart_interval,
+                    adobe_transform,
+                    orientation,
+                });
+            }
+            _ => {}
+        }
+        pos += len;
+    }
+}
+
+/// The orientation tag (0x0112) of IFD0 of a TIFF-structured EXIF block; invalid values are
+/// ignored (treated as absent).
+fn exif_orientation(tiff: &[u8]) -> Option<u8> {
+    let le = match tiff.get(0..2)? {
+        b"II" => true,
+        b"MM" => false,
+        _ => return None,
+    };
+    let u16_at = |at: usize| {
+        tiff.get(at..at + 2).map(|b| {
+            if le {
+                u16::from_le_bytes([b[0], b[1]])
+            } else {
+                u16::from_be_bytes([b[0], b[1]])
+            }
+        })
+    };
+    let u32_at = |at: usize| {
+        tiff.get(at..at + 4).map(|b| {
+            if le {
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            } else {
+                u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+            }
+        })
+    };
+    let ifd = usize::try_from(u32_at(4)?).ok()?;
+    let count = usize::from(u16_at(ifd)?);
+    for k in 0..count.min(512) {
+        let e = ifd.checked_add(2 + 12 * k)?;
+        if u16_at(e)? == 0x0112 {
+            let v = u16_at(e + 8)?;
+            return (1..=8).contains(&v).then_some(v as u8);
+        }
+    }
+    None
+}

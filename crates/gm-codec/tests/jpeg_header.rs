@@ -1,0 +1,256 @@
+//! JPEG headers of real files against ffprobe and their known encodings, the choice of
+//! decoder, EXIF orientation, limits, and hostile bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use gm_codec::jpeg::{
+    Backend, Coding, DEFAULT_MAX_PIXELS, HeaderError, RouteError, Subsampling, parse, route,
+};
+use proptest::prelude::*;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn shared_jpeg() -> Option<PathBuf> {
+    let p = std::env::var_os("GM_SHARED_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared/media"))
+        .join("jpeg");
+    p.is_dir().then_some(p)
+}
+
+fn golden() -> Vec<(String, u32, u32, String)> {
+    let dir = std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("tests/media"));
+    std::fs::read_to_string(dir.join("golden/jpeg_ffprobe.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[0].to_string(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].to_string(),
+            )
+        })
+        .collect()
+}
+
+fn file(jpeg: &Path, name: &str) -> Vec<u8> {
+    let odd = jpeg.join("odd").join(name);
+    std::fs::read(if odd.exists() {
+        odd
+    } else {
+        jpeg.join("photos").join(name)
+    })
+    .unwrap()
+}
+
+#[test]
+fn headers_of_real_files_match_ffprobe_and_their_encodings() {
+    let Some(jpeg) = shared_jpeg() else {
+        eprintln!("../shared/media/jpeg absent");
+        return;
+    };
+    for (name, w, h, pix_fmt) in golden() {
+        let info = parse(&file(&jpeg, &name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((info.width, info.height), (w, h), "{name}");
+        let comps = match pix_fmt.as_str() {
+            "gray" => 1,
+            "gbrap" => 4,
+            _ => 3,
+        };
+        assert_eq!(info.components.len(), comps, "{name}");
+        assert_eq!(info.precision, 8, "{name}");
+        // The odd set's names say how each file was encoded.
+        let want = [
+            (".420", Subsampling::S420),
+            (".422", Subsampling::S422),
+            (".440", Subsampling::S440),
+            (".444", Subsampling::S444),
+            (".411", Subsampling::S411),
+            (".410", Subsampling::S410),
+        ]
+        .into_iter()
+        .find(|(k, _)| name.contains(k))
+        .map(|(_, s)| s)
+        .or(name.contains("gray").then_some(Subsampling::Grey));
+        if let Some(want) = want {
+            assert_eq!(info.subsampling(), want, "{name}");
+        }
+        if name.starts_with("video-") {
+            // "separate.dc.progression" files are progressive too.
+            let progressive = name.contains("progress");
+            assert_eq!(
+                info.coding,
+                if progressive {
+                    Coding::Progressive
+                } else {
+                    Coding::Baseline
+                },
+                "{name}"
+            );
+        }
+        let backend = route(&info, true, true, DEFAULT_MAX_PIXELS).unwrap();
+        let expected = if info.components.len() == 4 || info.is_rgb() {
+            Backend::Cpu
+        } else if info.coding == Coding::Progressive
+            || matches!(info.subsampling(), Subsampling::S411 | Subsampling::S410)
+        {
+            Backend::Cuda
+        } else {
+            Backend::Hardware
+        };
+        assert_eq!(backend, expected, "{name}: {info:?}");
+        // Without the hardware engines, what they would take goes to the CUDA backend.
+        let no_hw = route(&info, false, true, DEFAULT_MAX_PIXELS).unwrap();
+        assert_eq!(
+            no_hw,
+            if expected == Backend::Hardware {
+                Backend::Cuda
+            } else {
+                expected
+            },
+            "{name}"
+        );
+        assert_eq!(
+            route(&info, false, false, DEFAULT_MAX_PIXELS).unwrap(),
+            Backend::Cpu,
+            "{name}"
+        );
+    }
+    let cmyk = parse(&file(&jpeg, "video-001.cmyk.jpeg")).unwrap();
+    assert_eq!(
+        cmyk.adobe_transform.map(|t| t != 1),
+        Some(true),
+        "CMYK files carry an Adobe transform"
+    );
+}
+
+/// `jpeg` with an APP1 EXIF segment holding `orientation` inserted after the SOI marker.
+fn with_orientation(jpeg: &[u8], orientation: u16, little_endian: bool) -> Vec<u8> {
+    let mut tiff = Vec::new();
+    let w16 = |v: u16| {
+        if little_endian {
+            v.to_le_bytes()
+        } else {
+            v.to_be_bytes()
+        }
+    };
+    let w32 = |v: u32| {
+        if little_endian {
+            v.to_le_bytes()
+        } else {
+            v.to_be_bytes()
+        }
+    };
+    tiff.extend_from_slice(if little_endian { b"II" } else { b"MM" });
+    tiff.extend_from_slice(&w16(42));
+    tiff.extend_from_slice(&w32(8));
+    tiff.extend_from_slice(&w16(1)); // one IFD entry
+    tiff.extend_from_slice(&w16(0x0112));
+    tiff.extend_from_slice(&w16(3)); // SHORT
+    tiff.extend_from_slice(&w32(1));
+    tiff.extend_from_slice(&w16(orientation));
+    tiff.extend_from_slice(&[0, 0]);
+    tiff.extend_from_slice(&w32(0));
+    let mut app1 = b"Exif\0\0".to_vec();
+    app1.extend_from_slice(&tiff);
+    let mut out = jpeg[..2].to_vec();
+    out.extend_from_slice(&[0xFF, 0xE1]);
+    out.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
+    out.extend_from_slice(&app1);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}
+
+fn minimal_jpeg(width: u16, height: u16) -> Vec<u8> {
+    let mut v = vec![0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8];
+    v.extend_from_slice(&height.to_be_bytes());
+    v.extend_from_slice(&width.to_be_bytes());
+    v.extend_from_slice(&[3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
+    v.extend_from_slice(&[0xFF, 0xDA, 0, 8, 1, 1, 0, 0, 63, 0]);
+    v
+}
+
+#[test]
+fn exif_orientation_is_read_in_both_byte_orders() {
+    let base = minimal_jpeg(64, 48);
+    assert_eq!(parse(&base).unwrap().orientation, 1);
+    for le in [true, false] {
+        for o in 1..=8 {
+            assert_eq!(
+                parse(&with_orientation(&base, o, le)).unwrap().orientation,
+                o as u8
+            );
+        }
+        assert_eq!(
+            parse(&with_orientation(&base, 9, le)).unwrap().orientation,
+            1,
+            "invalid values are ignored"
+        );
+    }
+}
+
+#[test]
+fn declared_giant_images_are_refused_before_allocating() {
+    let info = parse(&minimal_jpeg(64250, 64250)).unwrap();
+    assert_eq!(info.subsampling(), Subsampling::S420);
+    let err = route(&info, true, true, DEFAULT_MAX_PIXELS).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RouteError::TooLarge {
+                width: 64250,
+                height: 64250,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(route(&info, true, true, u64::MAX).is_ok());
+}
+
+#[test]
+fn broken_headers_are_errors() {
+    assert_eq!(parse(&[]), Err(HeaderError::NotJpeg));
+    assert_eq!(parse(b"GIF89a not a jpeg"), Err(HeaderError::NotJpeg));
+    assert_eq!(parse(&[0xFF, 0xD8]), Err(HeaderError::Truncated));
+    let full = minimal_jpeg(64, 48);
+    for cut in 2..full.len() - 1 {
+        assert!(parse(&full[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut zero = minimal_jpeg(0, 48);
+    assert!(matches!(parse(&zero), Err(HeaderError::Malformed(_))));
+    zero[5] = 1; // a segment length below 2
+    assert!(parse(&zero).is_err());
+    let no_frame = [0xFF, 0xD8, 0xFF, 0xDA, 0, 2];
+    assert!(
+        matches!(parse(&no_frame), Err(HeaderError::Malformed(m)) if m.contains("before the frame header"))
+    );
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256), keep_soi in any::<bool>()) {
+        let mut b = bytes;
+        if keep_soi && b.len() >= 2 {
+            b[0] = 0xFF;
+            b[1] = 0xD8;
+        }
+        let _ = parse(&b).map(|i| route(&i, true, true, DEFAULT_MAX_PIXELS));
+    }
+
+    #[test]
+    fn mutated_headers_never_panic(at in 0usize..40, value in any::<u8>(), cut in 0usize..40) {
+        let mut b = with_orientation(&minimal_jpeg(640, 480), 6, true);
+        let k = at % b.len();
+        b[k] = value;
+        b.truncate(b.len() - cut.min(b.len()));
+        let _ = parse(&b).map(|i| route(&i, true, true, DEFAULT_MAX_PIXELS));
+    }
+}
