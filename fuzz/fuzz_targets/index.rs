@@ -8,7 +8,10 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let src = Arc::new(MemSource::new("fuzz.mp4", data.to_vec()));
-    let options = IndexOptions { scan: BitstreamScan::Full, ..Default::default() };
+    let options = IndexOptions {
+        scan: BitstreamScan::Full,
+        ..Default::default()
+    };
     if let Ok(index) = VideoIndex::from_source(&*src, options) {
         let n = index.frame_count();
         let demux = IndexingDemuxer::new(Arc::new(index), src);

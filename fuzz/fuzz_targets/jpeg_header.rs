@@ -1,12 +1,24 @@
-//! Fuzzes the JPEG header parser and the decoder choice on arbitrary bytes.
+//! Fuzzes the JPEG header parser, the decoder choice and the CPU fallback decoder on arbitrary
+//! bytes.
 #![no_main]
 
-use gm_codec::jpeg::{DEFAULT_MAX_PIXELS, parse, route};
+use gm_codec::jpeg::{DEFAULT_MAX_PIXELS, decode_rgb, parse, route};
 use libfuzzer_sys::fuzz_target;
+use std::sync::Once;
+
+static QUIET_HOOK: Once = Once::new();
 
 fuzz_target!(|data: &[u8]| {
+    // libfuzzer-sys aborts inside its panic hook, before `decode_rgb` can catch zune-jpeg's
+    // panics; a printing hook lets that catch work, and a panic that escapes the target still
+    // aborts through libfuzzer-sys's own catch_unwind.
+    QUIET_HOOK.call_once(|| std::panic::set_hook(Box::new(|info| eprintln!("{info}"))));
     if let Ok(info) = parse(data) {
         let _ = info.subsampling();
         let _ = route(&info, true, true, DEFAULT_MAX_PIXELS);
+        // Bounded so that a header claiming a huge image does not exhaust the fuzzer's memory.
+        if u64::from(info.width) * u64::from(info.height) <= 1 << 20 {
+            let _ = decode_rgb(data, &info, true);
+        }
     }
 });

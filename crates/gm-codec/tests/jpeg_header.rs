@@ -254,3 +254,115 @@ proptest! {
         let _ = parse(&b).map(|i| route(&i, true, true, DEFAULT_MAX_PIXELS));
     }
 }
+
+/// The CPU fallback (zune-jpeg) against ffmpeg's decoder on every shared JPEG: same size, and
+/// close pixels (the decoders' IDCT and chroma upsampling differ, so a PSNR bound, not
+/// equality). Catches channel order, colour space and size mistakes in the wrapper.
+#[test]
+fn cpu_fallback_decodes_like_ffmpeg() {
+    let Some(jpeg) = shared_jpeg() else {
+        return;
+    };
+    if !std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        assert!(
+            std::env::var("GM_REQUIRE_FFMPEG").is_err(),
+            "GM_REQUIRE_FFMPEG=1 but ffmpeg is missing"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIP (no ffmpeg): cpu_fallback_decodes_like_ffmpeg"
+        );
+        return;
+    }
+    let mut worst = (f64::MAX, String::new());
+    for (name, _, _, _) in golden() {
+        let path = if jpeg.join("odd").join(&name).exists() {
+            jpeg.join("odd").join(&name)
+        } else {
+            jpeg.join("photos").join(&name)
+        };
+        let data = std::fs::read(&path).unwrap();
+        let info = parse(&data).unwrap();
+        let img = match gm_codec::jpeg::decode_rgb(&data, &info, false) {
+            Ok(img) => img,
+            Err(e) if info.subsampling() == Subsampling::S410 => {
+                assert!(e.contains("4:1:0"), "{name}: {e}");
+                continue;
+            }
+            Err(e) => {
+                assert!(name.contains("truncated"), "{name} did not decode: {e}");
+                continue;
+            }
+        };
+        assert_eq!((img.width, img.height), (info.width, info.height), "{name}");
+        // ffmpeg decodes the Adobe-RGB file as if it were YCbCr (7.2 dB against the same frame
+        // coded as YCbCr), so that file is held to the YCbCr encode of its frame instead.
+        let reference = if info.is_rgb() {
+            jpeg.join("odd").join("video-001.jpeg")
+        } else {
+            path.clone()
+        };
+        let bound = if info.is_rgb() { 22.0 } else { 30.0 };
+        let out = std::process::Command::new("ffmpeg")
+            .args(["-hide_banner", "-loglevel", "error", "-i"])
+            .arg(&reference)
+            .args(["-pix_fmt", "rgb24", "-f", "rawvideo", "-"])
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout.len(), img.rgb.len(), "{name}");
+        let rgb_psnr = psnr(&img.rgb, &out.stdout);
+        let luma_psnr = psnr(&luma(&img.rgb), &luma(&out.stdout));
+        eprintln!("{name}: PSNR {rgb_psnr:.1} dB (luma {luma_psnr:.1} dB)");
+        if rgb_psnr < worst.0 {
+            worst = (rgb_psnr, name.clone());
+        }
+        assert!(
+            rgb_psnr >= bound,
+            "{name}: PSNR {rgb_psnr:.1} dB against ffmpeg (luma {luma_psnr:.1} dB)"
+        );
+    }
+    eprintln!("lowest PSNR {:.1} dB ({})", worst.0, worst.1);
+}
+
+fn psnr(a: &[u8], b: &[u8]) -> f64 {
+    let mse = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2))
+        .sum::<f64>()
+        / a.len() as f64;
+    if mse == 0.0 {
+        99.0
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    }
+}
+
+/// BT.601 luma of packed RGB, rounded to u8.
+fn luma(rgb: &[u8]) -> Vec<u8> {
+    rgb.chunks_exact(3)
+        .map(|p| {
+            let y = 0.299 * f64::from(p[0]) + 0.587 * f64::from(p[1]) + 0.114 * f64::from(p[2]);
+            y.round().clamp(0.0, 255.0) as u8
+        })
+        .collect()
+}
+
+/// A corrupt scan on which zune-jpeg 0.4.21 panics (found by the jpeg_header fuzz target): the
+/// CPU fallback turns it into an error naming the reason.
+#[test]
+fn cpu_fallback_survives_decoder_panic() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/media/regressions/zune-bitstream-panic.jpeg"
+    );
+    let data = std::fs::read(path).unwrap();
+    let info = parse(&data).unwrap();
+    let err = gm_codec::jpeg::decode_rgb(&data, &info, true).unwrap_err();
+    assert!(err.contains("zune-jpeg"), "{err}");
+}

@@ -1,0 +1,177 @@
+//! The CPU fallback: zune-jpeg decoding to interleaved RGB, and EXIF orientation applied the
+//! way PIL's `exif_transpose` does.
+
+use zune_core::colorspace::ColorSpace;
+use zune_core::options::DecoderOptions;
+use zune_jpeg::JpegDecoder;
+
+use super::header::{JpegInfo, Subsampling};
+
+/// A decoded image in host memory, interleaved RGB, 8 bits per sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RgbImage {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width * height * 3` bytes, row by row.
+    pub rgb: Vec<u8>,
+}
+
+/// Decodes `data` (whose header is `info`) with zune-jpeg; with `apply_orientation`, the
+/// image is turned upright as its EXIF orientation says.
+pub fn decode_rgb(
+    data: &[u8],
+    info: &JpegInfo,
+    apply_orientation: bool,
+) -> Result<RgbImage, String> {
+    // zune-jpeg 0.4 upsamples 4:1:0 chroma wrongly (Go's video-001.q50.410.jpeg comes out at
+    // 19.7 dB against the 4:4:4 encode of the same frame, ffmpeg's decode at 29.1 dB), so it is
+    // refused rather than returned with wrong colours; the CUDA backend decodes it.
+    if info.subsampling() == Subsampling::S410 {
+        return Err("4:1:0 chroma subsampling is not supported by the CPU decoder".into());
+    }
+    // zune-jpeg 0.4 has no RGB input colour space: it reads Adobe transform 0 with three
+    // components as CMYK and component ids R,G,B as YCbCr. For RGB-coded files the Adobe
+    // transform is rewritten to 1 and the "YCbCr" planes are taken unconverted, which are
+    // then the R, G and B planes themselves.
+    let rgb_coded = info.is_rgb();
+    let patched;
+    let data = if rgb_coded {
+        patched = with_adobe_transform_ycbcr(data);
+        &patched[..]
+    } else {
+        data
+    };
+    let out = if rgb_coded {
+        ColorSpace::YCbCr
+    } else {
+        ColorSpace::RGB
+    };
+    let options = DecoderOptions::default()
+        .jpeg_set_out_colorspace(out)
+        .set_max_width(info.width as usize)
+        .set_max_height(info.height as usize);
+    // zune-jpeg 0.4.21 panics on some corrupt scans (found by the jpeg_header fuzz target,
+    // tests/media/regressions/zune-bitstream-panic.jpeg); a bad file must be an error, not the
+    // end of an epoch.
+    let decoded = std::panic::catch_unwind(|| {
+        let mut decoder = JpegDecoder::new_with_options(data, options);
+        let pixels = decoder.decode().map_err(|e| format!("zune-jpeg: {e:?}"))?;
+        let dims = decoder
+            .info()
+            .map(|i| (u32::from(i.width), u32::from(i.height)))
+            .ok_or_else(|| "zune-jpeg gave no image information".to_string())?;
+        Ok::<_, String>((pixels, dims))
+    })
+    .map_err(|_| "zune-jpeg panicked on corrupt data".to_string())?;
+    let (pixels, (width, height)) = decoded?;
+    let n = width as usize * height as usize;
+    // Single-component files come back as luma whatever was asked for.
+    let pixels = if pixels.len() == n {
+        pixels.iter().flat_map(|&y| [y, y, y]).collect()
+    } else {
+        pixels
+    };
+    if pixels.len() != n * 3 {
+        return Err(format!(
+            "zune-jpeg returned {} bytes for {width}x{height} RGB",
+            pixels.len()
+        ));
+    }
+    let img = RgbImage {
+        width,
+        height,
+        rgb: pixels,
+    };
+    Ok(if apply_orientation {
+        orient(&img, info.orientation)
+    } else {
+        img
+    })
+}
+
+/// A copy of `data` whose Adobe APP14 transform flag, if any, says YCbCr (1).
+fn with_adobe_transform_ycbcr(data: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    let mut at = 2;
+    // Markers before the first scan are all length-prefixed segments.
+    while at + 4 <= out.len() && out[at] == 0xFF {
+        let marker = out[at + 1];
+        if marker == 0xDA {
+            break;
+        }
+        let len = usize::from(u16::from_be_bytes([out[at + 2], out[at + 3]]));
+        let payload = at + 4;
+        if marker == 0xEE
+            && len >= 14
+            && out.get(payload..payload + 5) == Some(b"Adobe")
+            && let Some(t) = out.get_mut(payload + 11)
+        {
+            *t = 1;
+        }
+        at += 2 + len;
+    }
+    out
+}
+
+/// The image turned upright for EXIF orientation `o` (1-8): 2 mirror, 3 rotate 180, 4 flip,
+/// 5 transpose, 6 rotate 90 clockwise, 7 transverse, 8 rotate 90 counter-clockwise.
+pub fn orient(img: &RgbImage, o: u8) -> RgbImage {
+    let (w, h) = (img.width as usize, img.height as usize);
+    let swap = matches!(o, 5..=8);
+    let (ow, oh) = if swap { (h, w) } else { (w, h) };
+    let mut rgb = vec![0u8; ow * oh * 3];
+    for y in 0..oh {
+        for x in 0..ow {
+            let (sx, sy) = match o {
+                2 => (w - 1 - x, y),
+                3 => (w - 1 - x, h - 1 - y),
+                4 => (x, h - 1 - y),
+                5 => (y, x),
+                6 => (y, h - 1 - x),
+                7 => (w - 1 - y, h - 1 - x),
+                8 => (w - 1 - y, x),
+                _ => (x, y),
+            };
+            let (d, s) = ((y * ow + x) * 3, (sy * w + sx) * 3);
+            rgb[d..d + 3].copy_from_slice(&img.rgb[s..s + 3]);
+        }
+    }
+    RgbImage {
+        width: ow as u32,
+        height: oh as u32,
+        rgb,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orientations_turn_the_image_like_pil() {
+        // 3x2 image, pixel value = index: 0 1 2 / 3 4 5.
+        let img = RgbImage {
+            width: 3,
+            height: 2,
+            rgb: (0..6u8).flat_map(|v| [v, v, v]).collect(),
+        };
+        let px = |i: &RgbImage| i.rgb.chunks(3).map(|p| p[0]).collect::<Vec<_>>();
+        let cases: [(u8, (u32, u32), [u8; 6]); 8] = [
+            (1, (3, 2), [0, 1, 2, 3, 4, 5]),
+            (2, (3, 2), [2, 1, 0, 5, 4, 3]),
+            (3, (3, 2), [5, 4, 3, 2, 1, 0]),
+            (4, (3, 2), [3, 4, 5, 0, 1, 2]),
+            (5, (2, 3), [0, 3, 1, 4, 2, 5]),
+            (6, (2, 3), [3, 0, 4, 1, 5, 2]),
+            (7, (2, 3), [5, 2, 4, 1, 3, 0]),
+            (8, (2, 3), [2, 5, 1, 4, 0, 3]),
+        ];
+        for (o, dims, want) in cases {
+            let r = orient(&img, o);
+            assert_eq!((r.width, r.height), dims, "orientation {o}");
+            assert_eq!(px(&r), want, "orientation {o}");
+        }
+    }
+}
