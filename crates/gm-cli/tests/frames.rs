@@ -1,23 +1,11 @@
 //! `gm frames` on the GPU: the written yuv files' MD5s equal ffmpeg's framemd5.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use common::{fixtures, gm};
 
 use md5::{Digest, Md5};
-
-fn gm() -> Command {
-    let bin = std::env::var_os("GM_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_gm").into());
-    Command::new(bin)
-}
-
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-}
 
 #[test]
 fn gm_frames_writes_frames_equal_to_ffmpeg() {

@@ -1,16 +1,9 @@
 //! `gm info` as a user runs it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::process::Command;
+mod common;
 
-/// The `gm` binary: GM_BIN in the GPU bundle (where the build machine's path does not exist),
-/// else the one Cargo built for this test.
-fn gm() -> Command {
-    let bin = std::env::var_os("GM_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_gm").into());
-    Command::new(bin)
-}
+use common::gm;
 
 #[test]
 fn info_reports_the_gpu_or_says_clearly_there_is_none() {

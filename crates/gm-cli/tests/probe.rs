@@ -1,21 +1,9 @@
 //! `gm probe` as scripts use it: JSON fields checked against ffprobe's goldens.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn gm() -> Command {
-    let bin = std::env::var_os("GM_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_gm").into());
-    Command::new(bin)
-}
-
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-}
+use common::{fixtures, gm};
 
 #[test]
 fn probe_json_frames_match_ffprobe() {

@@ -3,6 +3,8 @@
 //! f16/bf16, and 1e-3 relative for f32.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod common;
+
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
@@ -365,19 +367,13 @@ fn invalid_arguments_are_errors_before_launching() {
 #[test]
 fn gpu_resizes_like_opencv_and_torchvision() {
     let device = gpu_test_device!("gpu_resizes_like_opencv_and_torchvision");
-    let dir = std::env::var_os("GM_FIXTURES")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media")
-        })
-        .join("resize");
     let stream = Stream::new(&device).unwrap();
     let pool = DevicePool::new(&device, PoolConfig::unbounded("resize refs"));
     let mut kernel = FusedKernel::new(&device).unwrap();
-    let (w, h) = (200u32, 133u32);
+    let (w, h) = (common::W, common::H);
     let mut compared = 0;
-    for name in ["baboon", "fruits"] {
-        let src = std::fs::read(dir.join(format!("{name}.rgb"))).unwrap();
+    for name in common::SOURCES {
+        let src = std::fs::read(common::dir().join(format!("{name}.rgb"))).unwrap();
         let mut d = DeviceBuffer::alloc(&device, src.len()).unwrap();
         stream.upload(&src, &mut d, 0).unwrap();
         let img = SourceImage {
@@ -390,31 +386,8 @@ fn gpu_resizes_like_opencv_and_torchvision() {
             matrix: Matrix::Bt601,
             full_range: false,
         };
-        for (mode, ow, oh, libs) in [
-            ("bilinear", 97u32, 61u32, &["opencv", "torch"][..]),
-            ("bilinear", 233, 151, &["opencv", "torch"]),
-            ("nearest", 97, 61, &["opencv", "torch"]),
-            ("bicubic", 97, 61, &["opencv", "torch"]),
-            ("bicubic", 233, 151, &["opencv", "torch"]),
-            ("antialias", 97, 61, &["torch"]),
-            ("antialias", 61, 40, &["torch"]),
-        ] {
-            let spec = OutputSpec {
-                width: ow,
-                height: oh,
-                layout: Layout::Hwc,
-                dtype: DType::F32,
-                bgr: false,
-                grey: false,
-                interp: match mode {
-                    "bilinear" => Interp::Bilinear,
-                    "nearest" => Interp::Nearest,
-                    "bicubic" => Interp::Bicubic,
-                    _ => Interp::Antialias,
-                },
-                scale: [1.0; 3],
-                bias: [0.0; 3],
-            };
+        for (mode, ow, oh, libs) in common::CASES {
+            let spec = common::spec(mode, ow, oh);
             let out = Tensor::empty(
                 &pool,
                 &stream,
@@ -439,17 +412,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
                 .unwrap();
             let got = out.to_host_bytes(&stream).unwrap();
             for &lib in libs {
-                let reference =
-                    std::fs::read(dir.join(format!("{name}_{mode}_{ow}x{oh}_{lib}.u8"))).unwrap();
-                let worst = got
-                    .chunks(4)
-                    .zip(&reference)
-                    .map(|(o, &r)| {
-                        (f32::from_le_bytes([o[0], o[1], o[2], o[3]]).clamp(0.0, 255.0)
-                            - f32::from(r))
-                        .abs()
-                    })
-                    .fold(0.0f32, f32::max);
+                let worst = common::max_difference(&got, name, mode, ow, oh, lib);
                 assert!(
                     worst <= 0.51,
                     "{name} {mode} {ow}x{oh} vs {lib}: max difference {worst}"

@@ -3,45 +3,16 @@
 //! (rounded to u8). The CPU twin is checked here, everywhere; the GPU kernel in the GPU test.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use gm_cuda::DType;
+use common::{CASES, H, SOURCES, W, dir, max_difference, spec};
 use gm_transforms::cpu::{HostImage, fused};
-use gm_transforms::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
-
-const W: u32 = 200;
-const H: u32 = 133;
-/// (mode, width, height, libraries with a reference).
-const CASES: [(&str, u32, u32, &[&str]); 7] = [
-    ("bilinear", 97, 61, &["opencv", "torch"]),
-    ("bilinear", 233, 151, &["opencv", "torch"]),
-    ("nearest", 97, 61, &["opencv", "torch"]),
-    ("bicubic", 97, 61, &["opencv", "torch"]),
-    ("bicubic", 233, 151, &["opencv", "torch"]),
-    ("antialias", 97, 61, &["torch"]),
-    ("antialias", 61, 40, &["torch"]),
-];
-
-fn interp(mode: &str) -> Interp {
-    match mode {
-        "bilinear" => Interp::Bilinear,
-        "nearest" => Interp::Nearest,
-        "bicubic" => Interp::Bicubic,
-        _ => Interp::Antialias,
-    }
-}
-
-fn dir() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-        .join("resize")
-}
+use gm_transforms::{Crop, FusedOp, Matrix, PixelFormat};
 
 #[test]
 fn cpu_twin_resizes_like_opencv_and_torchvision() {
     let mut compared = 0;
-    for name in ["baboon", "fruits"] {
+    for name in SOURCES {
         let src = std::fs::read(dir().join(format!("{name}.rgb"))).unwrap();
         let host = HostImage {
             data: &src,
@@ -60,31 +31,11 @@ fn cpu_twin_resizes_like_opencv_and_torchvision() {
             pad: None,
         };
         for (mode, w, h, libs) in CASES {
-            let spec = OutputSpec {
-                width: w,
-                height: h,
-                layout: Layout::Hwc,
-                dtype: DType::F32,
-                bgr: false,
-                grey: false,
-                interp: interp(mode),
-                scale: [1.0; 3],
-                bias: [0.0; 3],
-            };
+            let spec = spec(mode, w, h);
             let mut out = vec![0u8; spec.image_bytes()];
             fused(&host, &op, &spec, &mut out);
             for &lib in libs {
-                let reference =
-                    std::fs::read(dir().join(format!("{name}_{mode}_{w}x{h}_{lib}.u8"))).unwrap();
-                let worst = out
-                    .chunks(4)
-                    .zip(&reference)
-                    .map(|(o, &r)| {
-                        (f32::from_le_bytes([o[0], o[1], o[2], o[3]]).clamp(0.0, 255.0)
-                            - f32::from(r))
-                        .abs()
-                    })
-                    .fold(0.0f32, f32::max);
+                let worst = max_difference(&out, name, mode, w, h, lib);
                 // The references are rounded to integers: 0.5 plus float noise.
                 assert!(
                     worst <= 0.51,
