@@ -1,8 +1,12 @@
-//! Fuzzes the JPEG header parser, the decoder choice and the CPU fallback decoder on arbitrary
-//! bytes.
+//! Fuzzes the JPEG header parser, the decoder choice, the truncation check and the CPU
+//! fallback decoder on arbitrary bytes, and the format sniffing and CPU decoding of the other
+//! formats (PNG, BMP, WebP, TIFF) of mixed datasets.
 #![no_main]
 
-use gm_codec::jpeg::{DEFAULT_MAX_PIXELS, decode_rgb, parse, route};
+use gm_codec::jpeg::formats::dimensions;
+use gm_codec::jpeg::{
+    DEFAULT_MAX_PIXELS, SourceFormat, decode_other_rgb, decode_rgb, parse, route, sniff,
+};
 use libfuzzer_sys::fuzz_target;
 use std::sync::Once;
 
@@ -16,9 +20,17 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(info) = parse(data) {
         let _ = info.subsampling();
         let _ = route(&info, true, true, DEFAULT_MAX_PIXELS);
+        let _ = info.has_end_marker(data);
+        let _ = info.oriented_size(true);
         // Bounded so that a header claiming a huge image does not exhaust the fuzzer's memory.
         if u64::from(info.width) * u64::from(info.height) <= 1 << 20 {
             let _ = decode_rgb(data, &info, true);
         }
+    }
+    if let Some(f) = sniff(data)
+        && f != SourceFormat::Jpeg
+        && dimensions(data, f, 1 << 20).is_ok()
+    {
+        let _ = decode_other_rgb(data, f, 1 << 20);
     }
 });

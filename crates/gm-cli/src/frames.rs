@@ -79,7 +79,7 @@ pub fn run(args: &FramesArgs) -> Result<()> {
     Ok(())
 }
 
-fn write_png(path: &std::path::Path, rgb: &[u8], w: usize, h: usize) -> Result<()> {
+pub(crate) fn write_png(path: &std::path::Path, rgb: &[u8], w: usize, h: usize) -> Result<()> {
     let file = std::fs::File::create(path)?;
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w as u32, h as u32);
     enc.set_color(png::ColorType::Rgb);

@@ -3,6 +3,7 @@
 
 mod frames;
 mod info;
+mod jpeg;
 mod probe;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,8 @@ enum Command {
     Probe(probe::ProbeArgs),
     /// Decode frames on the GPU (NVDEC) and write them to files, one per frame.
     Frames(frames::FramesArgs),
+    /// Decode images on the GPU (NVJPG engines, CUDA backend, CPU fallback) and write PNGs.
+    Jpeg(jpeg::JpegArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -44,5 +47,6 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Probe(args) => probe::run(&args),
         Command::Frames(args) => frames::run(&args),
+        Command::Jpeg(args) => jpeg::run(&args),
     }
 }

@@ -2,24 +2,16 @@
 //! decoder, EXIF orientation, limits, and hostile bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
+
+use common::{file, minimal_jpeg, shared_jpeg, with_orientation, workspace};
 
 use gm_codec::jpeg::{
     Backend, Coding, DEFAULT_MAX_PIXELS, HeaderError, RouteError, Subsampling, parse, route,
 };
 use proptest::prelude::*;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn shared_jpeg() -> Option<PathBuf> {
-    let p = std::env::var_os("GM_SHARED_MEDIA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("../shared/media"))
-        .join("jpeg");
-    p.is_dir().then_some(p)
-}
 
 fn golden() -> Vec<(String, u32, u32, String)> {
     let dir = std::env::var_os("GM_FIXTURES")
@@ -38,16 +30,6 @@ fn golden() -> Vec<(String, u32, u32, String)> {
             )
         })
         .collect()
-}
-
-fn file(jpeg: &Path, name: &str) -> Vec<u8> {
-    let odd = jpeg.join("odd").join(name);
-    std::fs::read(if odd.exists() {
-        odd
-    } else {
-        jpeg.join("photos").join(name)
-    })
-    .unwrap()
 }
 
 #[test]
@@ -100,6 +82,7 @@ fn headers_of_real_files_match_ffprobe_and_their_encodings() {
             Backend::Cpu
         } else if info.coding == Coding::Progressive
             || matches!(info.subsampling(), Subsampling::S411 | Subsampling::S410)
+            || name == "video-005.gray.q50.2x2.jpeg"
         {
             Backend::Cuda
         } else {
@@ -129,52 +112,6 @@ fn headers_of_real_files_match_ffprobe_and_their_encodings() {
         Some(true),
         "CMYK files carry an Adobe transform"
     );
-}
-
-/// `jpeg` with an APP1 EXIF segment holding `orientation` inserted after the SOI marker.
-fn with_orientation(jpeg: &[u8], orientation: u16, little_endian: bool) -> Vec<u8> {
-    let mut tiff = Vec::new();
-    let w16 = |v: u16| {
-        if little_endian {
-            v.to_le_bytes()
-        } else {
-            v.to_be_bytes()
-        }
-    };
-    let w32 = |v: u32| {
-        if little_endian {
-            v.to_le_bytes()
-        } else {
-            v.to_be_bytes()
-        }
-    };
-    tiff.extend_from_slice(if little_endian { b"II" } else { b"MM" });
-    tiff.extend_from_slice(&w16(42));
-    tiff.extend_from_slice(&w32(8));
-    tiff.extend_from_slice(&w16(1)); // one IFD entry
-    tiff.extend_from_slice(&w16(0x0112));
-    tiff.extend_from_slice(&w16(3)); // SHORT
-    tiff.extend_from_slice(&w32(1));
-    tiff.extend_from_slice(&w16(orientation));
-    tiff.extend_from_slice(&[0, 0]);
-    tiff.extend_from_slice(&w32(0));
-    let mut app1 = b"Exif\0\0".to_vec();
-    app1.extend_from_slice(&tiff);
-    let mut out = jpeg[..2].to_vec();
-    out.extend_from_slice(&[0xFF, 0xE1]);
-    out.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
-    out.extend_from_slice(&app1);
-    out.extend_from_slice(&jpeg[2..]);
-    out
-}
-
-fn minimal_jpeg(width: u16, height: u16) -> Vec<u8> {
-    let mut v = vec![0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8];
-    v.extend_from_slice(&height.to_be_bytes());
-    v.extend_from_slice(&width.to_be_bytes());
-    v.extend_from_slice(&[3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
-    v.extend_from_slice(&[0xFF, 0xDA, 0, 8, 1, 1, 0, 0, 63, 0]);
-    v
 }
 
 #[test]
@@ -365,4 +302,23 @@ fn cpu_fallback_survives_decoder_panic() {
     let info = parse(&data).unwrap();
     let err = gm_codec::jpeg::decode_rgb(&data, &info, true).unwrap_err();
     assert!(err.contains("zune-jpeg"), "{err}");
+}
+
+#[test]
+fn grey_images_with_odd_sampling_factors_avoid_the_engines() {
+    let Some(jpeg) = shared_jpeg() else {
+        eprintln!("../shared/media/jpeg absent");
+        return;
+    };
+    let odd = parse(&file(&jpeg, "video-005.gray.q50.2x2.jpeg")).unwrap();
+    assert_eq!(odd.subsampling(), Subsampling::Grey);
+    assert_eq!(
+        route(&odd, true, true, DEFAULT_MAX_PIXELS),
+        Ok(Backend::Cuda)
+    );
+    let plain = parse(&file(&jpeg, "video-005.gray.q50.jpeg")).unwrap();
+    assert_eq!(
+        route(&plain, true, true, DEFAULT_MAX_PIXELS),
+        Ok(Backend::Hardware)
+    );
 }

@@ -68,6 +68,8 @@ pub struct JpegInfo {
     pub adobe_transform: Option<u8>,
     /// EXIF orientation, 1 (as stored) to 8.
     pub orientation: u8,
+    /// Byte offset of the first start-of-scan marker.
+    pub scan_offset: usize,
 }
 
 impl JpegInfo {
@@ -90,6 +92,23 @@ impl JpegInfo {
                 }
             }
             _ => Subsampling::Other,
+        }
+    }
+
+    /// Whether `data` (the file this header came from) has an end-of-image marker after its
+    /// first scan. Entropy-coded data cannot contain one (0xFF is stuffed), so a file without
+    /// it was cut short; one inside an EXIF thumbnail, before the scan, does not count.
+    pub fn has_end_marker(&self, data: &[u8]) -> bool {
+        data.get(self.scan_offset..)
+            .is_some_and(|scan| scan.windows(2).rev().any(|w| w == [0xFF, 0xD9]))
+    }
+
+    /// Width and height once EXIF orientation `o` is applied (5-8 swap them).
+    pub fn oriented_size(&self, apply_orientation: bool) -> (u32, u32) {
+        if apply_orientation && matches!(self.orientation, 5..=8) {
+            (self.height, self.width)
+        } else {
+            (self.width, self.height)
         }
     }
 
@@ -221,6 +240,7 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
                     restart_interval,
                     adobe_transform,
                     orientation,
+                    scan_offset: pos - 2,
                 });
             }
             _ => {}

@@ -56,10 +56,19 @@ pub fn route(
     let sub = info.subsampling();
     let ycc_or_grey = sub == Subsampling::Grey || (info.components.len() == 3 && !info.is_rgb());
     let gpu_ok = info.precision == 8 && ycc_or_grey;
+    // The engines decode a one-component image declared with sampling factors other than 1x1
+    // into garbage (Go's video-005.gray.q50.2x2.jpeg at 9.7 dB on an H200, though nvJPEG's own
+    // support check accepts it); the CUDA backend decodes it right.
+    let engines_ok = !(sub == Subsampling::Grey
+        && info
+            .components
+            .first()
+            .is_some_and(|c| (c.h, c.v) != (1, 1)));
     match info.coding {
         Coding::Baseline
             if gpu_ok
                 && hardware
+                && engines_ok
                 && matches!(
                     sub,
                     Subsampling::Grey

@@ -1,0 +1,913 @@
+//! Batched image decoding into GPU memory: each image's header picks its path (the NVJPG
+//! engines, nvJPEG's CUDA backend, or the CPU), the paths run at the same time on their own
+//! streams and threads, and every image lands in one pooled device buffer. Each input gets its
+//! own result: a decoded image, or an error naming the input and the reason.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use gm_cuda::{
+    Device, DeviceMemory, DevicePool, DevicePtr, Event, PinnedPool, PoolConfig, PoolStats,
+    PooledDeviceBuffer, Stream,
+};
+use parking_lot::Mutex;
+
+use super::cpu::{RgbImage, decode_rgb};
+use super::formats::{SourceFormat, decode_other_rgb, dimensions, sniff};
+use super::header::{HeaderError, JpegInfo, parse};
+use super::nvjpeg::{CudaWorker, GpuJob, HardwareDecoder, NvFormat, NvJpeg, destination};
+use super::route::{Backend, DEFAULT_MAX_PIXELS, RouteError, route};
+
+/// Which decoders may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// Each image on the best path for it: hardware, CUDA backend, then CPU.
+    Auto,
+    /// Only the NVJPG engines; other images are errors.
+    Hardware,
+    /// Only nvJPEG's CUDA backend; other images are errors.
+    Cuda,
+    /// Only the CPU.
+    Cpu,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "hw" | "hardware" => Ok(BackendChoice::Hardware),
+            "cuda" => Ok(BackendChoice::Cuda),
+            "cpu" => Ok(BackendChoice::Cpu),
+            other => Err(format!("unknown backend `{other}` (auto, hw, cuda, cpu)")),
+        }
+    }
+}
+
+/// Pixel layout of decoded images, 8 bits per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PixelFormat {
+    /// Interleaved RGB (HWC).
+    Rgb,
+    /// Planar RGB (CHW).
+    RgbPlanar,
+    /// One luma plane.
+    Grey,
+}
+
+impl PixelFormat {
+    /// Samples per pixel.
+    pub fn channels(self) -> usize {
+        match self {
+            PixelFormat::Grey => 1,
+            _ => 3,
+        }
+    }
+
+    fn nv(self) -> NvFormat {
+        match self {
+            PixelFormat::Rgb => NvFormat::Rgbi,
+            PixelFormat::RgbPlanar => NvFormat::Rgb,
+            PixelFormat::Grey => NvFormat::Y,
+        }
+    }
+}
+
+/// Settings of an [`ImageDecoder`].
+#[derive(Debug, Clone)]
+pub struct DecoderOptions {
+    /// Which decoders may be used.
+    pub backend: BackendChoice,
+    /// Output pixel layout.
+    pub format: PixelFormat,
+    /// Turn images upright as their EXIF orientation says (PIL's `exif_transpose`).
+    pub apply_orientation: bool,
+    /// Images with more pixels are refused before anything is allocated.
+    pub max_pixels: u64,
+    /// Fraction of the images the engines can take that are given to them; the rest go to the
+    /// CUDA backend, which runs at the same time (DALI's `hw_decoder_load`).
+    pub hw_load: f32,
+    /// Threads (each with its own nvJPEG state and stream) for the CUDA backend.
+    pub cuda_threads: usize,
+    /// Threads for CPU decoding within a batch.
+    pub cpu_threads: usize,
+    /// Images of at least this many pixels get their Huffman decoding on the GPU when on the
+    /// CUDA backend; smaller ones on the CPU thread.
+    pub gpu_huffman_pixels: u64,
+    /// Expected batch size and image size, to size the engines' memory up front.
+    pub preallocate: Option<(usize, u32, u32)>,
+}
+
+impl Default for DecoderOptions {
+    fn default() -> Self {
+        DecoderOptions {
+            backend: BackendChoice::Auto,
+            format: PixelFormat::Rgb,
+            apply_orientation: true,
+            max_pixels: DEFAULT_MAX_PIXELS,
+            hw_load: 0.9,
+            cuda_threads: 2,
+            cpu_threads: 2,
+            gpu_huffman_pixels: 1_000_000,
+            preallocate: None,
+        }
+    }
+}
+
+/// One encoded input: a name for messages (usually the file path) and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct EncodedImage<'a> {
+    /// Name used in errors.
+    pub name: &'a str,
+    /// The encoded bytes.
+    pub data: &'a [u8],
+}
+
+/// Why an input could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageErrorKind {
+    /// Not an image format we read.
+    #[error("not an image (no JPEG, PNG, BMP, WebP or TIFF signature)")]
+    NotAnImage,
+    /// The data ends early.
+    #[error("truncated: {0}")]
+    Truncated(String),
+    /// More pixels than allowed.
+    #[error("too large: {0}")]
+    TooLarge(String),
+    /// A valid image that the chosen decoders cannot take.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// Damaged data.
+    #[error("corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// An input that could not be decoded, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{input}: {kind}")]
+pub struct ImageError {
+    /// The input's name.
+    pub input: String,
+    /// The reason.
+    pub kind: ImageErrorKind,
+}
+
+/// The path an image took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DecodePath {
+    /// The NVJPG hardware engines.
+    Hardware,
+    /// nvJPEG's CUDA backend.
+    Cuda,
+    /// Decoded on the CPU and uploaded through pinned memory.
+    Cpu,
+}
+
+impl DecodePath {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecodePath::Hardware => "hw",
+            DecodePath::Cuda => "cuda",
+            DecodePath::Cpu => "cpu",
+        }
+    }
+}
+
+/// A decoded image inside a [`DecodedBatch`]'s device buffer, tightly packed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodedImage {
+    /// Width in pixels (after orientation).
+    pub width: u32,
+    /// Height in pixels (after orientation).
+    pub height: u32,
+    /// Pixel layout.
+    pub format: PixelFormat,
+    /// Byte offset in the batch buffer.
+    pub offset: usize,
+    /// Size in bytes: width * height * channels.
+    pub len: usize,
+    /// Which decoder produced it.
+    pub path: DecodePath,
+    /// The input's container format.
+    pub source: SourceFormat,
+}
+
+/// The images of one batch, in input order, in one pooled device buffer. Use them on another
+/// stream after waiting on [`DecodedBatch::ready`]; dropping the batch returns the buffer.
+#[derive(Debug)]
+pub struct DecodedBatch {
+    /// One result per input.
+    pub images: Vec<Result<DecodedImage, ImageError>>,
+    /// Where the batch's host time went.
+    pub timings: BatchTimings,
+    /// Problems met on the way that the results do not show (a hardware batch that failed
+    /// and was decoded again image by image).
+    pub notes: Vec<String>,
+    buffer: Option<PooledDeviceBuffer>,
+    ready: Event,
+    stream: Stream,
+}
+
+/// Host wall time of a batch's stages, in microseconds. The paths run at the same time, so
+/// they add up to more than the total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchTimings {
+    /// Sniffing, header parsing, routing and the engines' support check.
+    pub plan_us: u64,
+    /// The batched hardware call (nvJPEG parses on the host, then submits to the engines).
+    pub hardware_us: u64,
+    /// The longest CUDA-backend worker.
+    pub cuda_us: u64,
+    /// The longest CPU decoding thread, and the staging of its output.
+    pub cpu_us: u64,
+    /// The whole call.
+    pub total_us: u64,
+}
+
+impl DecodedBatch {
+    /// The event recorded when every image of the batch is in place.
+    pub fn ready(&self) -> &Event {
+        &self.ready
+    }
+
+    /// Device address of image `i`, if it decoded.
+    pub fn device_ptr(&self, i: usize) -> Option<DevicePtr> {
+        let img = self.images.get(i)?.as_ref().ok()?;
+        Some(self.buffer.as_ref()?.device_ptr().offset(img.offset))
+    }
+
+    /// The buffer holding every image (none when nothing decoded).
+    pub fn buffer(&self) -> Option<&PooledDeviceBuffer> {
+        self.buffer.as_ref()
+    }
+
+    /// Copies image `i` to the host, waiting for the batch. For tests and tools.
+    pub fn download(&self, i: usize) -> gm_cuda::Result<Option<Vec<u8>>> {
+        let (Some(Ok(img)), Some(buf)) = (self.images.get(i), self.buffer.as_ref()) else {
+            return Ok(None);
+        };
+        let mut out = vec![0u8; img.len];
+        self.stream.download(buf, img.offset, &mut out)?;
+        Ok(Some(out))
+    }
+
+    /// How many images took each path, and how many failed.
+    pub fn counts(&self) -> PathCounts {
+        let mut c = PathCounts::default();
+        for r in &self.images {
+            match r {
+                Ok(i) => match i.path {
+                    DecodePath::Hardware => c.hardware += 1,
+                    DecodePath::Cuda => c.cuda += 1,
+                    DecodePath::Cpu => c.cpu += 1,
+                },
+                Err(_) => c.failed += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Images per path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathCounts {
+    /// On the NVJPG engines.
+    pub hardware: usize,
+    /// On the CUDA backend.
+    pub cuda: usize,
+    /// On the CPU.
+    pub cpu: usize,
+    /// Errors.
+    pub failed: usize,
+}
+
+/// What the planner decided for one input.
+enum Plan {
+    Gpu { backend: Backend, info: JpegInfo },
+    CpuJpeg(JpegInfo),
+    CpuOther(SourceFormat),
+    Failed(ImageErrorKind),
+}
+
+/// Batched decoder of JPEG (and PNG/BMP/WebP/TIFF) images into GPU memory. One instance
+/// serves one thread; run several for more throughput.
+pub struct ImageDecoder {
+    device: Device,
+    options: DecoderOptions,
+    nv: Option<Arc<NvJpeg>>,
+    hardware: Option<HardwareDecoder>,
+    cuda: Vec<CudaWorker>,
+    cuda_done: Vec<Event>,
+    stream: Stream,
+    pool: DevicePool,
+    pinned: PinnedPool,
+}
+
+impl std::fmt::Debug for ImageDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageDecoder")
+            .field("options", &self.options)
+            .field("nvjpeg", &self.nv)
+            .field("cuda_workers", &self.cuda.len())
+            .finish()
+    }
+}
+
+/// Why a decoder could not be created or a batch not be run at all (per-image problems are
+/// in the batch's results instead).
+#[derive(Debug, thiserror::Error)]
+pub enum DecoderError {
+    /// The CUDA layer failed.
+    #[error(transparent)]
+    Cuda(#[from] gm_cuda::CudaError),
+    /// nvJPEG could not be set up.
+    #[error(transparent)]
+    Setup(#[from] super::nvjpeg::SetupError),
+}
+
+const ALIGN: usize = 256;
+
+impl ImageDecoder {
+    /// A decoder on `device`. nvJPEG is opened unless the backend is the CPU; without it, or
+    /// without a GPU, this is an error that says what is missing.
+    pub fn new(device: &Device, options: DecoderOptions) -> Result<ImageDecoder, DecoderError> {
+        device.bind_to_thread()?;
+        let (nv, hardware, cuda) = if options.backend == BackendChoice::Cpu {
+            (None, None, Vec::new())
+        } else {
+            let nv = NvJpeg::open(device)?;
+            let hardware = if matches!(
+                options.backend,
+                BackendChoice::Auto | BackendChoice::Hardware
+            ) {
+                HardwareDecoder::new(&nv, options.preallocate)?
+            } else {
+                None
+            };
+            let threads = if options.backend == BackendChoice::Hardware {
+                // Used only to retry a failed hardware batch image by image.
+                1
+            } else {
+                options.cuda_threads.max(1)
+            };
+            let cuda = (0..threads)
+                .map(|_| CudaWorker::new(&nv, options.gpu_huffman_pixels))
+                .collect::<Result<Vec<_>, _>>()?;
+            (Some(nv), hardware, cuda)
+        };
+        let cuda_done = cuda
+            .iter()
+            .map(|_| Event::new(device))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ImageDecoder {
+            device: device.clone(),
+            stream: Stream::new(device)?,
+            pool: DevicePool::new(device, PoolConfig::unbounded("decoded images")),
+            pinned: PinnedPool::new(device, PoolConfig::unbounded("image upload staging"), true),
+            options,
+            nv,
+            hardware,
+            cuda,
+            cuda_done,
+        })
+    }
+
+    /// The settings.
+    pub fn options(&self) -> &DecoderOptions {
+        &self.options
+    }
+
+    /// Changes the share of engine-capable images given to the engines (0 to 1).
+    pub fn set_hw_load(&mut self, hw_load: f32) {
+        self.options.hw_load = hw_load.clamp(0.0, 1.0);
+    }
+
+    /// Whether the NVJPG engines are in use.
+    pub fn has_hardware(&self) -> bool {
+        self.hardware.is_some()
+    }
+
+    /// The opened nvJPEG, if any.
+    pub fn nvjpeg(&self) -> Option<&Arc<NvJpeg>> {
+        self.nv.as_ref()
+    }
+
+    /// The output stream: batches are ready on it.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Device memory pool statistics (the decoded-image buffers).
+    pub fn pool_stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
+    fn plan(&self, input: &EncodedImage<'_>) -> Plan {
+        let o = &self.options;
+        let Some(format) = sniff(input.data) else {
+            return Plan::Failed(ImageErrorKind::NotAnImage);
+        };
+        if format != SourceFormat::Jpeg {
+            if matches!(o.backend, BackendChoice::Hardware | BackendChoice::Cuda) {
+                return Plan::Failed(ImageErrorKind::Unsupported(format!(
+                    "{} images are decoded on the CPU, not by the {} backend",
+                    format.name(),
+                    if o.backend == BackendChoice::Hardware {
+                        "hardware"
+                    } else {
+                        "CUDA"
+                    }
+                )));
+            }
+            return match dimensions(input.data, format, o.max_pixels) {
+                Ok((w, h)) if u64::from(w) * u64::from(h) > o.max_pixels => {
+                    Plan::Failed(ImageErrorKind::TooLarge(format!(
+                        "{w}x{h} is over the {}-pixel limit",
+                        o.max_pixels
+                    )))
+                }
+                Ok(_) => Plan::CpuOther(format),
+                Err(e) if e.contains("limit") => Plan::Failed(ImageErrorKind::TooLarge(e)),
+                Err(e) => Plan::Failed(ImageErrorKind::Corrupt(e)),
+            };
+        }
+        let info = match parse(input.data) {
+            Ok(i) => i,
+            Err(HeaderError::Truncated) => {
+                return Plan::Failed(ImageErrorKind::Truncated("the header ends early".into()));
+            }
+            Err(e) => return Plan::Failed(ImageErrorKind::Corrupt(e.to_string())),
+        };
+        let (hw_ok, cuda_ok) = match o.backend {
+            BackendChoice::Auto => (self.hardware.is_some(), true),
+            BackendChoice::Hardware => (true, false),
+            BackendChoice::Cuda => (false, true),
+            BackendChoice::Cpu => (false, false),
+        };
+        let backend = match route(&info, hw_ok, cuda_ok, o.max_pixels) {
+            Ok(b) => b,
+            Err(RouteError::TooLarge {
+                width,
+                height,
+                max_pixels,
+            }) => {
+                return Plan::Failed(ImageErrorKind::TooLarge(format!(
+                    "{width}x{height} is over the {max_pixels}-pixel limit"
+                )));
+            }
+            Err(RouteError::Unsupported(why)) => {
+                return Plan::Failed(ImageErrorKind::Unsupported(why));
+            }
+        };
+        if !info.has_end_marker(input.data) {
+            return Plan::Failed(ImageErrorKind::Truncated(
+                "no end-of-image marker after the scan".into(),
+            ));
+        }
+        match (backend, o.backend) {
+            (Backend::Cpu, BackendChoice::Hardware | BackendChoice::Cuda) => {
+                Plan::Failed(ImageErrorKind::Unsupported(format!(
+                    "{:?} {:?} {}-bit JPEG with {} components is not decodable by the {} backend",
+                    info.coding,
+                    info.subsampling(),
+                    info.precision,
+                    info.components.len(),
+                    if o.backend == BackendChoice::Hardware {
+                        "hardware"
+                    } else {
+                        "CUDA"
+                    }
+                )))
+            }
+            (Backend::Cuda, BackendChoice::Hardware) => {
+                Plan::Failed(ImageErrorKind::Unsupported(format!(
+                    "{:?} {:?} JPEG is not decodable by the hardware engines",
+                    info.coding,
+                    info.subsampling()
+                )))
+            }
+            (Backend::Cpu, _) => Plan::CpuJpeg(info),
+            (b, _) => Plan::Gpu { backend: b, info },
+        }
+    }
+
+    /// Decodes `inputs` into one device buffer. Never fails because of one input: each gets
+    /// its result. An `Err` means the GPU itself failed.
+    pub fn decode(&mut self, inputs: &[EncodedImage<'_>]) -> Result<DecodedBatch, DecoderError> {
+        let t0 = Instant::now();
+        self.device.bind_to_thread()?;
+        let o = self.options.clone();
+        let fmt = o.format;
+        let ch = fmt.channels();
+        let mut plans: Vec<Plan> = inputs.iter().map(|i| self.plan(i)).collect();
+
+        // The engines' own check, and the share of their images moved to the CUDA backend.
+        let mut hw_count = 0usize;
+        let hw_total = plans
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p,
+                    Plan::Gpu {
+                        backend: Backend::Hardware,
+                        ..
+                    }
+                )
+            })
+            .count();
+        let hw_quota = if o.backend == BackendChoice::Hardware {
+            hw_total
+        } else {
+            (hw_total as f64 * f64::from(o.hw_load.clamp(0.0, 1.0))).round() as usize
+        };
+        for (p, input) in plans.iter_mut().zip(inputs) {
+            if let Plan::Gpu { backend, info } = p
+                && *backend == Backend::Hardware
+            {
+                let orientation = if o.apply_orientation {
+                    info.orientation
+                } else {
+                    1
+                };
+                let engines_take = self
+                    .hardware
+                    .as_mut()
+                    .is_some_and(|h| h.supports(input.data, orientation));
+                if !engines_take && o.backend == BackendChoice::Hardware {
+                    *p = Plan::Failed(ImageErrorKind::Unsupported(
+                        "nvJPEG's hardware backend refuses this image".into(),
+                    ));
+                } else if !engines_take || hw_count >= hw_quota {
+                    *backend = Backend::Cuda;
+                } else {
+                    hw_count += 1;
+                }
+            }
+        }
+
+        let mut timings = BatchTimings {
+            plan_us: t0.elapsed().as_micros() as u64,
+            ..BatchTimings::default()
+        };
+        let mut notes = Vec::new();
+        // Sizes and offsets in the batch buffer.
+        let mut results: Vec<Result<DecodedImage, ImageError>> = Vec::with_capacity(inputs.len());
+        let mut total = 0usize;
+        for (p, input) in plans.iter().zip(inputs) {
+            let dims = match p {
+                Plan::Gpu { info, .. } | Plan::CpuJpeg(info) => {
+                    Ok(info.oriented_size(o.apply_orientation))
+                }
+                Plan::CpuOther(f) => {
+                    dimensions(input.data, *f, o.max_pixels).map_err(ImageErrorKind::Corrupt)
+                }
+                Plan::Failed(k) => Err(k.clone()),
+            };
+            results.push(match dims {
+                Ok((w, h)) => {
+                    let len = w as usize * h as usize * ch;
+                    let offset = total;
+                    total += len.div_ceil(ALIGN) * ALIGN;
+                    Ok(DecodedImage {
+                        width: w,
+                        height: h,
+                        format: fmt,
+                        offset,
+                        len,
+                        path: match p {
+                            Plan::Gpu {
+                                backend: Backend::Hardware,
+                                ..
+                            } => DecodePath::Hardware,
+                            Plan::Gpu { .. } => DecodePath::Cuda,
+                            _ => DecodePath::Cpu,
+                        },
+                        source: match p {
+                            Plan::CpuOther(f) => *f,
+                            _ => SourceFormat::Jpeg,
+                        },
+                    })
+                }
+                Err(kind) => Err(ImageError {
+                    input: input.name.to_string(),
+                    kind,
+                }),
+            });
+        }
+
+        let ready = Event::new(&self.device)?;
+        if total == 0 {
+            ready.record(&self.stream)?;
+            timings.total_us = t0.elapsed().as_micros() as u64;
+            return Ok(DecodedBatch {
+                images: results,
+                timings,
+                notes,
+                buffer: None,
+                ready,
+                stream: self.stream.clone(),
+            });
+        }
+        let mut buffer = self.pool.acquire(total, &self.stream)?;
+        let start = Event::new(&self.device)?;
+        start.record(&self.stream)?;
+        let base = buffer.device_ptr().0;
+
+        let mut hw_jobs: Vec<(usize, GpuJob<'_>)> = Vec::new();
+        let mut cuda_jobs: Vec<(usize, GpuJob<'_>)> = Vec::new();
+        let mut cpu_jobs: Vec<usize> = Vec::new();
+        for (i, (p, input)) in plans.iter().zip(inputs).enumerate() {
+            let Ok(img) = &results[i] else { continue };
+            match p {
+                Plan::Gpu { backend, info } => {
+                    let job = GpuJob {
+                        data: input.data,
+                        orientation: if o.apply_orientation {
+                            info.orientation
+                        } else {
+                            1
+                        },
+                        pixels: u64::from(info.width) * u64::from(info.height),
+                        dst: destination(base + img.offset as u64, img.width, img.height, fmt.nv()),
+                    };
+                    if *backend == Backend::Hardware {
+                        hw_jobs.push((i, job));
+                    } else {
+                        cuda_jobs.push((i, job));
+                    }
+                }
+                Plan::CpuJpeg(_) | Plan::CpuOther(_) => cpu_jobs.push(i),
+                Plan::Failed(_) => {}
+            }
+        }
+
+        // Engines, CUDA workers and CPU threads at the same time.
+        let failures: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+        let cpu_out: Mutex<Vec<(usize, Vec<u8>)>> = Mutex::new(Vec::new());
+        let retry: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+        let (cuda_us, cpu_us) = (AtomicU64::new(0), AtomicU64::new(0));
+        let hw_result = {
+            let hardware = self.hardware.as_mut();
+            let cuda = &mut self.cuda;
+            let next_cuda = AtomicUsize::new(0);
+            let next_cpu = AtomicUsize::new(0);
+            let (cuda_us, cpu_us) = (&cuda_us, &cpu_us);
+            let (cuda_jobs, cpu_jobs, plans, failures, cpu_out, retry, start) = (
+                &cuda_jobs, &cpu_jobs, &plans, &failures, &cpu_out, &retry, &start,
+            );
+            let (next_cuda, next_cpu) = (&next_cuda, &next_cpu);
+            let opts = &o;
+            std::thread::scope(|s| {
+                let hw = hardware.filter(|_| !hw_jobs.is_empty()).map(|h| {
+                    let jobs = &hw_jobs;
+                    s.spawn(move || {
+                        let mut batch: Vec<GpuJob<'_>> = jobs
+                            .iter()
+                            .map(|(_, j)| GpuJob {
+                                data: j.data,
+                                orientation: j.orientation,
+                                pixels: j.pixels,
+                                dst: j.dst,
+                            })
+                            .collect();
+                        let t = Instant::now();
+                        let r = h.decode(&mut batch, fmt.nv(), start);
+                        (r, t.elapsed().as_micros() as u64)
+                    })
+                });
+                let workers = cuda.len().min(cuda_jobs.len());
+                for w in cuda.iter_mut().take(workers) {
+                    s.spawn(move || {
+                        let t = Instant::now();
+                        if let Err(e) = w.begin(start) {
+                            failures.lock().push((usize::MAX, e.to_string()));
+                            return;
+                        }
+                        loop {
+                            let k = next_cuda.fetch_add(1, Ordering::Relaxed);
+                            let Some((i, job)) = cuda_jobs.get(k) else { break };
+                            let mut job = GpuJob { data: job.data, orientation: job.orientation, pixels: job.pixels, dst: job.dst };
+                            if let Err(e) = w.decode(&mut job, fmt.nv()) {
+                                tracing::debug!(input = inputs[*i].name, error = %e, "CUDA backend failed; trying the CPU");
+                                retry.lock().push(*i);
+                            }
+                        }
+                        cuda_us.fetch_max(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                    });
+                }
+                let cpu_threads = opts.cpu_threads.max(1).min(cpu_jobs.len());
+                for _ in 0..cpu_threads {
+                    s.spawn(move || {
+                        let t = Instant::now();
+                        loop {
+                            let k = next_cpu.fetch_add(1, Ordering::Relaxed);
+                            let Some(&i) = cpu_jobs.get(k) else { break };
+                            match cpu_decode(&plans[i], inputs[i].data, opts) {
+                                Ok(px) => cpu_out.lock().push((i, px)),
+                                Err(e) => failures.lock().push((i, e)),
+                            }
+                        }
+                        cpu_us.fetch_max(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                    });
+                }
+                hw.map(|h| h.join())
+            })
+        };
+        let mut retry = retry.into_inner();
+        timings.cuda_us = cuda_us.into_inner();
+        timings.cpu_us = cpu_us.into_inner();
+        match hw_result {
+            Some(Ok((Ok(()), us))) => timings.hardware_us = us,
+            None => {}
+            Some(Ok((Err(e), us))) => {
+                timings.hardware_us = us;
+                notes.push(format!(
+                    "hardware batch of {} failed ({e}); decoded image by image",
+                    hw_jobs.len()
+                ));
+                tracing::warn!(error = %e, images = hw_jobs.len(), "hardware batch failed; decoding its images one by one");
+                self.retry_on_cuda(&hw_jobs, &start, &mut retry, &mut results);
+            }
+            Some(Err(_)) => {
+                notes.push("the hardware decode thread panicked; decoded image by image".into());
+                tracing::error!("hardware decode thread panicked; decoding its images one by one");
+                self.retry_on_cuda(&hw_jobs, &start, &mut retry, &mut results);
+            }
+        }
+        let mut failures = failures.into_inner();
+        if let Some(pos) = failures.iter().position(|(i, _)| *i == usize::MAX) {
+            let (_, e) = failures.remove(pos);
+            // A worker could not even start: its images never ran.
+            tracing::warn!(error = %e, "a CUDA worker could not start");
+            for (i, _) in &cuda_jobs {
+                retry.push(*i);
+            }
+            retry.sort_unstable();
+            retry.dedup();
+        }
+        // Images a GPU path refused: the CPU decoder's verdict is final.
+        let mut cpu_out = cpu_out.into_inner();
+        for i in retry {
+            match cpu_decode(&plans[i], inputs[i].data, &o) {
+                Ok(px) => {
+                    if let Ok(img) = &mut results[i] {
+                        img.path = DecodePath::Cpu;
+                    }
+                    cpu_out.push((i, px));
+                }
+                Err(e) => failures.push((i, e)),
+            }
+        }
+        for (i, reason) in failures {
+            if i < results.len() {
+                results[i] = Err(ImageError {
+                    input: inputs[i].name.to_string(),
+                    kind: classify(&reason),
+                });
+            }
+        }
+
+        // Uploads of CPU-decoded images, then the join of every stream.
+        if !cpu_out.is_empty() {
+            let bytes: usize = cpu_out.iter().map(|(_, px)| px.len()).sum();
+            let mut staging = self.pinned.acquire(bytes)?;
+            let mut at = 0;
+            {
+                let host = staging.as_mut_slice()?;
+                for (_, px) in &cpu_out {
+                    host[at..at + px.len()].copy_from_slice(px);
+                    at += px.len();
+                }
+            }
+            self.stream.wait(&start)?;
+            let mut at = 0;
+            for (i, px) in &cpu_out {
+                if let Ok(img) = &results[*i]
+                    && img.len == px.len()
+                {
+                    self.stream.copy_to_device(
+                        &mut staging,
+                        at,
+                        &mut *buffer,
+                        img.offset,
+                        px.len(),
+                    )?;
+                }
+                at += px.len();
+            }
+        }
+        if let Some(h) = &self.hardware
+            && !hw_jobs.is_empty()
+        {
+            let done = Event::new(&self.device)?;
+            done.record(h.stream())?;
+            self.stream.wait(&done)?;
+        }
+        for (w, e) in self.cuda.iter().zip(&self.cuda_done) {
+            e.record(w.stream())?;
+            self.stream.wait(e)?;
+        }
+        ready.record(&self.stream)?;
+        timings.total_us = t0.elapsed().as_micros() as u64;
+        Ok(DecodedBatch {
+            images: results,
+            timings,
+            notes,
+            buffer: Some(buffer),
+            ready,
+            stream: self.stream.clone(),
+        })
+    }
+
+    /// Decodes a failed hardware batch's images one by one on the first CUDA worker; those
+    /// it refuses go to `retry` (the CPU).
+    fn retry_on_cuda(
+        &mut self,
+        jobs: &[(usize, GpuJob<'_>)],
+        start: &Event,
+        retry: &mut Vec<usize>,
+        results: &mut [Result<DecodedImage, ImageError>],
+    ) {
+        let fmt = self.options.format.nv();
+        let Some(w) = self.cuda.first_mut() else {
+            retry.extend(jobs.iter().map(|(i, _)| *i));
+            return;
+        };
+        if w.begin(start).is_err() {
+            retry.extend(jobs.iter().map(|(i, _)| *i));
+            return;
+        }
+        for (i, j) in jobs {
+            let mut job = GpuJob {
+                data: j.data,
+                orientation: j.orientation,
+                pixels: j.pixels,
+                dst: j.dst,
+            };
+            match w.decode(&mut job, fmt) {
+                Ok(()) => {
+                    if let Ok(img) = &mut results[*i] {
+                        img.path = DecodePath::Cuda;
+                    }
+                }
+                Err(_) => retry.push(*i),
+            }
+        }
+    }
+}
+
+/// A CPU decode of a planned image into the output layout.
+fn cpu_decode(plan: &Plan, data: &[u8], o: &DecoderOptions) -> Result<Vec<u8>, String> {
+    let img = match plan {
+        Plan::Gpu { info, .. } | Plan::CpuJpeg(info) => {
+            decode_rgb(data, info, o.apply_orientation)?
+        }
+        Plan::CpuOther(f) => decode_other_rgb(data, *f, o.max_pixels)?,
+        Plan::Failed(k) => return Err(k.to_string()),
+    };
+    Ok(to_layout(&img, o.format))
+}
+
+/// Interleaved RGB to the output layout. Grey uses the BT.601 luma weights that JPEG's YCbCr
+/// uses, in 8-bit fixed point.
+pub fn to_layout(img: &RgbImage, format: PixelFormat) -> Vec<u8> {
+    match format {
+        PixelFormat::Rgb => img.rgb.clone(),
+        PixelFormat::RgbPlanar => {
+            let n = img.width as usize * img.height as usize;
+            let mut out = vec![0u8; n * 3];
+            for (p, px) in img.rgb.chunks_exact(3).enumerate() {
+                for c in 0..3 {
+                    out[c * n + p] = px[c];
+                }
+            }
+            out
+        }
+        PixelFormat::Grey => img
+            .rgb
+            .chunks_exact(3)
+            .map(|p| {
+                ((77 * u32::from(p[0]) + 150 * u32::from(p[1]) + 29 * u32::from(p[2]) + 128) >> 8)
+                    as u8
+            })
+            .collect(),
+    }
+}
+
+fn classify(reason: &str) -> ImageErrorKind {
+    let r = reason.to_ascii_lowercase();
+    if r.contains("not supported") || r.contains("unsupported") {
+        ImageErrorKind::Unsupported(reason.to_string())
+    } else if r.contains("eof")
+        || r.contains("end of")
+        || r.contains("truncat")
+        || r.contains("exhausted")
+    {
+        ImageErrorKind::Truncated(reason.to_string())
+    } else {
+        ImageErrorKind::Corrupt(reason.to_string())
+    }
+}

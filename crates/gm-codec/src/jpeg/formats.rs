@@ -1,0 +1,128 @@
+//! What an encoded image is, told from its first bytes, and the CPU decoding of the formats
+//! that are not JPEG (PNG, BMP, WebP, TIFF), so that a mixed folder decodes.
+
+use std::io::Cursor;
+
+use image::{ImageFormat, ImageReader, Limits};
+
+use super::cpu::RgbImage;
+
+/// The container of an encoded image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceFormat {
+    /// JPEG (JFIF/EXIF).
+    Jpeg,
+    /// PNG.
+    Png,
+    /// Windows bitmap.
+    Bmp,
+    /// WebP (lossy or lossless).
+    WebP,
+    /// TIFF.
+    Tiff,
+}
+
+impl SourceFormat {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::Jpeg => "jpeg",
+            SourceFormat::Png => "png",
+            SourceFormat::Bmp => "bmp",
+            SourceFormat::WebP => "webp",
+            SourceFormat::Tiff => "tiff",
+        }
+    }
+
+    fn image_format(self) -> Option<ImageFormat> {
+        match self {
+            SourceFormat::Jpeg => None,
+            SourceFormat::Png => Some(ImageFormat::Png),
+            SourceFormat::Bmp => Some(ImageFormat::Bmp),
+            SourceFormat::WebP => Some(ImageFormat::WebP),
+            SourceFormat::Tiff => Some(ImageFormat::Tiff),
+        }
+    }
+}
+
+/// The format of `data` from its signature; `None` for anything else.
+pub fn sniff(data: &[u8]) -> Option<SourceFormat> {
+    if data.starts_with(&[0xFF, 0xD8]) {
+        Some(SourceFormat::Jpeg)
+    } else if data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some(SourceFormat::Png)
+    } else if data.starts_with(b"BM") {
+        Some(SourceFormat::Bmp)
+    } else if data.len() >= 12 && &data[0..4] == b"RIFF" && &data[8..12] == b"WEBP" {
+        Some(SourceFormat::WebP)
+    } else if data.starts_with(b"II*\0") || data.starts_with(b"MM\0*") {
+        Some(SourceFormat::Tiff)
+    } else {
+        None
+    }
+}
+
+fn reader(
+    data: &[u8],
+    format: SourceFormat,
+    max_pixels: u64,
+) -> Result<ImageReader<Cursor<&[u8]>>, String> {
+    let f = format
+        .image_format()
+        .ok_or_else(|| "JPEG goes through the JPEG decoders".to_string())?;
+    let mut r = ImageReader::with_format(Cursor::new(data), f);
+    let mut limits = Limits::default();
+    let side = u32::try_from(max_pixels).unwrap_or(u32::MAX);
+    limits.max_image_width = Some(side);
+    limits.max_image_height = Some(side);
+    // Decoded RGBA16 of the largest allowed image, plus the decoder's own buffers.
+    limits.max_alloc = Some(max_pixels.saturating_mul(8).saturating_add(64 << 20));
+    r.limits(limits);
+    Ok(r)
+}
+
+/// Width and height from the header of a non-JPEG image, without decoding it.
+pub fn dimensions(
+    data: &[u8],
+    format: SourceFormat,
+    max_pixels: u64,
+) -> Result<(u32, u32), String> {
+    reader(data, format, max_pixels)?
+        .into_dimensions()
+        .map_err(|e| e.to_string())
+}
+
+/// Decodes a non-JPEG image to 8-bit RGB (alpha dropped, 16-bit samples scaled).
+pub fn decode_other_rgb(
+    data: &[u8],
+    format: SourceFormat,
+    max_pixels: u64,
+) -> Result<RgbImage, String> {
+    let img = reader(data, format, max_pixels)?
+        .decode()
+        .map_err(|e| e.to_string())?
+        .into_rgb8();
+    Ok(RgbImage {
+        width: img.width(),
+        height: img.height(),
+        rgb: img.into_raw(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_by_their_signatures() {
+        assert_eq!(sniff(&[0xFF, 0xD8, 0xFF, 0xE0]), Some(SourceFormat::Jpeg));
+        assert_eq!(sniff(b"\x89PNG\r\n\x1a\n...."), Some(SourceFormat::Png));
+        assert_eq!(sniff(b"BM...."), Some(SourceFormat::Bmp));
+        assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some(SourceFormat::WebP));
+        assert_eq!(sniff(b"RIFF\0\0\0\0WAVEfmt "), None);
+        assert_eq!(sniff(b"II*\0...."), Some(SourceFormat::Tiff));
+        assert_eq!(sniff(b"MM\0*...."), Some(SourceFormat::Tiff));
+        assert_eq!(sniff(b"GIF89a"), None);
+        assert_eq!(sniff(b""), None);
+    }
+}

@@ -1,0 +1,72 @@
+//! Helpers shared by the JPEG tests: where the media is, and forged files.
+#![allow(dead_code, clippy::unwrap_used)] // each test binary uses a subset
+
+use std::path::{Path, PathBuf};
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn shared_jpeg() -> Option<PathBuf> {
+    let p = std::env::var_os("GM_SHARED_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared/media"))
+        .join("jpeg");
+    p.is_dir().then_some(p)
+}
+
+pub fn file(jpeg: &Path, name: &str) -> Vec<u8> {
+    let odd = jpeg.join("odd").join(name);
+    std::fs::read(if odd.exists() {
+        odd
+    } else {
+        jpeg.join("photos").join(name)
+    })
+    .unwrap()
+}
+
+/// `jpeg` with an APP1 EXIF segment holding `orientation` inserted after the SOI marker.
+pub fn with_orientation(jpeg: &[u8], orientation: u16, little_endian: bool) -> Vec<u8> {
+    let mut tiff = Vec::new();
+    let w16 = |v: u16| {
+        if little_endian {
+            v.to_le_bytes()
+        } else {
+            v.to_be_bytes()
+        }
+    };
+    let w32 = |v: u32| {
+        if little_endian {
+            v.to_le_bytes()
+        } else {
+            v.to_be_bytes()
+        }
+    };
+    tiff.extend_from_slice(if little_endian { b"II" } else { b"MM" });
+    tiff.extend_from_slice(&w16(42));
+    tiff.extend_from_slice(&w32(8));
+    tiff.extend_from_slice(&w16(1)); // one IFD entry
+    tiff.extend_from_slice(&w16(0x0112));
+    tiff.extend_from_slice(&w16(3)); // SHORT
+    tiff.extend_from_slice(&w32(1));
+    tiff.extend_from_slice(&w16(orientation));
+    tiff.extend_from_slice(&[0, 0]);
+    tiff.extend_from_slice(&w32(0));
+    let mut app1 = b"Exif\0\0".to_vec();
+    app1.extend_from_slice(&tiff);
+    let mut out = jpeg[..2].to_vec();
+    out.extend_from_slice(&[0xFF, 0xE1]);
+    out.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
+    out.extend_from_slice(&app1);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}
+
+pub fn minimal_jpeg(width: u16, height: u16) -> Vec<u8> {
+    let mut v = vec![0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8];
+    v.extend_from_slice(&height.to_be_bytes());
+    v.extend_from_slice(&width.to_be_bytes());
+    v.extend_from_slice(&[3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
+    v.extend_from_slice(&[0xFF, 0xDA, 0, 8, 1, 1, 0, 0, 63, 0]);
+    v
+}
