@@ -2,9 +2,7 @@
 //! fallback decoder on arbitrary bytes, and the sniffing of the other formats.
 #![no_main]
 
-use gm_codec::jpeg::{
-    DEFAULT_MAX_PIXELS, SourceFormat, decode_other_rgb, decode_rgb, parse, route, sniff,
-};
+use gm_codec::jpeg::{DEFAULT_MAX_PIXELS, decode_rgb, parse, route, sniff};
 use libfuzzer_sys::fuzz_target;
 use std::sync::Once;
 
