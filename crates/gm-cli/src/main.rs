@@ -1,6 +1,7 @@
 //! `gm`: the command-line face of Gradient Mechanics.
 #![allow(clippy::print_stdout)] // a command-line tool prints its report
 
+mod demo;
 mod frames;
 mod info;
 mod jpeg;
@@ -30,6 +31,9 @@ enum Command {
     Frames(frames::FramesArgs),
     /// Decode images on the GPU (NVJPG engines, CUDA backend, CPU fallback) and write PNGs.
     Jpeg(jpeg::JpegArgs),
+    /// The image pipeline on the bundled sample images: throughput, where time went, and a
+    /// contact sheet of the first augmented batch (the CPU path on machines without a GPU).
+    Demo(demo::DemoArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -48,5 +52,6 @@ fn main() -> anyhow::Result<()> {
         Command::Probe(args) => probe::run(&args),
         Command::Frames(args) => frames::run(&args),
         Command::Jpeg(args) => jpeg::run(&args),
+        Command::Demo(args) => demo::run(&args),
     }
 }

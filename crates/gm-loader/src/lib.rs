@@ -1,3 +1,44 @@
-//! The loading pipeline: datasets, samplers, host workers, the GPU stage and batches. The
-//! crate exists so the workspace has its final shape; its content arrives with the loader
-//! issues (7, 8).
+//! The image loading pipeline: from a folder of JPEGs to normalized batches in GPU memory.
+//!
+//! - [`Dataset`]: indexable samples (bytes from a path or memory, and a label); built in:
+//!   [`ImageFolder`] (class subdirectories), [`ListFile`] (path and label per line),
+//!   [`InMemory`].
+//! - [`Sampler`]: sequential or seeded shuffled order, optionally sharded by rank like
+//!   PyTorch's `DistributedSampler` ([`Shard`], read from `RANK`/`WORLD_SIZE` or Slurm).
+//! - [`Loader::builder`]: dataset, sampler, batch size, transforms (`gm-transforms`), device,
+//!   host workers, prefetch depth and [`BadSamplePolicy`]; [`Loader::epoch`] yields
+//!   [`Batch`]es in sampler order.
+//!
+//! The pipeline: host workers read files into reused buffers; one GPU stage decodes each
+//! batch (`gm-codec`'s [`ImageDecoder`](gm_codec::jpeg::ImageDecoder): NVJPG engines, CUDA
+//! backend and CPU at once) and runs the fused transform kernel into a pooled batch tensor on
+//! the decoder's stream; a batch carries the event it is ready on. Without a GPU the same
+//! pipeline decodes on the CPU and runs the transforms' CPU twins into host tensors.
+//!
+//! Determinism: the samples of a batch depend only on the sampler (seed, epoch, shard), and
+//! each sample's augmentation only on (seed, epoch, dataset index), so the worker count never
+//! changes a batch; [`LoaderState`] saves and restores the position within an epoch.
+
+mod batch;
+mod builder;
+mod cpu_stage;
+mod dataset;
+mod error;
+mod gpu_stage;
+mod pipeline;
+mod sampler;
+mod state;
+mod stats;
+
+pub use batch::{Batch, HostTensor, Images};
+pub use builder::{
+    BadSamplePolicy, LOADER_CUDA_THREADS, LOADER_HW_LOAD, Loader, LoaderBuilder, MAX_SUBSTITUTES,
+};
+pub use dataset::{
+    Dataset, DatasetError, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile,
+};
+pub use error::{LoaderError, SampleError};
+pub use pipeline::Epoch;
+pub use sampler::{DistEnv, Order, Sampler, Shard};
+pub use state::LoaderState;
+pub use stats::{PathTotals, Stats};

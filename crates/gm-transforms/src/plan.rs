@@ -401,6 +401,14 @@ pub struct Normalize {
     pub std: [f32; 3],
 }
 
+impl Normalize {
+    /// ImageNet's per-channel mean and standard deviation, as torchvision's models expect.
+    pub const IMAGENET: Normalize = Normalize {
+        mean: [0.485, 0.456, 0.406],
+        std: [0.229, 0.224, 0.225],
+    };
+}
+
 impl Transform for Normalize {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
         if self.std.iter().any(|&s| s == 0.0 || !s.is_finite()) {

@@ -897,7 +897,7 @@ pub fn to_layout(img: &RgbImage, format: PixelFormat) -> Vec<u8> {
     }
 }
 
-fn classify(reason: &str) -> ImageErrorKind {
+pub(crate) fn classify(reason: &str) -> ImageErrorKind {
     let r = reason.to_ascii_lowercase();
     if r.contains("not supported") || r.contains("unsupported") {
         ImageErrorKind::Unsupported(reason.to_string())

@@ -3,6 +3,7 @@
 //! - [`header`] reads a JPEG header without decoding; [`route`] picks the decoder from it.
 //! - [`batch`] is the batched decoder: the NVJPG engines, nvJPEG's CUDA backend and the CPU
 //!   at the same time, one result per input, one pooled device buffer per batch.
+//! - [`decode_host`] decodes one image on the CPU with the batched decoder's checks.
 //! - [`cpu`] is the CPU fallback (zune-jpeg) and EXIF orientation; [`formats`] tells formats
 //!   apart and decodes the non-JPEG ones on the CPU.
 //! - [`nvjpeg`] owns nvJPEG's handles; its raw declarations stay private to this module.
@@ -11,6 +12,7 @@ pub mod batch;
 pub mod cpu;
 pub mod formats;
 pub mod header;
+mod host;
 pub mod nvjpeg;
 mod nvjpeg_sys;
 pub mod route;
@@ -23,5 +25,6 @@ pub use batch::{
 pub use cpu::{RgbImage, decode_rgb, orient};
 pub use formats::{SourceFormat, decode_other_rgb, sniff};
 pub use header::{Coding, Component, HeaderError, JpegInfo, Subsampling, parse};
+pub use host::decode_host;
 pub use nvjpeg::{NvJpeg, NvJpegError};
 pub use route::{Backend, DEFAULT_MAX_PIXELS, RouteError, route};

@@ -1,0 +1,203 @@
+//! Throughput of the ImageNet-style training pipeline (decode, random-resized crop 224, flip,
+//! ImageNet normalize, f16 NCHW, batches of 256) over a folder of JPEGs, and a soak run that
+//! watches memory. Run on the GPU machine: `gm-loader--pipeline DIR` with the files in page
+//! cache. Each file is listed `GM_BENCH_REPEAT` times (default 50) so that an epoch is long
+//! enough to time; `GM_BENCH_CONFIGS` (default "4x1,4x2,4x3,6x4") sweeps host workers x
+//! GPU stages; `GM_BENCH_HW_LOAD` and `GM_BENCH_CUDA_THREADS` set the decoder's engine share and
+//! CUDA-backend threads;
+//! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
+//! the GPU (one process per GPU, as under torchrun, for the scaling figure).
+//!
+//! Prints one JSON object per measurement: median images/s of `GM_BENCH_REPS` epochs after a
+//! warm-up epoch, their spread, the consumer's wait per batch, host CPU cores used, and the
+//! device memory the loader holds; and for the soak, a memory sample every 100,000 images.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use gm_codec::jpeg::DecoderOptions;
+use gm_cuda::{DType, Device, Stream};
+use gm_loader::{ListFile, Loader, Sampler};
+use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype, Transform};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// This process's user + system CPU seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (t(11) + t(12)) / 100.0
+}
+
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn chain() -> Vec<Box<dyn Transform>> {
+    vec![
+        Box::new(RandomResizedCrop::new(224, 224)),
+        Box::new(HorizontalFlip(0.5)),
+        Box::new(Normalize::IMAGENET),
+        Box::new(ToDtype(DType::F16, Layout::Chw)),
+    ]
+}
+
+fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jpg" || e == "jpeg"))
+        .collect();
+    files.sort();
+    let mut text = String::new();
+    for r in 0..repeat {
+        for (i, f) in files.iter().enumerate() {
+            text.push_str(&format!("{} {}\n", f.display(), (i + r) % 1000));
+        }
+    }
+    let path = std::env::temp_dir().join(format!("gm-loader-bench-{}.txt", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Loader {
+    let mut decoder = DecoderOptions {
+        hw_load: gm_loader::LOADER_HW_LOAD,
+        cuda_threads: gm_loader::LOADER_CUDA_THREADS,
+        ..DecoderOptions::default()
+    };
+    if let Some(h) = std::env::var("GM_BENCH_HW_LOAD")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        decoder.hw_load = h;
+    }
+    decoder.cuda_threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda_threads);
+    Loader::builder(ListFile::new(list).unwrap())
+        .device(device.clone())
+        .decoder(decoder)
+        .gpu_stages(stages)
+        .sampler(Sampler::shuffled(0))
+        .batch_size(256)
+        .drop_last(true)
+        .workers(workers)
+        .prefetch(3)
+        .transforms(chain())
+        .build()
+        .unwrap()
+}
+
+/// One epoch as a training loop consumes it: wait for each batch on the consumer's stream,
+/// mark it used there, drop it. Returns (images, seconds, wait µs per batch, CPU seconds).
+fn epoch(l: &mut Loader, e: u64, consumer: &Stream) -> (usize, f64, f64, f64) {
+    let before = l.stats();
+    let (t, c) = (Instant::now(), cpu_seconds());
+    let mut n = 0;
+    for b in l.epoch(e) {
+        let mut b = b.unwrap();
+        consumer.wait(b.ready_event.as_ref().unwrap()).unwrap();
+        b.record_stream(consumer).unwrap();
+        n += b.len();
+    }
+    consumer.synchronize().unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    let after = l.stats();
+    let batches = (after.batches - before.batches).max(1) as f64;
+    let wait = (after.wait_us - before.wait_us) as f64 / batches;
+    (n, secs, wait, cpu_seconds() - c)
+}
+
+fn main() {
+    let dir = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .expect("usage: gm-loader--pipeline DIR"),
+    );
+    let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).unwrap();
+    let consumer = Stream::new(&device).unwrap();
+    let repeat = env_usize("GM_BENCH_REPEAT", 50);
+    let reps = env_usize("GM_BENCH_REPS", 3);
+    let list = list(&dir, repeat);
+    let configs: Vec<(usize, usize)> = std::env::var("GM_BENCH_CONFIGS")
+        .unwrap_or_else(|_| "4x1,4x2,4x3,6x4".into())
+        .split(',')
+        .filter_map(|c| {
+            let (w, s) = c.trim().split_once('x')?;
+            Some((w.parse().ok()?, s.parse().ok()?))
+        })
+        .collect();
+    for &(w, stages) in &configs {
+        let free0 = device.info().unwrap().free_memory;
+        let mut l = build(&device, &list, w, stages);
+        epoch(&mut l, 0, &consumer);
+        let mut runs: Vec<(usize, f64, f64, f64)> = (1..=reps)
+            .map(|e| epoch(&mut l, e as u64, &consumer))
+            .collect();
+        runs.sort_by(|a, b| (a.0 as f64 / a.1).total_cmp(&(b.0 as f64 / b.1)));
+        let rate = |r: &(usize, f64, f64, f64)| r.0 as f64 / r.1;
+        let med = &runs[runs.len() / 2];
+        let held = free0.saturating_sub(device.info().unwrap().free_memory);
+        let s = l.stats();
+        println!(
+            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{}}}",
+            device.ordinal(),
+            std::env::var("GM_BENCH_HW_LOAD")
+                .unwrap_or_else(|_| gm_loader::LOADER_HW_LOAD.to_string()),
+            env_usize("GM_BENCH_CUDA_THREADS", gm_loader::LOADER_CUDA_THREADS),
+            med.0,
+            rate(med),
+            rate(&runs[0]),
+            rate(&runs[runs.len() - 1]),
+            med.2,
+            med.3 / med.1,
+            med.3 * 1e6 / med.0 as f64,
+            held as f64 / 1e6,
+            s.paths.hardware,
+            s.paths.cuda,
+            s.paths.cpu,
+            s.bad
+        );
+    }
+    let soak = env_usize("GM_BENCH_SOAK", 0);
+    if soak > 0 {
+        let (w, stages) = configs.last().copied().unwrap_or((4, 2));
+        let free0 = device.info().unwrap().free_memory;
+        let mut l = build(&device, &list, w, stages);
+        let (mut done, mut next_mark, mut e) = (0usize, 0usize, 0u64);
+        let t = Instant::now();
+        while done < soak {
+            let (n, ..) = epoch(&mut l, e, &consumer);
+            done += n;
+            e += 1;
+            if done >= next_mark {
+                let bp = l.batch_pool_stats().unwrap();
+                let dp = l.decoder_pool_stats().unwrap();
+                println!(
+                    "{{\"bench\":\"soak\",\"images\":{done},\"seconds\":{:.1},\"rss_mb\":{:.1},\"device_mb_held\":{:.1},\"batch_pool_mb\":{:.1},\"batch_allocs\":{},\"decoder_pool_mb\":{:.1},\"decoder_allocs\":{}}}",
+                    t.elapsed().as_secs_f64(),
+                    rss_kb() as f64 / 1024.0,
+                    free0.saturating_sub(device.info().unwrap().free_memory) as f64 / 1e6,
+                    bp.bytes_held as f64 / 1e6,
+                    bp.allocations,
+                    dp.bytes_held as f64 / 1e6,
+                    dp.allocations
+                );
+                next_mark += 100_000;
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&list);
+}

@@ -1,0 +1,125 @@
+//! What the loader yields.
+
+use std::sync::Arc;
+
+use gm_cuda::{CudaError, DType, Event, Stream, Tensor};
+
+use crate::dataset::Label;
+
+/// A batch tensor in host memory: the CPU pipeline's output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostTensor {
+    /// Dimensions, `[B, C, H, W]` or `[B, H, W, C]`.
+    pub shape: Vec<usize>,
+    /// Element type.
+    pub dtype: DType,
+    /// Contiguous elements, native-endian.
+    pub data: Vec<u8>,
+}
+
+/// The images of a batch.
+#[derive(Debug)]
+pub enum Images {
+    /// In GPU memory, from the loader's pool; ready after [`Batch::ready_event`].
+    Device(Tensor),
+    /// In host memory (the loader runs on the CPU).
+    Host(HostTensor),
+}
+
+impl Images {
+    /// Dimensions.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Images::Device(t) => t.shape(),
+            Images::Host(t) => &t.shape,
+        }
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Images::Device(t) => t.dtype(),
+            Images::Host(t) => t.dtype,
+        }
+    }
+
+    /// The elements' bytes on the host; a device tensor is copied on `stream` (or a stream of
+    /// its own) after its ready event. For tests and tools, not for training loops.
+    pub fn to_host_bytes(&self, stream: Option<&Stream>) -> Result<Vec<u8>, CudaError> {
+        match self {
+            Images::Host(t) => Ok(t.data.clone()),
+            Images::Device(t) => match stream {
+                Some(s) => t.to_host_bytes(s),
+                None => t.to_host_bytes(&Stream::new(t.device())?),
+            },
+        }
+    }
+}
+
+/// One batch, in sampler order.
+///
+/// On the GPU the images are written on the loader's stream; a consumer waits on
+/// `ready_event` from its own stream (or calls `Tensor::wait_ready`) before reading, and calls
+/// [`Batch::record_stream`] if its reads are still queued when the batch is dropped, so that
+/// the memory is not handed to the next batch before they ran.
+#[derive(Debug)]
+pub struct Batch {
+    /// The images: `[B, 3, H, W]` (or HWC, or one channel) of the chain's output type.
+    pub images: Images,
+    /// Label of each image.
+    pub labels: Vec<Label>,
+    /// Dataset index of each image (a substituted sample shows its substitute's index).
+    pub indices: Vec<usize>,
+    /// The epoch.
+    pub epoch: u64,
+    /// Position of this batch in the epoch, from 0.
+    pub position: usize,
+    /// Recorded when the images are in place (GPU only).
+    pub ready_event: Option<Arc<Event>>,
+    pub(crate) release: Option<Release>,
+}
+
+/// Where the batch's memory goes back to, and after what.
+#[derive(Debug)]
+pub(crate) struct Release {
+    pub(crate) stage: Stream,
+    pub(crate) after: Vec<Event>,
+}
+
+impl Batch {
+    /// Number of images.
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Whether the batch holds no image.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// Marks the images as used by work queued on `stream` (PyTorch's `record_stream`): when
+    /// the batch is dropped, its memory is reused only after that work.
+    pub fn record_stream(&mut self, stream: &Stream) -> Result<(), CudaError> {
+        if let Some(r) = &mut self.release {
+            let e = Event::new(stream.device())?;
+            e.record(stream)?;
+            r.after.push(e);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if let Some(r) = &self.release {
+            for e in &r.after {
+                // The pool fences the buffer on the stage stream when the tensor drops next,
+                // so making that stream wait covers the consumer's reads.
+                if let Err(err) = r.stage.wait(e) {
+                    tracing::error!(error = %err, "could not order a batch's release after its consumer; synchronizing");
+                    let _ = e.synchronize();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! Indexable sources of samples: encoded image bytes and a label.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// A class label (an index into the dataset's class names).
+pub type Label = i64;
+
+/// File extensions an [`ImageFolder`] picks up (compared without case).
+pub const IMAGE_EXTENSIONS: &[&str] = &["jpg", "jpeg", "png", "bmp", "webp", "tif", "tiff"];
+
+/// A dataset could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    /// A directory or list file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// A line of a list file is not `path label`.
+    #[error("{path}:{line}: {reason}")]
+    Parse {
+        /// The list file.
+        path: PathBuf,
+        /// Line number, from 1.
+        line: usize,
+        /// The reason.
+        reason: String,
+    },
+    /// No samples.
+    #[error("{0}: no images found")]
+    Empty(PathBuf),
+}
+
+/// Samples by index: a label, a name for errors, and the encoded bytes.
+///
+/// `read` fills a caller-owned buffer so that workers reuse their allocations.
+pub trait Dataset: Send + Sync {
+    /// Number of samples.
+    fn len(&self) -> usize;
+    /// Whether there are no samples.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The label of sample `index` (`index < len()`).
+    fn label(&self, index: usize) -> Label;
+    /// A name for sample `index` in errors: its path, usually.
+    fn name(&self, index: usize) -> String;
+    /// Replaces the contents of `buf` with the encoded bytes of sample `index`.
+    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()>;
+}
+
+fn read_file(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    buf.clear();
+    buf.reserve(usize::try_from(len).unwrap_or(0));
+    f.read_to_end(buf)?;
+    Ok(())
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> DatasetError + '_ {
+    move |source| DatasetError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Files with their labels.
+#[derive(Debug, Clone)]
+struct Files {
+    paths: Vec<PathBuf>,
+    labels: Vec<Label>,
+}
+
+impl Files {
+    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+        read_file(&self.paths[index], buf)
+    }
+}
+
+/// torchvision's `ImageFolder`: `root/<class>/**/<image>`, classes sorted by name, labels are
+/// class indices, files sorted by path within each class.
+#[derive(Debug, Clone)]
+pub struct ImageFolder {
+    root: PathBuf,
+    classes: Vec<String>,
+    files: Files,
+}
+
+impl ImageFolder {
+    /// Scans `root`. Files whose extension is not in [`IMAGE_EXTENSIONS`] are ignored.
+    pub fn new(root: impl AsRef<Path>) -> Result<ImageFolder, DatasetError> {
+        let root = root.as_ref().to_path_buf();
+        let mut classes = Vec::new();
+        for entry in std::fs::read_dir(&root).map_err(io(&root))? {
+            let entry = entry.map_err(io(&root))?;
+            if entry.file_type().map_err(io(&entry.path()))?.is_dir() {
+                classes.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        classes.sort();
+        let mut files = Files {
+            paths: Vec::new(),
+            labels: Vec::new(),
+        };
+        for (label, class) in classes.iter().enumerate() {
+            let mut found = Vec::new();
+            walk(&root.join(class), &mut found)?;
+            found.sort();
+            files
+                .labels
+                .extend(std::iter::repeat_n(label as Label, found.len()));
+            files.paths.extend(found);
+        }
+        if files.paths.is_empty() {
+            return Err(DatasetError::Empty(root));
+        }
+        Ok(ImageFolder {
+            root,
+            classes,
+            files,
+        })
+    }
+
+    /// Class names, sorted; label `i` is `classes()[i]`.
+    pub fn classes(&self) -> &[String] {
+        &self.classes
+    }
+
+    /// The directory scanned.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Path of sample `index`.
+    pub fn path(&self, index: usize) -> &Path {
+        &self.files.paths[index]
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), DatasetError> {
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        let path = entry.path();
+        // Follows links, as torchvision does.
+        let meta = std::fs::metadata(&path).map_err(io(&path))?;
+        if meta.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| {
+            let e = e.to_string_lossy();
+            IMAGE_EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x))
+        }) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+impl Dataset for ImageFolder {
+    fn len(&self) -> usize {
+        self.files.paths.len()
+    }
+    fn label(&self, index: usize) -> Label {
+        self.files.labels[index]
+    }
+    fn name(&self, index: usize) -> String {
+        self.files.paths[index].display().to_string()
+    }
+    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+        self.files.read(index, buf)
+    }
+}
+
+/// A list file: one `path label` per line (the label is the last whitespace-separated field,
+/// so paths may hold spaces); blank lines and lines starting with `#` are skipped. Relative
+/// paths are taken from the list file's directory, or from `root` with
+/// [`ListFile::with_root`].
+#[derive(Debug, Clone)]
+pub struct ListFile {
+    files: Files,
+}
+
+impl ListFile {
+    /// Reads `list`, resolving relative paths against its directory.
+    pub fn new(list: impl AsRef<Path>) -> Result<ListFile, DatasetError> {
+        let list = list.as_ref();
+        let root = list.parent().unwrap_or(Path::new(".")).to_path_buf();
+        ListFile::with_root(list, root)
+    }
+
+    /// Reads `list`, resolving relative paths against `root`.
+    pub fn with_root(
+        list: impl AsRef<Path>,
+        root: impl AsRef<Path>,
+    ) -> Result<ListFile, DatasetError> {
+        let list = list.as_ref();
+        let text = std::fs::read_to_string(list).map_err(io(list))?;
+        let mut files = Files {
+            paths: Vec::new(),
+            labels: Vec::new(),
+        };
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let parse = |reason: String| DatasetError::Parse {
+                path: list.to_path_buf(),
+                line: n + 1,
+                reason,
+            };
+            let Some((path, label)) = line.rsplit_once(char::is_whitespace) else {
+                return Err(parse("expected `path label`".into()));
+            };
+            let label: Label = label
+                .parse()
+                .map_err(|e| parse(format!("label {label:?}: {e}")))?;
+            let path = Path::new(path.trim_end());
+            files.paths.push(if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                root.as_ref().join(path)
+            });
+            files.labels.push(label);
+        }
+        if files.paths.is_empty() {
+            return Err(DatasetError::Empty(list.to_path_buf()));
+        }
+        Ok(ListFile { files })
+    }
+}
+
+impl Dataset for ListFile {
+    fn len(&self) -> usize {
+        self.files.paths.len()
+    }
+    fn label(&self, index: usize) -> Label {
+        self.files.labels[index]
+    }
+    fn name(&self, index: usize) -> String {
+        self.files.paths[index].display().to_string()
+    }
+    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+        self.files.read(index, buf)
+    }
+}
+
+/// Samples held in memory: `(name, bytes, label)`.
+#[derive(Debug, Clone, Default)]
+pub struct InMemory {
+    samples: Vec<(String, std::sync::Arc<[u8]>, Label)>,
+}
+
+impl InMemory {
+    /// A dataset of `samples`.
+    pub fn new(samples: impl IntoIterator<Item = (String, Vec<u8>, Label)>) -> InMemory {
+        InMemory {
+            samples: samples
+                .into_iter()
+                .map(|(n, b, l)| (n, b.into(), l))
+                .collect(),
+        }
+    }
+}
+
+impl Dataset for InMemory {
+    fn len(&self) -> usize {
+        self.samples.len()
+    }
+    fn label(&self, index: usize) -> Label {
+        self.samples[index].2
+    }
+    fn name(&self, index: usize) -> String {
+        self.samples[index].0.clone()
+    }
+    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+        buf.clear();
+        buf.extend_from_slice(&self.samples[index].1);
+        Ok(())
+    }
+}

@@ -1,0 +1,263 @@
+//! The GPU stage: one batched decode, then one fused transform launch into a pooled batch
+//! tensor, both on the decoder's stream.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder};
+use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor};
+use gm_transforms::{
+    FusedKernel, FusedOp, Matrix, OutputSpec, PixelFormat, SampleRng, SourceImage,
+};
+
+use crate::batch::{Batch, Images, Release};
+use crate::builder::{BadSamplePolicy, MAX_SUBSTITUTES, Shared};
+use crate::cpu_stage::{batch_shape, size_mismatch};
+use crate::error::LoaderError;
+use crate::pipeline::Prepared;
+
+/// The decoder, the kernel and the batch pool of one loader.
+pub(crate) struct GpuStage {
+    device: Device,
+    decoder: ImageDecoder,
+    kernel: FusedKernel,
+    pool: DevicePool,
+}
+
+/// A slot of the batch still waiting for an image.
+struct Pending {
+    slot: usize,
+    index: usize,
+    bytes: Result<Vec<u8>, String>,
+    attempt: u32,
+}
+
+/// A slot with its decoded image and planned transform.
+struct Ready {
+    slot: usize,
+    index: usize,
+    source: SourceImage,
+    op: FusedOp,
+    spec: OutputSpec,
+}
+
+impl GpuStage {
+    /// The pool every stage of a loader takes batch tensors from.
+    pub(crate) fn new_batch_pool(device: &Device) -> DevicePool {
+        DevicePool::new(device, PoolConfig::unbounded("gm-loader batches"))
+    }
+
+    pub(crate) fn new(
+        device: &Device,
+        options: DecoderOptions,
+        pool: DevicePool,
+    ) -> Result<GpuStage, LoaderError> {
+        Ok(GpuStage {
+            device: device.clone(),
+            decoder: ImageDecoder::new(device, options)?,
+            kernel: FusedKernel::new(device)?,
+            pool,
+        })
+    }
+
+    pub(crate) fn decoder_pool_stats(&self) -> PoolStats {
+        self.decoder.pool_stats()
+    }
+
+    /// Makes the device current on the stage thread.
+    pub(crate) fn bind(&self) -> Result<(), LoaderError> {
+        Ok(self.device.bind_to_thread()?)
+    }
+
+    pub(crate) fn run_batch(
+        &mut self,
+        shared: &Shared,
+        epoch: u64,
+        position: usize,
+        items: Vec<(usize, Prepared)>,
+    ) -> Result<Option<Batch>, LoaderError> {
+        let mut round: Vec<Pending> = items
+            .into_iter()
+            .enumerate()
+            .map(|(slot, (index, p))| Pending {
+                slot,
+                index,
+                bytes: match p {
+                    Prepared::Bytes(b) => Ok(b),
+                    Prepared::Failed(r) => Err(r),
+                    Prepared::Pixels { .. } => Err("internal: host pixels on the GPU path".into()),
+                },
+                attempt: 0,
+            })
+            .collect();
+        // Decoded batches stay alive until the kernel that reads them is queued: dropping
+        // them then fences their memory behind it on this same stream.
+        let mut decoded: Vec<DecodedBatch> = Vec::new();
+        let mut ready: Vec<Ready> = Vec::with_capacity(round.len());
+        let (mut skipped, mut substituted, mut decode_us, mut plan_us) = (0u64, 0u64, 0u64, 0u64);
+        while !round.is_empty() {
+            let names: Vec<String> = round.iter().map(|p| shared.dataset.name(p.index)).collect();
+            let inputs: Vec<EncodedImage<'_>> = round
+                .iter()
+                .zip(&names)
+                .filter_map(|(p, name)| {
+                    p.bytes
+                        .as_ref()
+                        .ok()
+                        .map(|data| EncodedImage { name, data })
+                })
+                .collect();
+            let batch = if inputs.is_empty() {
+                None
+            } else {
+                let t = Instant::now();
+                let b = self.decoder.decode(&inputs)?;
+                decode_us += t.elapsed().as_micros() as u64;
+                Some(b)
+            };
+            drop(inputs);
+            let t = Instant::now();
+            let mut next = Vec::new();
+            let mut k = 0usize;
+            for p in round {
+                let outcome = match (&p.bytes, &batch) {
+                    (Err(r), _) => Err(r.clone()),
+                    (Ok(_), Some(b)) => {
+                        let i = k;
+                        k += 1;
+                        match (&b.images[i], b.device_ptr(i)) {
+                            (Ok(img), Some(ptr)) => {
+                                let mut rng = SampleRng::new(shared.seed, epoch, p.index as u64);
+                                shared
+                                    .transforms
+                                    .plan_image(img.width, img.height, &mut rng)
+                                    .map(|(op, spec)| {
+                                        let source = SourceImage {
+                                            data: ptr,
+                                            chroma: gm_cuda::DevicePtr(0),
+                                            pitch: img.width as usize * 3,
+                                            width: img.width,
+                                            height: img.height,
+                                            format: PixelFormat::Rgb8,
+                                            matrix: Matrix::default(),
+                                            full_range: true,
+                                        };
+                                        (source, op, spec)
+                                    })
+                                    .map_err(|e| format!("transforms: {e}"))
+                            }
+                            (Err(e), _) => Err(e.kind.to_string()),
+                            (Ok(_), None) => Err("internal: decoded image without memory".into()),
+                        }
+                    }
+                    (Ok(_), None) => Err("internal: not decoded".into()),
+                };
+                if let Ok(b) = p.bytes {
+                    shared.give_buffer(b);
+                }
+                match outcome {
+                    Ok((source, op, spec)) => {
+                        substituted += u64::from(p.attempt > 0);
+                        ready.push(Ready {
+                            slot: p.slot,
+                            index: p.index,
+                            source,
+                            op,
+                            spec,
+                        });
+                    }
+                    Err(reason) => {
+                        shared.bad_sample(p.index, reason)?;
+                        if shared.policy != BadSamplePolicy::Substitute
+                            || p.attempt >= MAX_SUBSTITUTES
+                        {
+                            skipped += 1;
+                            continue;
+                        }
+                        let index = shared.substitute(epoch, position, p.slot, p.attempt);
+                        let mut buf = shared.take_buffer();
+                        let bytes = match shared.dataset.read(index, &mut buf) {
+                            Ok(()) => Ok(buf),
+                            Err(e) => {
+                                shared.give_buffer(buf);
+                                Err(format!("cannot read: {e}"))
+                            }
+                        };
+                        next.push(Pending {
+                            slot: p.slot,
+                            index,
+                            bytes,
+                            attempt: p.attempt + 1,
+                        });
+                    }
+                }
+            }
+            plan_us += t.elapsed().as_micros() as u64;
+            if let Some(b) = batch {
+                let c = b.counts();
+                let mut s = shared.stats.lock();
+                s.paths.hardware += c.hardware as u64;
+                s.paths.cuda += c.cuda as u64;
+                s.paths.cpu += c.cpu as u64;
+                decoded.push(b);
+            }
+            round = next;
+        }
+        let t = Instant::now();
+        let result = self.launch(shared, epoch, position, ready, &decoded);
+        drop(decoded);
+        let mut s = shared.stats.lock();
+        s.skipped += skipped;
+        s.substituted += substituted;
+        s.decode_us += decode_us;
+        s.transform_us += plan_us + t.elapsed().as_micros() as u64;
+        result
+    }
+
+    fn launch(
+        &mut self,
+        shared: &Shared,
+        epoch: u64,
+        position: usize,
+        mut ready: Vec<Ready>,
+        decoded: &[DecodedBatch],
+    ) -> Result<Option<Batch>, LoaderError> {
+        ready.sort_by_key(|r| r.slot);
+        let Some(spec) = ready.first().map(|r| r.spec) else {
+            return Ok(None);
+        };
+        if let Some(r) = ready.iter().find(|r| r.spec != spec) {
+            return Err(size_mismatch(shared, r.index, &r.spec, &spec));
+        }
+        let stream = self.decoder.stream().clone();
+        let mut tensor = Tensor::empty(
+            &self.pool,
+            &stream,
+            &batch_shape(ready.len(), &spec),
+            spec.dtype,
+        )?;
+        for d in decoded {
+            stream.wait(d.ready())?;
+        }
+        let sources: Vec<SourceImage> = ready.iter().map(|r| r.source).collect();
+        let ops: Vec<FusedOp> = ready.iter().map(|r| r.op).collect();
+        self.kernel
+            .run(&stream, &sources, &ops, &spec, &tensor, 0)?;
+        let event = Arc::new(Event::new(&self.device)?);
+        event.record(&stream)?;
+        tensor.set_ready_event(event.clone());
+        let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
+        Ok(Some(Batch {
+            images: Images::Device(tensor),
+            labels: indices.iter().map(|&i| shared.dataset.label(i)).collect(),
+            indices,
+            epoch,
+            position,
+            ready_event: Some(event),
+            release: Some(Release {
+                stage: stream,
+                after: Vec::new(),
+            }),
+        }))
+    }
+}

@@ -1,0 +1,412 @@
+//! The threads of an epoch: host workers read (and on the CPU path decode) whole batches;
+//! stage threads (one per GPU stage: batches go to them in turn) finish them on the GPU (or
+//! assemble them on the CPU) and hand them to the consumer through a queue of `prefetch`
+//! batches; the consumer's side puts them back in order.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded, unbounded};
+use gm_transforms::OutputSpec;
+use parking_lot::Mutex;
+
+use crate::batch::Batch;
+use crate::builder::Shared;
+use crate::error::{LoaderError, panic_message};
+use crate::gpu_stage::GpuStage;
+use crate::state::LoaderState;
+use crate::stats::Stats;
+
+/// How often blocked threads look at the stop flag: bounds the time dropping takes.
+const POLL: Duration = Duration::from_millis(20);
+
+/// One sample after the host worker.
+pub(crate) enum Prepared {
+    /// Encoded bytes, for the GPU decoder.
+    Bytes(Vec<u8>),
+    /// The transformed image (CPU path).
+    Pixels { data: Vec<u8>, spec: OutputSpec },
+    /// Could not be read (or, on the CPU path, decoded or transformed).
+    Failed(String),
+}
+
+/// The host worker's part for sample `index`.
+pub(crate) fn prepare(shared: &Shared, epoch: u64, index: usize) -> Prepared {
+    let mut buf = shared.take_buffer();
+    if let Err(e) = shared.dataset.read(index, &mut buf) {
+        shared.give_buffer(buf);
+        return Prepared::Failed(format!("cannot read: {e}"));
+    }
+    if !shared.cpu {
+        return Prepared::Bytes(buf);
+    }
+    let out = crate::cpu_stage::decode_and_transform(shared, epoch, index, &buf);
+    shared.give_buffer(buf);
+    match out {
+        Ok((data, spec)) => Prepared::Pixels { data, spec },
+        Err(reason) => Prepared::Failed(reason),
+    }
+}
+
+struct Job {
+    position: usize,
+    indices: Vec<usize>,
+}
+
+struct ReadBatch {
+    position: usize,
+    items: Result<Vec<(usize, Prepared)>, String>,
+}
+
+type Delivery = (usize, Result<Option<Batch>, LoaderError>);
+
+/// Everything an epoch's threads need.
+pub(crate) struct EpochPlan {
+    pub(crate) shared: Arc<Shared>,
+    /// One per stage thread; empty on the CPU path (one CPU stage).
+    pub(crate) gpu: Vec<Arc<Mutex<GpuStage>>>,
+    pub(crate) epoch: u64,
+    pub(crate) batches: Vec<Vec<usize>>,
+    pub(crate) first: usize,
+    pub(crate) workers: usize,
+    pub(crate) prefetch: usize,
+    pub(crate) state: LoaderState,
+}
+
+/// The batches of one epoch, in sampler order: an iterator of `Result<Batch, LoaderError>`.
+///
+/// After an error (a bad sample under `Fail`, a worker panic, a GPU failure) it yields nothing
+/// more. Dropping it stops and joins every thread of the epoch.
+pub struct Epoch<'a> {
+    rx: Option<Receiver<Delivery>>,
+    stop: Arc<AtomicBool>,
+    /// The position the consumer waits for: stages stay within a few batches of it.
+    due: Arc<AtomicUsize>,
+    threads: Vec<JoinHandle<()>>,
+    shared: Arc<Shared>,
+    state: LoaderState,
+    /// Batches that arrived before the one due.
+    early: BTreeMap<usize, Result<Option<Batch>, LoaderError>>,
+    end: usize,
+    done: bool,
+    _loader: PhantomData<&'a mut ()>,
+}
+
+impl Epoch<'_> {
+    pub(crate) fn spawn(plan: EpochPlan) -> Epoch<'static> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let due = Arc::new(AtomicUsize::new(plan.first));
+        let stages = plan.gpu.len().max(1);
+        let (job_tx, job_rx) = unbounded::<Job>();
+        let (read_txs, read_rxs): (Vec<_>, Vec<_>) =
+            (0..stages).map(|_| unbounded::<ReadBatch>()).unzip();
+        let (out_tx, out_rx) = bounded::<Delivery>(plan.prefetch);
+        let mut threads = Vec::new();
+        for w in 0..plan.workers {
+            let (shared, job_rx, read_txs, stop) = (
+                plan.shared.clone(),
+                job_rx.clone(),
+                read_txs.clone(),
+                stop.clone(),
+            );
+            let epoch = plan.epoch;
+            let spawned = std::thread::Builder::new()
+                .name(format!("gm-loader-read-{w}"))
+                .spawn(move || reader(&shared, epoch, &job_rx, &read_txs, &stop));
+            match spawned {
+                Ok(h) => threads.push(h),
+                Err(e) => tracing::error!(error = %e, "could not start a host worker"),
+            }
+        }
+        drop((job_rx, read_txs));
+        let end = plan.batches.len();
+        let state = plan.state.clone();
+        let shared = plan.shared.clone();
+        let plan = Arc::new(plan);
+        let mut done = false;
+        for (s, read_rx) in read_rxs.into_iter().enumerate() {
+            let (plan, job_tx, out_tx, stop, due) = (
+                plan.clone(),
+                job_tx.clone(),
+                out_tx.clone(),
+                stop.clone(),
+                due.clone(),
+            );
+            let spawned = std::thread::Builder::new()
+                .name(format!("gm-loader-stage-{s}"))
+                .spawn(move || stage(&plan, s, job_tx, read_rx, out_tx, &stop, &due));
+            match spawned {
+                Ok(h) => threads.push(h),
+                Err(e) => {
+                    tracing::error!(error = %e, "could not start a loader stage thread");
+                    done = true;
+                }
+            }
+        }
+        Epoch {
+            rx: Some(out_rx),
+            stop,
+            due,
+            threads,
+            shared,
+            state,
+            early: BTreeMap::new(),
+            end,
+            done,
+            _loader: PhantomData,
+        }
+    }
+
+    /// The state to save for resuming after the last batch yielded.
+    pub fn state(&self) -> LoaderState {
+        self.state.clone()
+    }
+
+    /// Counters and stage times so far (all epochs of the loader).
+    pub fn stats(&self) -> Stats {
+        self.shared.stats.lock().clone()
+    }
+
+    /// Batches left in this epoch (skipped empty batches included).
+    pub fn remaining(&self) -> usize {
+        self.end.saturating_sub(self.state.next_batch)
+    }
+
+    fn shutdown(&mut self) {
+        self.done = true;
+        self.stop.store(true, Ordering::SeqCst);
+        self.rx = None;
+        for h in self.threads.drain(..) {
+            if h.join().is_err() {
+                tracing::error!("a loader thread panicked outside its guard");
+            }
+        }
+    }
+}
+
+impl Iterator for Epoch<'_> {
+    type Item = Result<Batch, LoaderError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let due = self.state.next_batch;
+            if due >= self.end {
+                self.shutdown();
+                return None;
+            }
+            if let Some(r) = self.early.remove(&due) {
+                match r {
+                    Ok(Some(batch)) => {
+                        self.state.next_batch = due + 1;
+                        self.due.store(due + 1, Ordering::Release);
+                        return Some(Ok(batch));
+                    }
+                    // Every sample of the batch was bad and skipped.
+                    Ok(None) => {
+                        self.state.next_batch = due + 1;
+                        self.due.store(due + 1, Ordering::Release);
+                    }
+                    Err(e) => {
+                        self.shutdown();
+                        return Some(Err(e));
+                    }
+                }
+                continue;
+            }
+            let rx = self.rx.as_ref()?;
+            let t = Instant::now();
+            let got = rx.recv();
+            {
+                let mut s = self.shared.stats.lock();
+                s.wait_us += t.elapsed().as_micros() as u64;
+                s.max_ready = s
+                    .max_ready
+                    .max(rx.len() + self.early.len() + usize::from(got.is_ok()));
+            }
+            match got {
+                // A stage thread's panic has no position: report it at once.
+                Ok((usize::MAX, Err(e))) => {
+                    self.shutdown();
+                    return Some(Err(e));
+                }
+                Ok((pos, r)) => {
+                    self.early.insert(pos, r);
+                }
+                Err(_) => {
+                    self.shutdown();
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Epoch<'_> {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn reader(
+    shared: &Shared,
+    epoch: u64,
+    jobs: &Receiver<Job>,
+    stages: &[Sender<ReadBatch>],
+    stop: &AtomicBool,
+) {
+    while let Ok(job) = jobs.recv() {
+        let t = Instant::now();
+        let items = catch_unwind(AssertUnwindSafe(|| {
+            let mut items = Vec::with_capacity(job.indices.len());
+            for &i in &job.indices {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                items.push((i, prepare(shared, epoch, i)));
+            }
+            items
+        }))
+        .map_err(|p| panic_message(&*p));
+        shared.stats.lock().read_us += t.elapsed().as_micros() as u64;
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let msg = ReadBatch {
+            position: job.position,
+            items,
+        };
+        let stage = &stages[job.position % stages.len()];
+        if stage.send(msg).is_err() {
+            return;
+        }
+    }
+}
+
+fn stage(
+    plan: &EpochPlan,
+    index: usize,
+    jobs: Sender<Job>,
+    reads: Receiver<ReadBatch>,
+    out: Sender<Delivery>,
+    stop: &AtomicBool,
+    due: &AtomicUsize,
+) {
+    let shared = plan.shared.clone();
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        stage_loop(plan, index, &jobs, &reads, &out, stop, due);
+    }));
+    if let Err(p) = run {
+        let e = LoaderError::WorkerPanic {
+            stage: if shared.cpu { "CPU stage" } else { "GPU stage" },
+            message: panic_message(&*p),
+        };
+        let _ = out.send_timeout((usize::MAX, Err(e)), Duration::from_secs(1));
+    }
+}
+
+/// Stage `index` of `n` finishes batches `index, index + n, ...` in order.
+fn stage_loop(
+    plan: &EpochPlan,
+    index: usize,
+    jobs: &Sender<Job>,
+    reads: &Receiver<ReadBatch>,
+    out: &Sender<Delivery>,
+    stop: &AtomicBool,
+    due: &AtomicUsize,
+) {
+    let shared = &plan.shared;
+    let n = plan.gpu.len().max(1);
+    let mut gpu = plan.gpu.get(index).map(|g| g.lock());
+    if let Some(g) = gpu.as_mut()
+        && let Err(e) = g.bind()
+    {
+        let _ = out.send((usize::MAX, Err(e)));
+        return;
+    }
+    // Batches read ahead of the one in the stage: enough to keep every worker busy and the
+    // ready queue full, and no more, whatever order the workers finish in.
+    let window = (plan.workers + plan.prefetch).div_ceil(n) * n;
+    let first = plan.first + (index + n - plan.first % n) % n;
+    let mut next_job = first;
+    let mut arrived: BTreeMap<usize, ReadBatch> = BTreeMap::new();
+    for position in (first..plan.batches.len()).step_by(n) {
+        while next_job < plan.batches.len() && next_job < position + window {
+            let job = Job {
+                position: next_job,
+                indices: plan.batches[next_job].clone(),
+            };
+            if jobs.send(job).is_err() {
+                return;
+            }
+            next_job += n;
+        }
+        // A stage may run ahead of the consumer by the ready queue and one batch per stage,
+        // no more: batches finished early wait in memory until their turn.
+        let lead = plan.prefetch + n;
+        while position >= due.load(Ordering::Acquire) + lead {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let read = loop {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Some(r) = arrived.remove(&position) {
+                break r;
+            }
+            match reads.recv_timeout(POLL) {
+                Ok(r) => {
+                    arrived.insert(r.position, r);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        };
+        {
+            let mut s = shared.stats.lock();
+            s.max_read_ahead = s.max_read_ahead.max(arrived.len() + 1);
+        }
+        let result = match read.items {
+            Err(message) => Err(LoaderError::WorkerPanic {
+                stage: "host worker",
+                message,
+            }),
+            Ok(items) => match gpu.as_mut() {
+                Some(g) => g.run_batch(shared, plan.epoch, position, items),
+                None => crate::cpu_stage::run_batch(shared, plan.epoch, position, items),
+            },
+        };
+        if let Ok(Some(b)) = &result {
+            let mut s = shared.stats.lock();
+            s.batches += 1;
+            s.samples += b.len() as u64;
+        }
+        let fatal = result.is_err();
+        let mut msg = (position, result);
+        loop {
+            match out.send_timeout(msg, POLL) {
+                Ok(()) => break,
+                Err(SendTimeoutError::Timeout(m)) => {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    msg = m;
+                }
+                Err(SendTimeoutError::Disconnected(_)) => return,
+            }
+        }
+        if fatal {
+            return;
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! Checkpoint and resume: where an epoch stands, saved next to a model.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::LoaderError;
+use crate::sampler::Sampler;
+
+/// The position of a loader: the next batch of an epoch, and what the order depends on.
+///
+/// Sample order comes from the sampler and `(seed, epoch)`; augmentations from
+/// `(seed, epoch, index)`. So this is the whole state: resuming from it yields exactly the
+/// batches that would have followed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoaderState {
+    /// The epoch.
+    pub epoch: u64,
+    /// Position of the next batch within the epoch.
+    pub next_batch: usize,
+    /// The augmentation seed.
+    pub seed: u64,
+    /// The sampler.
+    pub sampler: Sampler,
+    /// Dataset size when saved.
+    pub dataset_len: usize,
+    /// Batch size.
+    pub batch_size: usize,
+    /// Whether a short last batch is dropped.
+    pub drop_last: bool,
+}
+
+impl LoaderState {
+    /// As JSON.
+    pub fn to_json(&self) -> String {
+        // A struct of numbers and enums always serializes.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// From [`LoaderState::to_json`]'s output.
+    pub fn from_json(s: &str) -> Result<LoaderState, LoaderError> {
+        serde_json::from_str(s).map_err(|e| LoaderError::Resume(format!("bad state: {e}")))
+    }
+
+    /// Whether `other` describes the same loader configuration (everything but the position).
+    pub(crate) fn check_same_loader(&self, other: &LoaderState) -> Result<(), LoaderError> {
+        let mut a = self.clone();
+        a.epoch = other.epoch;
+        a.next_batch = other.next_batch;
+        if &a != other {
+            return Err(LoaderError::Resume(format!(
+                "the state was saved by a different loader: saved {other:?}, this one {a:?}"
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,62 @@
+//! Counters and stage times, for progress reports and for finding the bottleneck.
+
+use crate::error::SampleError;
+
+/// How many errors are kept with their details.
+pub const FIRST_ERRORS: usize = 16;
+
+/// Images per decode path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathTotals {
+    /// NVJPG engines.
+    pub hardware: u64,
+    /// nvJPEG CUDA backend.
+    pub cuda: u64,
+    /// CPU.
+    pub cpu: u64,
+}
+
+/// What a loader did so far (all epochs).
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Batches delivered.
+    pub batches: u64,
+    /// Images delivered.
+    pub samples: u64,
+    /// Samples that failed to load.
+    pub bad: u64,
+    /// Bad samples left out of their batch.
+    pub skipped: u64,
+    /// Bad samples replaced by another sample.
+    pub substituted: u64,
+    /// The first distinct bad samples (up to 16), with file and reason.
+    pub first_errors: Vec<SampleError>,
+    /// Host workers' time reading files (and, on the CPU path, decoding and transforming), µs.
+    pub read_us: u64,
+    /// GPU stage's host time in the decoder, µs.
+    pub decode_us: u64,
+    /// GPU stage's host time planning and launching the transform, µs.
+    pub transform_us: u64,
+    /// Time the consumer waited for a batch, µs.
+    pub wait_us: u64,
+    /// Images per decode path.
+    pub paths: PathTotals,
+    /// Most batches seen ready and waiting for the consumer.
+    pub max_ready: usize,
+    /// Most batches read ahead of the GPU stage.
+    pub max_read_ahead: usize,
+}
+
+impl Stats {
+    /// Counts a bad sample; true when it is kept in `first_errors` (a sample not seen before,
+    /// while there is room), so that a file failing every epoch is reported once.
+    pub(crate) fn record_bad(&mut self, e: SampleError) -> bool {
+        self.bad += 1;
+        let new = self.first_errors.len() < FIRST_ERRORS
+            && !self.first_errors.iter().any(|f| f.index == e.index);
+        if new {
+            self.first_errors.push(e);
+        }
+        new
+    }
+}

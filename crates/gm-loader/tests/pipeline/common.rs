@@ -1,0 +1,138 @@
+//! Helpers shared by the loader tests: the demo images and datasets that misbehave.
+#![allow(dead_code)] // each test binary uses a subset
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use gm_cuda::DType;
+use gm_loader::{Batch, Dataset, ImageFolder, InMemory, Label, Loader, LoaderError};
+use gm_transforms::{
+    CenterCrop, HorizontalFlip, Layout, Normalize, RandomResizedCrop, Resize, ToDtype, Transform,
+};
+
+/// The bundled demo images (ImageFolder layout; `frames/` holds one truncated file).
+pub fn demo_images() -> PathBuf {
+    std::env::var_os("GM_DEMO_IMAGES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/images"))
+}
+
+pub fn demo_folder() -> ImageFolder {
+    ImageFolder::new(demo_images()).unwrap()
+}
+
+/// The photographs of the demo set only (every one decodes), repeated `times`.
+pub fn photos(times: usize) -> InMemory {
+    let folder = demo_folder();
+    let mut samples = Vec::new();
+    for t in 0..times {
+        for i in 0..folder.len() {
+            let name = folder.name(i);
+            if name.contains("/frames/") {
+                continue;
+            }
+            let mut buf = Vec::new();
+            folder.read(i, &mut buf).unwrap();
+            samples.push((format!("{name}#{t}"), buf, folder.label(i)));
+        }
+    }
+    InMemory::new(samples)
+}
+
+/// The ImageNet training chain: random-resized crop, flip, normalize, f16 CHW.
+pub fn train_chain(size: u32) -> Vec<Box<dyn Transform>> {
+    vec![
+        Box::new(RandomResizedCrop::new(size, size)),
+        Box::new(HorizontalFlip(0.5)),
+        Box::new(Normalize::IMAGENET),
+        Box::new(ToDtype(DType::F16, Layout::Chw)),
+    ]
+}
+
+/// A deterministic chain with u8 HWC output, for pixel comparisons.
+pub fn eval_chain(size: u32) -> Vec<Box<dyn Transform>> {
+    vec![
+        Box::new(Resize::Shorter(size + size / 7)),
+        Box::new(CenterCrop(size, size)),
+    ]
+}
+
+/// Everything an epoch yields, with the images' bytes.
+#[derive(Debug, PartialEq)]
+pub struct Seen {
+    pub position: usize,
+    pub indices: Vec<usize>,
+    pub labels: Vec<Label>,
+    pub shape: Vec<usize>,
+    pub bytes: Vec<u8>,
+}
+
+pub fn seen(b: &Batch) -> Seen {
+    Seen {
+        position: b.position,
+        indices: b.indices.clone(),
+        labels: b.labels.clone(),
+        shape: b.images.shape().to_vec(),
+        bytes: b.images.to_host_bytes(None).unwrap(),
+    }
+}
+
+pub fn run_epoch(loader: &mut Loader, epoch: u64) -> Vec<Seen> {
+    loader.epoch(epoch).map(|b| seen(&b.unwrap())).collect()
+}
+
+/// A dataset that sleeps on every read, panics at one index, or both.
+pub struct Misbehaving {
+    pub inner: Arc<dyn Dataset>,
+    pub delay: Duration,
+    pub panic_at: Option<usize>,
+}
+
+impl Dataset for Misbehaving {
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn label(&self, index: usize) -> Label {
+        self.inner.label(index)
+    }
+    fn name(&self, index: usize) -> String {
+        self.inner.name(index)
+    }
+    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+        std::thread::sleep(self.delay);
+        if self.panic_at == Some(index) {
+            panic!("dataset exploded at {index}");
+        }
+        self.inner.read(index, buf)
+    }
+}
+
+/// The loader's threads in this process (workers and stages; not the test binary's own main
+/// thread, whose name may start with `gm-loader` too).
+pub fn loader_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
+                .filter(|n| n.starts_with("gm-loader-read") || n.starts_with("gm-loader-stag"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Loader threads left after up to 500 ms: a joined thread's /proc entry can outlive the join
+/// by a moment (the kernel wakes the joiner before it reaps the task).
+pub fn loader_threads_after_join() -> usize {
+    let t = std::time::Instant::now();
+    loop {
+        let n = loader_threads();
+        if n == 0 || t.elapsed() > Duration::from_millis(500) {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+pub fn is_bad_sample(r: &Result<Batch, LoaderError>) -> bool {
+    matches!(r, Err(LoaderError::BadSample(_)))
+}

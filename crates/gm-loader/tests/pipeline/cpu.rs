@@ -1,0 +1,375 @@
+//! The loader on the CPU path (no GPU needed): datasets, order, determinism, resume, shards,
+//! bad samples. The same properties are checked on the GPU in `gpu.rs`.
+
+use std::sync::Arc;
+
+use super::common::*;
+use gm_codec::jpeg::decode_host;
+use gm_loader::{
+    BadSamplePolicy, Dataset, ImageFolder, Images, ListFile, Loader, LoaderError, LoaderState,
+    Sampler,
+};
+use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::{Compose, Matrix, PixelFormat, SampleRng};
+
+#[test]
+fn image_folder_sorts_classes_and_files_and_skips_other_files() {
+    let dir = std::env::temp_dir().join(format!("gm-loader-folder-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (p, bytes) in [
+        ("zebra/b.JPG", &b"x"[..]),
+        ("zebra/a.jpeg", b"x"),
+        ("zebra/deep/c.png", b"x"),
+        ("ant/z.webp", b"x"),
+        ("ant/notes.txt", b"x"),
+        ("moth/readme", b"x"),
+    ] {
+        let p = dir.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    let f = ImageFolder::new(&dir).unwrap();
+    assert_eq!(f.classes(), ["ant", "moth", "zebra"]);
+    let got: Vec<(String, i64)> = (0..f.len())
+        .map(|i| {
+            let rel = f.path(i).strip_prefix(&dir).unwrap().display().to_string();
+            (rel, f.label(i))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("ant/z.webp".to_string(), 0),
+            ("zebra/a.jpeg".into(), 2),
+            ("zebra/b.JPG".into(), 2),
+            ("zebra/deep/c.png".into(), 2)
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        ImageFolder::new(&dir).is_err(),
+        "a missing root is an error"
+    );
+}
+
+#[test]
+fn list_files_resolve_paths_and_name_bad_lines() {
+    let dir = std::env::temp_dir().join(format!("gm-loader-list-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = dir.join("train.txt");
+    std::fs::write(&list, "# comment\n\na/b c.jpg 3\n/abs/x.jpg -1\n").unwrap();
+    let l = ListFile::new(&list).unwrap();
+    assert_eq!(l.len(), 2);
+    assert_eq!(l.name(0), dir.join("a/b c.jpg").display().to_string());
+    assert_eq!((l.label(0), l.label(1)), (3, -1));
+    assert_eq!(l.name(1), "/abs/x.jpg");
+    std::fs::write(&list, "ok.jpg 1\nnolabel.jpg\n").unwrap();
+    let e = ListFile::new(&list).unwrap_err().to_string();
+    assert!(e.contains("train.txt:2"), "{e}");
+    std::fs::write(&list, "ok.jpg one\n").unwrap();
+    let e = ListFile::new(&list).unwrap_err().to_string();
+    assert!(e.contains(":1") && e.contains("\"one\""), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn batches_come_in_sampler_order_and_hold_the_right_images() {
+    let data = photos(2);
+    let n = data.len();
+    let reference = photos(2);
+    let mut loader = Loader::builder(data)
+        .cpu()
+        .batch_size(5)
+        .workers(3)
+        .transforms(eval_chain(48))
+        .build()
+        .unwrap();
+    assert!(!loader.on_gpu());
+    assert_eq!(loader.batches_per_epoch(), n.div_ceil(5));
+    let seen = run_epoch(&mut loader, 0);
+    assert_eq!(seen.len(), n.div_ceil(5));
+    let all: Vec<usize> = seen.iter().flat_map(|s| s.indices.clone()).collect();
+    assert_eq!(all, (0..n).collect::<Vec<_>>());
+    for (p, s) in seen.iter().enumerate() {
+        assert_eq!(s.position, p);
+        assert_eq!(s.shape, [s.indices.len(), 48, 48, 3]);
+        for (k, &i) in s.indices.iter().enumerate() {
+            assert_eq!(s.labels[k], reference.label(i));
+        }
+    }
+    // The pixels of one slot are the decode and transform of that sample, computed here.
+    let (s, k) = (&seen[1], 3);
+    let i = s.indices[k];
+    let mut bytes = Vec::new();
+    reference.read(i, &mut bytes).unwrap();
+    let img = decode_host(&bytes, u64::MAX, true).unwrap();
+    let (op, spec) = Compose(eval_chain(48))
+        .plan_image(img.width, img.height, &mut SampleRng::new(0, 0, i as u64))
+        .unwrap();
+    let mut want = vec![0u8; spec.image_bytes()];
+    let src = HostImage {
+        data: &img.rgb,
+        chroma: &[],
+        pitch: img.width as usize * 3,
+        width: img.width,
+        height: img.height,
+        format: PixelFormat::Rgb8,
+        matrix: Matrix::default(),
+        full_range: true,
+    };
+    fused(&src, &op, &spec, &mut want);
+    let slot = spec.image_bytes();
+    assert_eq!(&s.bytes[k * slot..(k + 1) * slot], &want[..]);
+
+    let mut dl = Loader::builder(photos(2))
+        .cpu()
+        .batch_size(5)
+        .drop_last(true)
+        .transforms(eval_chain(32))
+        .build()
+        .unwrap();
+    let seen = run_epoch(&mut dl, 0);
+    assert_eq!(seen.len(), n / 5);
+    assert!(seen.iter().all(|s| s.indices.len() == 5));
+}
+
+#[test]
+fn batches_are_identical_whatever_the_worker_count() {
+    let run = |workers: usize, prefetch: usize| {
+        let mut l = Loader::builder(photos(2))
+            .cpu()
+            .sampler(Sampler::shuffled(11))
+            .seed(5)
+            .batch_size(6)
+            .workers(workers)
+            .prefetch(prefetch)
+            .transforms(train_chain(40))
+            .build()
+            .unwrap();
+        (run_epoch(&mut l, 3), run_epoch(&mut l, 4))
+    };
+    let (a3, a4) = run(1, 1);
+    let (b3, b4) = run(5, 3);
+    assert_eq!(a3, b3);
+    assert_eq!(a4, b4);
+    assert_ne!(a3, a4, "epochs differ in order and augmentation");
+    let order3: Vec<usize> = a3.iter().flat_map(|s| s.indices.clone()).collect();
+    let mut sorted = order3.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..sorted.len()).collect::<Vec<_>>());
+    assert_ne!(order3, sorted, "shuffled");
+    assert!(matches!(&a3[0].shape[..], [6, 3, 40, 40]));
+}
+
+#[test]
+fn resuming_yields_exactly_the_batches_that_would_have_followed() {
+    let build = || {
+        Loader::builder(photos(2))
+            .cpu()
+            .sampler(Sampler::shuffled(2))
+            .seed(9)
+            .batch_size(4)
+            .workers(2)
+            .transforms(train_chain(32))
+            .build()
+            .unwrap()
+    };
+    let mut full = build();
+    let everything = run_epoch(&mut full, 7);
+    let mut first = build();
+    let mut epoch = first.epoch(7);
+    let head: Vec<Seen> = (0..3)
+        .map(|_| seen(&epoch.next().unwrap().unwrap()))
+        .collect();
+    let saved = epoch.state().to_json();
+    drop(epoch);
+    drop(first);
+    let state = LoaderState::from_json(&saved).unwrap();
+    assert_eq!((state.epoch, state.next_batch), (7, 3));
+    let mut second = build();
+    let tail: Vec<Seen> = second
+        .resume(&state)
+        .unwrap()
+        .map(|b| seen(&b.unwrap()))
+        .collect();
+    assert_eq!(head[..], everything[..3]);
+    assert_eq!(tail[..], everything[3..]);
+
+    let other = Loader::builder(photos(2))
+        .cpu()
+        .batch_size(3)
+        .build()
+        .unwrap();
+    let mut other = other;
+    assert!(matches!(other.resume(&state), Err(LoaderError::Resume(_))));
+    assert!(LoaderState::from_json("{\"epoch\": 1}").is_err());
+}
+
+#[test]
+fn ranks_get_disjoint_shards_that_cover_the_dataset() {
+    let n = photos(1).len();
+    let world = 3;
+    let mut all = Vec::new();
+    let mut per_rank = Vec::new();
+    for rank in 0..world {
+        let mut l = Loader::builder(photos(1))
+            .cpu()
+            .sampler(Sampler::shuffled(4).sharded(rank, world, false).unwrap())
+            .batch_size(2)
+            .transforms(eval_chain(16))
+            .build()
+            .unwrap();
+        let idx: Vec<usize> = run_epoch(&mut l, 1)
+            .iter()
+            .flat_map(|s| s.indices.clone())
+            .collect();
+        per_rank.push(idx.len());
+        all.extend(idx);
+    }
+    assert!(
+        per_rank.iter().all(|&c| c == n.div_ceil(world)),
+        "{per_rank:?}"
+    );
+    all.sort_unstable();
+    let padded = all.len() - n;
+    all.dedup();
+    assert_eq!(all, (0..n).collect::<Vec<_>>());
+    assert_eq!(padded, n.div_ceil(world) * world - n);
+}
+
+#[test]
+fn bad_samples_are_skipped_substituted_or_fail_the_epoch() {
+    let folder = demo_folder();
+    let n = folder.len();
+    let truncated = (0..n)
+        .find(|&i| folder.name(i).contains("truncated"))
+        .unwrap();
+    let shared: Arc<dyn Dataset> = Arc::new(folder);
+    let build = |policy| {
+        Loader::builder_shared(shared.clone())
+            .cpu()
+            .batch_size(4)
+            .workers(3)
+            .bad_samples(policy)
+            .transforms(eval_chain(24))
+            .build()
+            .unwrap()
+    };
+
+    let mut skip = build(BadSamplePolicy::Skip);
+    let seen = run_epoch(&mut skip, 0);
+    let all: Vec<usize> = seen.iter().flat_map(|s| s.indices.clone()).collect();
+    assert_eq!(all.len(), n - 1);
+    assert!(!all.contains(&truncated));
+    assert_eq!(
+        seen[truncated / 4].indices.len(),
+        3,
+        "the batch is one shorter"
+    );
+    let st = skip.stats();
+    assert_eq!((st.bad, st.skipped, st.substituted), (1, 1, 0));
+    assert_eq!(st.first_errors[0].index, truncated);
+    assert!(st.first_errors[0].name.contains("truncated.jpeg"));
+    assert!(
+        st.first_errors[0].reason.contains("truncated"),
+        "{}",
+        st.first_errors[0]
+    );
+
+    let mut sub = build(BadSamplePolicy::Substitute);
+    let seen = run_epoch(&mut sub, 0);
+    let b = &seen[truncated / 4];
+    assert_eq!(b.indices.len(), 4, "the batch stays full");
+    assert!(!b.indices.contains(&truncated));
+    let st = sub.stats();
+    assert_eq!((st.bad, st.skipped, st.substituted), (1, 0, 1));
+    let again = run_epoch(&mut build(BadSamplePolicy::Substitute), 0);
+    assert_eq!(again[truncated / 4], *b, "substitutes repeat");
+
+    let mut fail = build(BadSamplePolicy::Fail);
+    let results: Vec<_> = fail.epoch(0).collect();
+    assert_eq!(results.len(), truncated / 4 + 1, "nothing after the error");
+    assert!(is_bad_sample(results.last().unwrap()));
+    let msg = results.last().unwrap().as_ref().unwrap_err().to_string();
+    assert!(
+        msg.contains("truncated.jpeg") && msg.contains(&format!("sample {truncated}")),
+        "{msg}"
+    );
+}
+
+#[test]
+fn missing_files_and_non_images_are_bad_samples() {
+    let dir = std::env::temp_dir().join(format!("gm-loader-missing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let photo = demo_folder().path(0).canonicalize().unwrap();
+    std::fs::write(dir.join("junk.jpg"), b"not an image at all").unwrap();
+    let list = dir.join("list.txt");
+    std::fs::write(
+        &list,
+        format!(
+            "{} 0\ngone.jpg 1\njunk.jpg 2\n{} 3\n",
+            photo.display(),
+            photo.display()
+        ),
+    )
+    .unwrap();
+    let mut l = Loader::builder(ListFile::new(&list).unwrap())
+        .cpu()
+        .batch_size(4)
+        .transforms(eval_chain(16))
+        .build()
+        .unwrap();
+    let seen = run_epoch(&mut l, 0);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].indices, [0, 3]);
+    assert_eq!(seen[0].labels, [0, 3]);
+    let st = l.stats();
+    assert_eq!(st.bad, 2);
+    assert!(
+        st.first_errors[0].reason.contains("cannot read"),
+        "{}",
+        st.first_errors[0]
+    );
+    assert!(
+        st.first_errors[1].reason.contains("not an image"),
+        "{}",
+        st.first_errors[1]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn images_of_different_sizes_without_a_crop_are_a_clear_error() {
+    let mut l = Loader::builder(photos(1))
+        .cpu()
+        .batch_size(8)
+        .build()
+        .unwrap();
+    let first = l.epoch(0).next().unwrap();
+    let msg = first.unwrap_err().to_string();
+    assert!(msg.contains("fixed-size step"), "{msg}");
+}
+
+#[test]
+fn host_tensors_hold_the_chain_output_type() {
+    let mut l = Loader::builder(photos(1))
+        .cpu()
+        .batch_size(3)
+        .transforms(train_chain(20))
+        .build()
+        .unwrap();
+    let b = l.epoch(0).next().unwrap().unwrap();
+    let Images::Host(t) = &b.images else {
+        panic!("CPU loader made a device tensor")
+    };
+    assert_eq!(t.dtype, gm_cuda::DType::F16);
+    assert_eq!(t.data.len(), 3 * 3 * 20 * 20 * 2);
+    let vals: Vec<f32> = t
+        .data
+        .chunks_exact(2)
+        .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+        .collect();
+    // ImageNet normalization maps 0..255 to about -2.1..2.6.
+    assert!(vals.iter().all(|v| (-2.2..=2.7).contains(v)));
+    assert!(vals.iter().any(|&v| v < -0.5) && vals.iter().any(|&v| v > 0.5));
+}
