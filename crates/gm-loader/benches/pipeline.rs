@@ -114,6 +114,7 @@ fn epoch(l: &mut Loader, e: u64, consumer: &Stream) -> (usize, f64, f64, f64) {
     }
     consumer.synchronize().unwrap();
     let secs = t.elapsed().as_secs_f64();
+    assert!(n > 0, "no image loaded: {:?}", l.stats().first_errors);
     let after = l.stats();
     let batches = (after.batches - before.batches).max(1) as f64;
     let wait = (after.wait_us - before.wait_us) as f64 / batches;
