@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gm_cuda::DType;
-use gm_loader::{BadSamplePolicy, Dataset, ImageFolder, Loader, Sampler, Stats};
+use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, ImageFolder, Loader, Sampler, Stats};
 use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype, Transform};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -35,6 +35,10 @@ pub struct DemoArgs {
     /// Run on the CPU even if there is a GPU.
     #[arg(long)]
     cpu: bool,
+    /// Decode every image once into a GPU cache at this shorter side, then serve every epoch
+    /// from it.
+    #[arg(long, value_name = "SIDE")]
+    cache: Option<u32>,
 }
 
 fn default_images() -> Result<PathBuf> {
@@ -81,13 +85,25 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         .prefetch(3)
         .bad_samples(BadSamplePolicy::Skip)
         .transforms(chain);
-    let mut loader = if args.cpu { builder.cpu() } else { builder }.build()?;
+    let builder = if args.cpu { builder.cpu() } else { builder };
+    let builder = match args.cache {
+        Some(side) => builder.device_cache(DeviceCache::shorter_side(side)),
+        None => builder,
+    };
+    let mut loader = builder.build()?;
     println!(
         "gm demo: the image pipeline (decode, random-resized crop {0}x{0}, flip, ImageNet normalize, f16 NCHW)",
         args.size
     );
     println!("  images:  {n} in {} ({classes})", dir.display());
     println!("  runs on: {}", loader.placement());
+    if let (Some(bytes), Some(n)) = (loader.cache_bytes(), loader.cached_images()) {
+        println!(
+            "  device cache: {n} images at shorter side {}, {:.1} MB",
+            args.cache.unwrap_or_default(),
+            bytes as f64 / 1e6
+        );
+    }
     if !loader.on_gpu() {
         println!(
             "  (no GPU: CPU decoding and the CPU twins of the GPU kernels, for the same result)"

@@ -165,6 +165,25 @@ impl Tensor {
         Self::new(pool.acquire(numel, stream)?, shape, dtype)
     }
 
+    /// A contiguous tensor of `shape` over the same memory, `byte_offset` bytes past this
+    /// tensor's start (for carving images out of one large buffer). It shares the storage
+    /// and the ready event; every element must lie inside the storage.
+    pub fn view(&self, byte_offset: usize, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let start = self.byte_offset.checked_add(byte_offset).ok_or_else(|| {
+            CudaError::InvalidArgument(format!("view offset {byte_offset} overflows"))
+        })?;
+        let strides = contiguous_strides(shape);
+        check_bounds(start, shape, &strides, dtype, self.storage.byte_len())?;
+        Ok(Tensor {
+            storage: self.storage.clone(),
+            byte_offset: start,
+            shape: shape.to_vec(),
+            strides,
+            dtype,
+            ready: self.ready.clone(),
+        })
+    }
+
     /// Dimensions.
     pub fn shape(&self) -> &[usize] {
         &self.shape

@@ -450,3 +450,21 @@ fn devices_are_shared_and_bad_ordinals_are_errors() {
         info.driver_cuda_version
     );
 }
+
+#[test]
+fn views_share_memory_and_are_bounds_checked() {
+    let device = gpu_test_device!("views_share_memory_and_are_bounds_checked");
+    let stream = Stream::new(&device).unwrap();
+    let bytes: Vec<u8> = (0..=255u8).collect();
+    let mut buf = DeviceBuffer::alloc(&device, bytes.len()).unwrap();
+    stream.upload(&bytes, &mut buf, 0).unwrap();
+    let whole = Tensor::new(buf, &[256], DType::U8).unwrap();
+    let v = whole.view(100, &[3, 5], DType::U8).unwrap();
+    assert_eq!(v.data_ptr().0, whole.data_ptr().0 + 100);
+    assert_eq!(v.to_host_bytes(&stream).unwrap(), bytes[100..115]);
+    // A view of a view counts from the view's start.
+    let vv = v.view(5, &[1], DType::F32).unwrap();
+    assert_eq!(vv.to_host_bytes(&stream).unwrap(), bytes[105..109]);
+    assert!(whole.view(250, &[7], DType::U8).is_err());
+    assert!(whole.view(usize::MAX, &[1], DType::U8).is_err());
+}

@@ -6,7 +6,8 @@
 //! GPU stages; `GM_BENCH_HW_LOAD` and `GM_BENCH_CUDA_THREADS` set the decoder's engine share and
 //! CUDA-backend threads;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
-//! the GPU (one process per GPU, as under torchrun, for the scaling figure).
+//! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
+//! (a shorter side, default 0 = off) adds a run from the device cache.
 //!
 //! Prints one JSON object per measurement: median images/s of `GM_BENCH_REPS` epochs after a
 //! warm-up epoch, their spread, the consumer's wait per batch, host CPU cores used, and the
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use gm_codec::jpeg::DecoderOptions;
 use gm_cuda::{DType, Device, Stream};
-use gm_loader::{ListFile, Loader, Sampler};
+use gm_loader::{DeviceCache, ListFile, Loader, Sampler};
 use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype, Transform};
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -170,6 +171,36 @@ fn main() {
             s.paths.cuda,
             s.paths.cpu,
             s.bad
+        );
+    }
+    // The device cache: filled once (timed), then epochs of augmentation only.
+    let cache_side = env_usize("GM_BENCH_CACHE", 0);
+    if cache_side > 0 {
+        let t = Instant::now();
+        let mut l = Loader::builder(ListFile::new(&list).unwrap())
+            .device(device.clone())
+            .sampler(Sampler::shuffled(0))
+            .batch_size(256)
+            .drop_last(true)
+            .prefetch(3)
+            .transforms(chain())
+            .device_cache(DeviceCache::shorter_side(cache_side as u32))
+            .build()
+            .unwrap();
+        let fill = t.elapsed().as_secs_f64();
+        epoch(&mut l, 0, &consumer);
+        let mut runs: Vec<(usize, f64, f64, f64)> = (1..=reps)
+            .map(|e| epoch(&mut l, e as u64, &consumer))
+            .collect();
+        runs.sort_by(|a, b| (a.0 as f64 / a.1).total_cmp(&(b.0 as f64 / b.1)));
+        let med = &runs[runs.len() / 2];
+        println!(
+            "{{\"bench\":\"pipeline-cached\",\"shorter_side\":{cache_side},\"cache_mb\":{:.0},\"fill_s\":{fill:.2},\"img_per_s\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"transform_us_per_img\":{:.2}}}",
+            l.cache_bytes().unwrap_or(0) as f64 / 1e6,
+            med.0 as f64 / med.1,
+            med.2,
+            med.3 / med.1,
+            l.stats().transform_us as f64 / l.stats().samples.max(1) as f64
         );
     }
     let soak = env_usize("GM_BENCH_SOAK", 0);

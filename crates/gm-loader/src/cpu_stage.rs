@@ -95,6 +95,7 @@ pub(crate) fn run_batch(
                     shared.give_buffer(b);
                     "internal: undecoded bytes on the CPU path".to_string()
                 }
+                Prepared::Cached => "internal: a device-cache slot on the CPU path".to_string(),
             };
             shared.bad_sample(index, reason)?;
             if shared.policy != BadSamplePolicy::Substitute || attempt >= MAX_SUBSTITUTES {

@@ -44,6 +44,20 @@ pub enum LoaderError {
     /// The image decoder failed as a whole.
     #[error(transparent)]
     Decoder(#[from] gm_codec::jpeg::DecoderError),
+    /// The device cache would not fit.
+    #[error(
+        "the device cache needs {needed} bytes for {images} images but {available} are available \
+         (free device memory less 2 GiB of headroom, or the cache's max_bytes): cache at a smaller \
+         shorter side, or load without the cache"
+    )]
+    CacheTooLarge {
+        /// Bytes the cache needs.
+        needed: u64,
+        /// Bytes it may use.
+        available: u64,
+        /// Images it would hold.
+        images: usize,
+    },
     /// A saved state does not belong to this loader.
     #[error("cannot resume: {0}")]
     Resume(String),

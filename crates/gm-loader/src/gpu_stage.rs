@@ -12,15 +12,16 @@ use gm_transforms::{
 
 use crate::batch::{Batch, Images, Release};
 use crate::builder::{BadSamplePolicy, MAX_SUBSTITUTES, Shared};
+use crate::cache::Cache;
 use crate::cpu_stage::{batch_shape, size_mismatch};
 use crate::error::LoaderError;
 use crate::pipeline::Prepared;
 
 /// The decoder, the kernel and the batch pool of one loader.
 pub(crate) struct GpuStage {
-    device: Device,
-    decoder: ImageDecoder,
-    kernel: FusedKernel,
+    pub(crate) device: Device,
+    pub(crate) decoder: ImageDecoder,
+    pub(crate) kernel: FusedKernel,
     pool: DevicePool,
 }
 
@@ -76,6 +77,9 @@ impl GpuStage {
         position: usize,
         items: Vec<(usize, Prepared)>,
     ) -> Result<Option<Batch>, LoaderError> {
+        if let Some(cache) = shared.cache.as_deref() {
+            return self.run_cached(shared, cache, epoch, position, items);
+        }
         let mut round: Vec<Pending> = items
             .into_iter()
             .enumerate()
@@ -85,7 +89,9 @@ impl GpuStage {
                 bytes: match p {
                     Prepared::Bytes(b) => Ok(b),
                     Prepared::Failed(r) => Err(r),
-                    Prepared::Pixels { .. } => Err("internal: host pixels on the GPU path".into()),
+                    Prepared::Pixels { .. } | Prepared::Cached => {
+                        Err("internal: host pixels or a cache slot on the decoding path".into())
+                    }
                 },
                 attempt: 0,
             })
@@ -211,6 +217,67 @@ impl GpuStage {
         s.substituted += substituted;
         s.decode_us += decode_us;
         s.transform_us += plan_us + t.elapsed().as_micros() as u64;
+        result
+    }
+
+    /// A batch from the device cache: no reading, no decoding; bad entries (found while the
+    /// cache was filled) follow the policy like any bad sample.
+    fn run_cached(
+        &mut self,
+        shared: &Shared,
+        cache: &Cache,
+        epoch: u64,
+        position: usize,
+        items: Vec<(usize, Prepared)>,
+    ) -> Result<Option<Batch>, LoaderError> {
+        let t = Instant::now();
+        let mut ready = Vec::with_capacity(items.len());
+        let (mut skipped, mut substituted) = (0u64, 0u64);
+        for (slot, (first, _)) in items.into_iter().enumerate() {
+            let (mut index, mut attempt) = (first, 0u32);
+            loop {
+                let outcome = match &cache.entries[index] {
+                    Err(reason) => Err(reason.clone()),
+                    Ok(e) => {
+                        let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
+                        shared
+                            .transforms
+                            .plan_image(e.width, e.height, &mut rng)
+                            .map(|(op, spec)| (cache.source(e), op, spec))
+                            .map_err(|err| format!("transforms: {err}"))
+                    }
+                };
+                match outcome {
+                    Ok((source, op, spec)) => {
+                        substituted += u64::from(attempt > 0);
+                        ready.push(Ready {
+                            slot,
+                            index,
+                            source,
+                            op,
+                            spec,
+                        });
+                        break;
+                    }
+                    Err(reason) => {
+                        shared.bad_sample(index, reason)?;
+                        if shared.policy != BadSamplePolicy::Substitute
+                            || attempt >= MAX_SUBSTITUTES
+                        {
+                            skipped += 1;
+                            break;
+                        }
+                        index = shared.substitute(epoch, position, slot, attempt);
+                        attempt += 1;
+                    }
+                }
+            }
+        }
+        let result = self.launch(shared, epoch, position, ready, &[]);
+        let mut s = shared.stats.lock();
+        s.skipped += skipped;
+        s.substituted += substituted;
+        s.transform_us += t.elapsed().as_micros() as u64;
         result
     }
 

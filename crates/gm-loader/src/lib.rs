@@ -15,12 +15,16 @@
 //! the decoder's stream; a batch carries the event it is ready on. Without a GPU the same
 //! pipeline decodes on the CPU and runs the transforms' CPU twins into host tensors.
 //!
+//! With [`LoaderBuilder::device_cache`], every image is decoded and resized once into GPU
+//! memory and each epoch only runs the augmentations.
+//!
 //! Determinism: the samples of a batch depend only on the sampler (seed, epoch, shard), and
 //! each sample's augmentation only on (seed, epoch, dataset index), so the worker count never
 //! changes a batch; [`LoaderState`] saves and restores the position within an epoch.
 
 mod batch;
 mod builder;
+mod cache;
 mod cpu_stage;
 mod dataset;
 mod error;
@@ -34,6 +38,7 @@ pub use batch::{Batch, HostTensor, Images};
 pub use builder::{
     BadSamplePolicy, LOADER_CUDA_THREADS, LOADER_HW_LOAD, Loader, LoaderBuilder, MAX_SUBSTITUTES,
 };
+pub use cache::{DeviceCache, cached_size};
 pub use dataset::{
     Dataset, DatasetError, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile,
 };

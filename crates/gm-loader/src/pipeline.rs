@@ -33,10 +33,15 @@ pub(crate) enum Prepared {
     Pixels { data: Vec<u8>, spec: OutputSpec },
     /// Could not be read (or, on the CPU path, decoded or transformed).
     Failed(String),
+    /// Served from the device cache: nothing to read.
+    Cached,
 }
 
 /// The host worker's part for sample `index`.
 pub(crate) fn prepare(shared: &Shared, epoch: u64, index: usize) -> Prepared {
+    if shared.cache.is_some() {
+        return Prepared::Cached;
+    }
     let mut buf = shared.take_buffer();
     if let Err(e) = shared.dataset.read(index, &mut buf) {
         shared.give_buffer(buf);

@@ -68,6 +68,26 @@ pub struct Seen {
     pub bytes: Vec<u8>,
 }
 
+/// Asserts two epochs are the same, batch by batch, with a short message (the bytes of a
+/// failing `assert_eq!` on `Seen` would run to megabytes).
+pub fn assert_same(a: &[Seen], b: &[Seen], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: batch counts");
+    for (x, y) in a.iter().zip(b) {
+        let p = x.position;
+        assert_eq!(
+            (x.position, &x.indices, &x.labels, &x.shape),
+            (y.position, &y.indices, &y.labels, &y.shape),
+            "{what}: batch {p}"
+        );
+        let differ = x.bytes.iter().zip(&y.bytes).filter(|(u, v)| u != v).count();
+        assert!(
+            differ == 0 && x.bytes.len() == y.bytes.len(),
+            "{what}: batch {p}: {differ} of {} bytes differ",
+            x.bytes.len()
+        );
+    }
+}
+
 pub fn seen(b: &Batch) -> Seen {
     Seen {
         position: b.position,

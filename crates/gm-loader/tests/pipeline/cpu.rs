@@ -150,8 +150,8 @@ fn batches_are_identical_whatever_the_worker_count() {
     };
     let (a3, a4) = run(1, 1);
     let (b3, b4) = run(5, 3);
-    assert_eq!(a3, b3);
-    assert_eq!(a4, b4);
+    assert_same(&a3, &b3, "epoch 3");
+    assert_same(&a4, &b4, "epoch 4");
     assert_ne!(a3, a4, "epochs differ in order and augmentation");
     let order3: Vec<usize> = a3.iter().flat_map(|s| s.indices.clone()).collect();
     let mut sorted = order3.clone();
@@ -192,8 +192,8 @@ fn resuming_yields_exactly_the_batches_that_would_have_followed() {
         .unwrap()
         .map(|b| seen(&b.unwrap()))
         .collect();
-    assert_eq!(head[..], everything[..3]);
-    assert_eq!(tail[..], everything[3..]);
+    assert_same(&head, &everything[..3], "before the save");
+    assert_same(&tail, &everything[3..], "resumed");
 
     let other = Loader::builder(photos(2))
         .cpu()
@@ -372,4 +372,15 @@ fn host_tensors_hold_the_chain_output_type() {
     // ImageNet normalization maps 0..255 to about -2.1..2.6.
     assert!(vals.iter().all(|v| (-2.2..=2.7).contains(v)));
     assert!(vals.iter().any(|&v| v < -0.5) && vals.iter().any(|&v| v > 0.5));
+}
+
+#[test]
+fn the_device_cache_needs_a_gpu() {
+    let e = Loader::builder(photos(1))
+        .cpu()
+        .device_cache(gm_loader::DeviceCache::shorter_side(64))
+        .build()
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("needs a GPU"), "{e}");
 }
