@@ -168,7 +168,17 @@ fn report(s: &Stats, elapsed: std::time::Duration, first: Option<std::time::Dura
         println!("    {:<20}{:8.1}", "decode (GPU stage)", per(s.decode_us));
     }
     println!("    {:<20}{:8.1}", "transform", per(s.transform_us));
-    println!("    {:<20}{:8.1}", "consumer waited", per(s.wait_us));
+    println!(
+        "    {:<20}{:8.1}  ({:.0}% of the time: {})",
+        "consumer waited",
+        per(s.wait_us),
+        100.0 * s.wait_fraction(),
+        if s.wait_fraction() > 0.5 {
+            "the loader is the bottleneck"
+        } else {
+            "the consumer is"
+        }
+    );
     println!(
         "  decoded on: NVJPG engines {}, CUDA backend {}, CPU {}",
         s.paths.hardware, s.paths.cuda, s.paths.cpu

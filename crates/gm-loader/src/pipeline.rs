@@ -98,6 +98,7 @@ pub struct Epoch<'a> {
     /// Batches that arrived before the one due.
     early: BTreeMap<usize, Result<Option<Batch>, LoaderError>>,
     end: usize,
+    started: Instant,
     done: bool,
     _loader: PhantomData<&'a mut ()>,
 }
@@ -162,6 +163,7 @@ impl Epoch<'_> {
             state,
             early: BTreeMap::new(),
             end,
+            started: Instant::now(),
             done,
             _loader: PhantomData,
         }
@@ -183,6 +185,9 @@ impl Epoch<'_> {
     }
 
     fn shutdown(&mut self) {
+        if !self.done {
+            self.shared.stats.lock().wall_us += self.started.elapsed().as_micros() as u64;
+        }
         self.done = true;
         self.stop.store(true, Ordering::SeqCst);
         self.rx = None;
@@ -268,6 +273,7 @@ fn reader(
     stop: &AtomicBool,
 ) {
     while let Ok(job) = jobs.recv() {
+        let _span = tracing::debug_span!("gm_loader_read", batch = job.position).entered();
         let t = Instant::now();
         let items = catch_unwind(AssertUnwindSafe(|| {
             let mut items = Vec::with_capacity(job.indices.len());
@@ -381,6 +387,8 @@ fn stage_loop(
             let mut s = shared.stats.lock();
             s.max_read_ahead = s.max_read_ahead.max(arrived.len() + 1);
         }
+        let _span =
+            tracing::debug_span!("gm_loader_stage", batch = position, stage = index).entered();
         let result = match read.items {
             Err(message) => Err(LoaderError::WorkerPanic {
                 stage: "host worker",

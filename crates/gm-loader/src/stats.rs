@@ -39,6 +39,8 @@ pub struct Stats {
     pub transform_us: u64,
     /// Time the consumer waited for a batch, µs.
     pub wait_us: u64,
+    /// Wall time of the epochs (from starting each to its end or drop), µs.
+    pub wall_us: u64,
     /// Images per decode path.
     pub paths: PathTotals,
     /// Most batches seen ready and waiting for the consumer.
@@ -48,6 +50,17 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Images delivered per second of epoch wall time.
+    pub fn images_per_second(&self) -> f64 {
+        self.samples as f64 * 1e6 / self.wall_us.max(1) as f64
+    }
+
+    /// Share of the epochs' wall time the consumer spent waiting for batches: near 1, the
+    /// loader is the bottleneck; near 0, the consumer is.
+    pub fn wait_fraction(&self) -> f64 {
+        self.wait_us as f64 / self.wall_us.max(1) as f64
+    }
+
     /// Counts a bad sample; true when it is kept in `first_errors` (a sample not seen before,
     /// while there is room), so that a file failing every epoch is reported once.
     pub(crate) fn record_bad(&mut self, e: SampleError) -> bool {

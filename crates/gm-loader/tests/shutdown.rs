@@ -9,10 +9,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use gm_loader::{Loader, LoaderError};
+use gm_loader::{Loader, LoaderBuilder, LoaderError};
 
 #[test]
 fn dropping_mid_epoch_and_worker_panics_stop_every_thread() {
+    check(|b| b.cpu());
+    // The same on the GPU (the bundle runs it with GM_REQUIRE_GPU=1).
+    let Some(device) = gm_cuda::testing::device_or_skip("shutdown on the GPU") else {
+        return;
+    };
+    check(move |b| b.device(device.clone()).gpu_stages(3));
+}
+
+fn check(place: impl Fn(LoaderBuilder) -> LoaderBuilder) {
     assert_eq!(loader_threads(), 0);
     // Slow reads: 30 ms per image, many batches queued.
     let slow = Misbehaving {
@@ -20,8 +29,7 @@ fn dropping_mid_epoch_and_worker_panics_stop_every_thread() {
         delay: Duration::from_millis(30),
         panic_at: None,
     };
-    let mut l = Loader::builder(slow)
-        .cpu()
+    let mut l = place(Loader::builder(slow))
         .batch_size(4)
         .workers(4)
         .prefetch(2)
@@ -31,7 +39,7 @@ fn dropping_mid_epoch_and_worker_panics_stop_every_thread() {
     let mut epoch = l.epoch(0);
     let first = epoch.next().unwrap().unwrap();
     assert_eq!(first.position, 0);
-    assert!(loader_threads() >= 5, "4 workers and a stage");
+    assert!(loader_threads() >= 5, "4 workers and the stages");
     let t = Instant::now();
     drop(epoch);
     let took = t.elapsed();
@@ -43,8 +51,7 @@ fn dropping_mid_epoch_and_worker_panics_stop_every_thread() {
         delay: Duration::ZERO,
         panic_at: Some(9),
     };
-    let mut l = Loader::builder(boom)
-        .cpu()
+    let mut l = place(Loader::builder(boom))
         .batch_size(4)
         .workers(3)
         .transforms(eval_chain(16))

@@ -131,6 +131,10 @@ fn batches_come_in_sampler_order_and_hold_the_right_images() {
     let seen = run_epoch(&mut dl, 0);
     assert_eq!(seen.len(), n / 5);
     assert!(seen.iter().all(|s| s.indices.len() == 5));
+    let st = dl.stats();
+    assert_eq!(st.samples, (n / 5 * 5) as u64);
+    assert!(st.wall_us > 0 && st.images_per_second() > 0.0);
+    assert!((0.0..=1.0).contains(&st.wait_fraction()), "{st:?}");
 }
 
 #[test]
