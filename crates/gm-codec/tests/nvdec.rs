@@ -346,3 +346,59 @@ fn a_pool_of_seven_sessions_decodes_concurrently_and_bounds_memory() {
         "{err}"
     );
 }
+
+#[test]
+fn mixed_requests_decode_bit_exact_with_every_index_scan() {
+    // The other tests index with a full bitstream scan. With the default (keyframes only) or no
+    // scan, plans keep more pictures; a request holding an open-GOP HEVC CRA and later frames
+    // once lost the CRA's output that way. Random request lists (dilated clips, repeats, CRA
+    // plus later frames) on every fixture, with each scan, against ffmpeg.
+    let device = gpu_test_device!("mixed_requests_decode_bit_exact_with_every_index_scan");
+    let mut rng = rng("mixed_requests");
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    let mut frames_checked = 0;
+    for scan in [
+        BitstreamScan::None,
+        BitstreamScan::Keyframes,
+        BitstreamScan::Full,
+    ] {
+        for name in FIXTURES {
+            let (path, golden) = video(name);
+            let demux = IndexingDemuxer::open(
+                &path,
+                IndexOptions {
+                    scan,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let n = golden.len();
+            let mut requests: Vec<Vec<usize>> = (0..12)
+                .map(|_| {
+                    let (len, step) = (rng.random_range(1..=8), rng.random_range(1..=3));
+                    let start = rng.random_range(0..n);
+                    let mut r: Vec<usize> =
+                        (0..len).map(|j| (start + j * step).min(n - 1)).collect();
+                    if rng.random_bool(0.5) {
+                        r.push(rng.random_range(0..n));
+                    }
+                    r
+                })
+                .collect();
+            // Every keyframe with the frames after it.
+            for g in &demux.index().gops {
+                let key = demux.index().packets[g.start as usize].presentation_index as usize;
+                requests.push((key..(key + 4).min(n)).collect());
+            }
+            for r in requests {
+                let got = decode_md5(&mut session, &demux, &r)
+                    .unwrap_or_else(|e| panic!("{name} {scan:?} {r:?}: {e}"));
+                for (slot, &f) in r.iter().enumerate() {
+                    assert_eq!(got[slot], golden[f], "{name} {scan:?} {r:?}: frame {f}");
+                }
+                frames_checked += r.len();
+            }
+        }
+    }
+    eprintln!("{frames_checked} frames, {:?}", session.stats());
+}

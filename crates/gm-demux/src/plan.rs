@@ -1,5 +1,6 @@
 //! Decode plans: which packets to feed a decoder, in which runs, to produce a set of frames.
 
+use crate::codec::Codec;
 use crate::error::Result;
 use crate::index::VideoIndex;
 
@@ -42,10 +43,25 @@ impl DecodePlan {
 }
 
 impl VideoIndex {
+    /// Whether packet `d` is an HEVC leading picture of the CRA at packet `start` that needs
+    /// the GOP before it (RASL, or assumed RASL without a full bitstream scan). A run starting
+    /// at that CRA cannot decode it exactly and, by HEVC's rules, no trailing or RADL picture
+    /// references it, so it is left out: NVDEC, fed those pictures, lost the CRA's own output
+    /// (a batch asking for a CRA and later frames of an open-GOP HEVC stream failed).
+    /// H.264 open GOPs have no such rule, so nothing is left out there.
+    fn skipped_leading(&self, start: u32, d: u32) -> bool {
+        let (s, p) = (&self.packets[start as usize], &self.packets[d as usize]);
+        self.codec.codec == Codec::Hevc
+            && d > start
+            && p.presentation_index < s.presentation_index
+            && p.decode_start < start
+    }
+
     /// The plan producing frames `frames` (presentation indices, any order, repeats allowed):
     /// overlapping requests share a run, every run starts where decoding reproduces its frames
-    /// exactly, and pictures nothing requested and nothing references are skipped when the
-    /// bitstream was scanned (`BitstreamScan::Full`).
+    /// exactly, pictures that cannot decode exactly from the run's start (leading pictures of
+    /// the CRA it starts at) are left out, and pictures nothing requested and nothing
+    /// references are skipped when the bitstream was scanned (`BitstreamScan::Full`).
     pub fn plan(&self, frames: &[usize]) -> Result<DecodePlan> {
         struct Want {
             start: u32,
@@ -91,7 +107,9 @@ impl VideoIndex {
                     let droppable = p
                         .picture
                         .is_some_and(|pic| !pic.reference && pic.temporal_id == max_tid);
-                    d == start || requested.contains(&d) || !droppable
+                    d == start
+                        || requested.contains(&d)
+                        || !(droppable || self.skipped_leading(start, d))
                 })
                 .collect();
             let mut keep: Vec<Keep> = Vec::new();

@@ -44,6 +44,9 @@ pub enum LoaderError {
     /// The image decoder failed as a whole.
     #[error(transparent)]
     Decoder(#[from] gm_codec::jpeg::DecoderError),
+    /// A video could not be indexed, planned or decoded.
+    #[error("video: {0}")]
+    Video(String),
     /// The device cache would not fit.
     #[error(
         "the device cache needs {needed} bytes for {images} images but {available} are available \

@@ -33,6 +33,7 @@ mod pipeline;
 mod sampler;
 mod state;
 mod stats;
+mod video;
 
 pub use batch::{Batch, HostTensor, Images};
 pub use builder::{
@@ -47,3 +48,4 @@ pub use pipeline::Epoch;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use state::LoaderState;
 pub use stats::{PathTotals, Stats};
+pub use video::{ClipBatch, ClipEpoch, ClipLoader, VideoDataset};
