@@ -4,16 +4,7 @@
 
 mod common;
 
-use common::gm;
-
-fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
-    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = dec.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
-}
+use common::{gm, read_png};
 
 #[test]
 fn gm_demo_reports_and_writes_a_contact_sheet_on_the_gpu_or_the_cpu() {

@@ -5,22 +5,13 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::gm;
+use common::{gm, read_png};
 
 fn shared_jpeg() -> PathBuf {
     std::env::var_os("GM_SHARED_MEDIA")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/media"))
         .join("jpeg")
-}
-
-fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
-    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = dec.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
 }
 
 #[test]

@@ -20,3 +20,18 @@ pub fn fixtures() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
 }
+
+/// Width, height and pixels of a PNG file.
+pub fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let dec = png::Decoder::new(std::io::BufReader::new(file));
+    let mut reader = dec
+        .read_info()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader
+        .next_frame(&mut buf)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
