@@ -4,8 +4,11 @@ Sequential decode with 1..8 decoders (one thread each, CreateDemuxer + CreateDec
 random 8-frame clips and random single frames (SimpleDecoder, the peer's random-access API),
 with 1 and 7 decoders; and, riding along, how many randomly accessed frames differ from the
 peer's own sequential decode. Prints one JSON object per measurement.
+With GM_BENCH_EPISODES=DIR, the random 8-frame episodes gm-loader's clips bench wrote to
+DIR/random-<video>.json are decoded too, with 1 and 7 decoders ("episodes" workloads).
 Usage: python3 pynvvideocodec_bench.py VIDEO...
 """
+import os
 import hashlib
 import json
 import random
@@ -58,7 +61,32 @@ def run_threads(count, fn):
     return sum(out), time.perf_counter() - t, errors
 
 
+def first_frame(path):
+    """Open a video and decode frame 0: (open ms, first frame ms), medians of 5."""
+    opens, firsts = [], []
+    for _ in range(5):
+        t = time.perf_counter()
+        dec = nvc.SimpleDecoder(path, gpu_id=0, use_device_memory=True)
+        opened = time.perf_counter()
+        torch.from_dlpack(dec[0])
+        torch.cuda.synchronize()
+        done = time.perf_counter()
+        opens.append((opened - t) * 1e3)
+        firsts.append((done - t) * 1e3)
+        del dec
+    return sorted(opens)[2], sorted(firsts)[2]
+
+
 def main():
+    if os.environ.get("GM_BENCH_FIRST_FRAME"):
+        for path in sys.argv[1:]:
+            name = path.rsplit("/", 1)[-1]
+            try:
+                o, f = first_frame(path)
+                emit(video=name, peer="PyNvVideoCodec", workload="first frame", open_ms=round(o, 2), ms=round(f, 2))
+            except Exception as e:  # noqa: BLE001
+                emit(video=name, peer="PyNvVideoCodec", workload="first frame", error=repr(e))
+        return
     for path in sys.argv[1:]:
         name = path.rsplit("/", 1)[-1]
         try:
@@ -71,6 +99,24 @@ def main():
             frames, secs, errors = run_threads(decoders, lambda i: sum(sequential_frames(path) for _ in range(3)))
             emit(video=name, peer="PyNvVideoCodec", workload="sequential", sessions=decoders, frames=frames,
                  fps=round(frames / secs, 1), errors=errors[:2])
+        episodes = os.path.join(os.environ.get("GM_BENCH_EPISODES", ""), f"random-{name}.json")
+        if os.environ.get("GM_BENCH_EPISODES") and os.path.exists(episodes):
+            with open(episodes) as f:
+                starts = [s for s in json.load(f) if s + 8 <= n]
+            for decoders in (1, 7):
+                def ep_job(i, starts=starts):
+                    dec = nvc.SimpleDecoder(path, gpu_id=0, use_device_memory=True)
+                    got = 0
+                    for s in starts[i::decoders]:
+                        got += len(dec.get_batch_frames_by_index(list(range(s, s + 8))))
+                    torch.cuda.synchronize()
+                    return got
+
+                frames, secs, errors = run_threads(decoders, ep_job)
+                emit(video=name, peer="PyNvVideoCodec", workload="random 8-frame episodes", sessions=decoders,
+                     frames=frames, fps=round(frames / secs, 1), errors=errors[:2])
+        if os.environ.get("GM_BENCH_ONLY_EPISODES"):
+            continue
         for decoders in (1, 7):
             for workload, count, length in (("random 8-frame clips", 140, 8), ("random single frames", 280, 1)):
                 rng = random.Random(1234)

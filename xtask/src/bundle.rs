@@ -15,9 +15,9 @@ use crate::rel;
 const PROFILE: &str = "bundle-release";
 const LIMIT_BYTES: u64 = 60 << 20;
 
-struct Artifact {
-    name: String,
-    path: PathBuf,
+pub(crate) struct Artifact {
+    pub(crate) name: String,
+    pub(crate) path: PathBuf,
 }
 
 pub fn run(root: &Path) -> Result<()> {
@@ -99,7 +99,7 @@ pub fn run(root: &Path) -> Result<()> {
 
 /// Runs cargo with the bundle profile and returns its executables, named `test:`, `bin:` or
 /// `bench:` plus a file name that says which crate and target they come from.
-fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>> {
+pub(crate) fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
         .current_dir(root)
@@ -167,18 +167,18 @@ fn package_name(id: &str) -> Option<&str> {
     }
 }
 
-fn copy_exe(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_exe(from: &Path, to: &Path) -> Result<()> {
     std::fs::copy(from, to).with_context(|| format!("copying {}", from.display()))?;
     set_executable(to)
 }
 
-fn set_executable(p: &Path) -> Result<()> {
+pub(crate) fn set_executable(p: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))?;
     Ok(())
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to)?;
     for e in std::fs::read_dir(from)? {
         let e = e?;
@@ -192,7 +192,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-fn tree_size(p: &Path) -> Result<u64> {
+pub(crate) fn tree_size(p: &Path) -> Result<u64> {
     let mut total = 0;
     for e in std::fs::read_dir(p)? {
         let e = e?;

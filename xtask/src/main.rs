@@ -1,9 +1,11 @@
 //! `cargo xtask`: developer tasks that need more than cargo.
 #![allow(clippy::print_stdout)] // a developer tool reports on stdout
 
+mod bench;
 mod bindings;
 mod bundle;
 mod ptx;
+mod report;
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +34,10 @@ fn main() -> Result<()> {
             bindings::run(&out)
         }
         Some("gpu-bundle") => bundle::run(&root),
+        Some("bench") => match flag_value(&args, "--report") {
+            Some(dir) => report::run(&root, Path::new(dir)),
+            None => bench::run(&root),
+        },
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
             Ok(())

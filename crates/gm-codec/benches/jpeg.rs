@@ -10,6 +10,10 @@
 //! `gm-codec--jpeg DIR...` (`GM_BENCH_REPS`, `GM_BENCH_PASSES` adjust the length).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../bench/support/mod.rs"]
+mod support;
+use support::{cpu_seconds, env_usize};
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -18,22 +22,6 @@ use gm_codec::jpeg::{BackendChoice, DecoderOptions, EncodedImage, ImageDecoder};
 use gm_cuda::Device;
 
 const BATCH: usize = 128;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// This process's user + system CPU seconds (from /proc/self/stat, in clock ticks of 1/100 s).
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (t(11) + t(12)) / 100.0
-}
 
 struct Config {
     name: String,

@@ -95,8 +95,10 @@ fn main() {
         let n = demux.index().frame_count();
         let all: Arc<Vec<usize>> = Arc::new((0..n).collect());
 
+        // GM_BENCH_FIRST_FRAME_ONLY=1: only the first-frame latency (long videos).
+        let throughput = std::env::var_os("GM_BENCH_FIRST_FRAME_ONLY").is_none();
         // Sequential: every session decodes the whole video `reps` times.
-        for sessions in [1usize, 2, 4, 7, 8] {
+        for sessions in [1usize, 2, 4, 7, 8].into_iter().filter(|_| throughput) {
             let pool = DecoderPool::new(&device, sessions, None).unwrap();
             let reps = 3;
             let warm: Vec<_> = (0..sessions)
@@ -138,7 +140,10 @@ fn main() {
         for (workload, count, len) in [
             ("random 8-frame clips", 140usize, 8usize),
             ("random single frames", 280, 1),
-        ] {
+        ]
+        .into_iter()
+        .filter(|_| throughput)
+        {
             let t = Instant::now();
             let jobs: Vec<_> = (0..count)
                 .map(|_| {

@@ -28,7 +28,6 @@ fn ffmpeg(args: &[&str]) {
 /// A 10 s 1080p clip of the phone recording, repeated by stream copy to one hour.
 fn long_videos() -> (PathBuf, PathBuf) {
     let dir = media_dir();
-    std::fs::create_dir_all(&dir).unwrap();
     let prog = std::env::var_os("GM_BENCH_LONG_VIDEO")
         .map(PathBuf::from)
         .unwrap_or_else(|| dir.join("long_1080p_1h.mp4"));
@@ -39,6 +38,7 @@ fn long_videos() -> (PathBuf, PathBuf) {
     let source =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/media/video/phone_1080p.mp4");
     if !prog.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
         if !clip.exists() {
             let src = source.to_str().unwrap();
             ffmpeg(&[
@@ -76,7 +76,7 @@ fn long_videos() -> (PathBuf, PathBuf) {
             prog.to_str().unwrap(),
         ]);
     }
-    if !frag.exists() {
+    if !frag.exists() && std::env::var("GM_BENCH_LONG_FRAGMENTED").as_deref() != Ok("skip") {
         ffmpeg(&[
             "-i",
             prog.to_str().unwrap(),
@@ -99,7 +99,15 @@ fn main() {
     let (prog, frag) = long_videos();
     println!("| video | scan | frames | median ms | min..max ms | bytes read | file MB |");
     println!("|---|---|---|---|---|---|---|");
-    for path in [&prog, &frag] {
+    // GM_BENCH_LONG_FRAGMENTED=skip leaves the fragmented twin out (no ffmpeg to make it).
+    let paths: Vec<&PathBuf> = if std::env::var("GM_BENCH_LONG_FRAGMENTED").as_deref() == Ok("skip")
+    {
+        vec![&prog]
+    } else {
+        vec![&prog, &frag]
+    };
+    let mut json = Vec::new();
+    for path in paths {
         for scan in [
             BitstreamScan::None,
             BitstreamScan::Keyframes,
@@ -118,6 +126,12 @@ fn main() {
                     t.elapsed().as_secs_f64() * 1e3
                 })
                 .collect();
+            json.push(format!(
+                "{{\"bench\":\"index\",\"video\":\"{}\",\"scan\":\"{scan:?}\",\"frames\":{},\"ms\":{:.2}}}",
+                path.file_name().unwrap().to_string_lossy(),
+                idx.frame_count(),
+                median(times.clone())
+            ));
             let (lo, hi) = times
                 .iter()
                 .fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
@@ -131,8 +145,11 @@ fn main() {
             );
         }
     }
+    for j in json {
+        println!("{j}");
+    }
     let idx = VideoIndex::open(&prog, IndexOptions::default()).unwrap();
-    let saved = media_dir().join("long.gmidx");
+    let saved = std::env::temp_dir().join("gm-bench-long.gmidx");
     idx.save(&saved).unwrap();
     let t = Instant::now();
     let loaded = VideoIndex::load(&saved, &prog).unwrap();

@@ -14,6 +14,10 @@
 //! device memory the loader holds; and for the soak, a memory sample every 100,000 images.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../bench/support/mod.rs"]
+mod support;
+use support::{cpu_seconds, env_usize, rss_kb};
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -21,31 +25,6 @@ use gm_codec::jpeg::DecoderOptions;
 use gm_cuda::{DType, Device, Stream};
 use gm_loader::{DeviceCache, ListFile, Loader, Sampler};
 use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype, Transform};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// This process's user + system CPU seconds.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (t(11) + t(12)) / 100.0
-}
-
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
 
 fn chain() -> Vec<Box<dyn Transform>> {
     vec![
@@ -57,7 +36,9 @@ fn chain() -> Vec<Box<dyn Transform>> {
 }
 
 fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    // The list lives in the temp directory: its paths must not be relative to ours.
+    let dir = std::fs::canonicalize(dir).expect("the image directory");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| Some(e.ok()?.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "jpg" || e == "jpeg"))

@@ -48,4 +48,7 @@ pub use pipeline::Epoch;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use state::LoaderState;
 pub use stats::{PathTotals, Stats};
-pub use video::{ClipBatch, ClipEpoch, ClipLoader, VideoDataset};
+pub use video::{
+    BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,
+    VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name,
+};

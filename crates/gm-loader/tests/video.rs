@@ -1,13 +1,17 @@
-//! The clip loader: episodes of several videos in batches, each frame written from its
-//! decoded surface; checked against decoding every frame alone.
+//! The clip loader on the GPU: every frame of every clip (random access, stream access,
+//! multi-camera) equals decoding that frame alone; resume, bad clips and shutdown.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use gm_codec::nvdec::{DecoderSession, SurfaceFormat};
-use gm_cuda::{DType, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
+use gm_cuda::{DType, Device, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_demux::{IndexOptions, IndexingDemuxer};
-use gm_loader::{ClipLoader, Sampler, VideoDataset};
+use gm_loader::{
+    BadSamplePolicy, ClipBatch, ClipLoader, LoaderError, LoaderState, Sampler, VideoDataset,
+};
 use gm_transforms::{
     Compose, FusedKernel, HorizontalFlip, Layout, Matrix, PixelFormat, RandomResizedCrop,
     SampleRng, SourceImage, ToDtype, Transform,
@@ -36,104 +40,453 @@ fn chain() -> Vec<Box<dyn Transform>> {
     ]
 }
 
-#[test]
-fn video_datasets_count_and_locate_episodes() {
-    let d = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
-    let mut total = 0;
-    for p in videos() {
-        let n = IndexingDemuxer::open(&p, IndexOptions::default())
-            .unwrap()
-            .index()
-            .frame_count();
-        // Span 7 frames, a new episode every 3.
-        total += if n >= 7 { (n - 7) / 3 + 1 } else { 0 };
+const PER_FRAME: usize = 32 * 40 * 3;
+
+/// Decodes one frame alone and runs the clip's transform on it.
+struct Reference {
+    session: DecoderSession,
+    kernel: FusedKernel,
+    pool: DevicePool,
+    compose: Compose,
+    demuxers: HashMap<PathBuf, IndexingDemuxer>,
+}
+
+impl Reference {
+    fn new(device: &Device) -> Reference {
+        Reference {
+            session: DecoderSession::new(device, None).unwrap(),
+            kernel: FusedKernel::new(device).unwrap(),
+            pool: DevicePool::new(device, PoolConfig::unbounded("reference")),
+            compose: Compose(chain()),
+            demuxers: HashMap::new(),
+        }
     }
-    assert_eq!(d.len(), total);
-    let (v, k) = d.locate(d.len() - 1).unwrap();
-    assert_eq!(v, 2);
-    assert_eq!(
-        d.frames(d.len() - 1).unwrap(),
-        (0..4).map(|j| 3 * k + 2 * j).collect::<Vec<_>>()
-    );
-    assert_eq!(d.locate(0), Some((0, 0)));
-    assert!(d.locate(d.len()).is_none());
-    assert!(VideoDataset::open(&[fixture("missing.mp4")], 4, 1, 1).is_err());
+
+    fn frame(
+        &mut self,
+        path: &Path,
+        frame: usize,
+        seed: u64,
+        epoch: u64,
+        episode: usize,
+    ) -> Vec<u8> {
+        let demux = self
+            .demuxers
+            .entry(path.to_path_buf())
+            .or_insert_with(|| IndexingDemuxer::open(path, IndexOptions::default()).unwrap());
+        let (w, h) = (demux.index().codec.width, demux.index().codec.height);
+        let (op, spec) = self
+            .compose
+            .plan_image(w, h, &mut SampleRng::new(seed, epoch, episode as u64))
+            .unwrap();
+        let out = Tensor::empty(
+            &self.pool,
+            self.session.stream(),
+            &[1, 32, 40, 3],
+            DType::U8,
+        )
+        .unwrap();
+        let plan = demux.plan(&[frame]).unwrap();
+        let kernel = &mut self.kernel;
+        self.session
+            .decode(demux, &plan, &mut |d| {
+                let format = match d.format {
+                    SurfaceFormat::Nv12 => PixelFormat::Nv12,
+                    SurfaceFormat::P016 => PixelFormat::P016 {
+                        bit_depth: d.bit_depth,
+                    },
+                };
+                let src = SourceImage {
+                    data: d.luma,
+                    chroma: d.chroma,
+                    pitch: d.pitch,
+                    width: d.width,
+                    height: d.height,
+                    format,
+                    matrix: Matrix::from_code(d.colour.matrix_coefficients, d.height),
+                    full_range: d.colour.full_range,
+                };
+                kernel.run(d.stream, &[src], &[op], &spec, &out, 0)?;
+                Ok(())
+            })
+            .unwrap();
+        out.to_host_bytes(self.session.stream()).unwrap()
+    }
+
+    /// Every frame of every clip of `batch` (made with `seed`) against decoding it alone.
+    fn check(&mut self, dataset: &VideoDataset, batch: &ClipBatch, seed: u64, host: &[u8]) {
+        let mut slot = 0;
+        for (b, &e) in batch.episodes.iter().enumerate() {
+            assert_eq!(
+                batch.sources[b],
+                dataset.clip(e).unwrap().cameras,
+                "clip {e}: its sources"
+            );
+            for (v, frames) in &batch.sources[b] {
+                for &f in frames {
+                    let want = self.frame(dataset.path(*v), f, seed, batch.epoch, e);
+                    let got = &host[slot * PER_FRAME..(slot + 1) * PER_FRAME];
+                    assert!(
+                        got == &want[..],
+                        "epoch {} clip {e} ({}) frame {f}",
+                        batch.epoch,
+                        dataset.path(*v).display()
+                    );
+                    slot += 1;
+                }
+            }
+        }
+        assert_eq!(slot * PER_FRAME, host.len(), "no frames beyond the clips");
+    }
+}
+
+/// `(position, episodes, bytes)` of every batch of `epoch`.
+fn collect(
+    loader: &mut ClipLoader,
+    epoch: u64,
+    stream: &Stream,
+) -> Vec<(usize, Vec<usize>, Vec<u8>)> {
+    loader
+        .epoch(epoch)
+        .map(|b| {
+            let b = b.unwrap();
+            let bytes = b.frames.to_host_bytes(stream).unwrap();
+            (b.position, b.episodes, bytes)
+        })
+        .collect()
+}
+
+fn assert_same(a: &[(usize, Vec<usize>, Vec<u8>)], b: &[(usize, Vec<usize>, Vec<u8>)], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: batch count");
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!((x.0, &x.1), (y.0, &y.1), "{what}: batch order");
+        assert!(x.2 == y.2, "{what}: batch {} differs", x.0);
+    }
 }
 
 #[test]
 fn clip_batches_equal_decoding_every_frame_alone() {
     let device = gpu_test_device!("clip_batches_equal_decoding_every_frame_alone");
     let dataset = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
-    let reference = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
+    let reference_set = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
     let mut loader =
         ClipLoader::new(dataset, &device, 2, chain(), Sampler::shuffled(9), 5, 4).unwrap();
-    let mut session = DecoderSession::new(&device, None).unwrap();
-    let mut kernel = FusedKernel::new(&device).unwrap();
-    let pool = DevicePool::new(&device, PoolConfig::unbounded("reference"));
+    let mut reference = Reference::new(&device);
     let stream = Stream::new(&device).unwrap();
-    let compose = Compose(chain());
-    let mut clips = 0;
     for epoch in 0..2u64 {
         let mut seen = Vec::new();
         for batch in loader.epoch(epoch) {
             let batch = batch.unwrap();
             assert_eq!(&batch.frames.shape()[1..], &[4, 32, 40, 3]);
-            let got = batch.frames.to_host_bytes(&stream).unwrap();
-            let per = 32 * 40 * 3;
-            for (b, &e) in batch.episodes.iter().enumerate() {
-                seen.push(e);
-                let (v, frames) = &batch.sources[b];
-                assert_eq!(Some(frames.clone()), reference.frames(e));
-                let demux =
-                    IndexingDemuxer::open(reference.path(*v), IndexOptions::default()).unwrap();
-                let (w, h) = (demux.index().codec.width, demux.index().codec.height);
-                let (op, spec) = compose
-                    .plan_image(w, h, &mut SampleRng::new(4, epoch, e as u64))
-                    .unwrap();
-                for (j, &f) in frames.iter().enumerate() {
-                    let out =
-                        Tensor::empty(&pool, session.stream(), &[1, 32, 40, 3], DType::U8).unwrap();
-                    let plan = demux.plan(&[f]).unwrap();
-                    session
-                        .decode(&demux, &plan, &mut |d| {
-                            let format = match d.format {
-                                SurfaceFormat::Nv12 => PixelFormat::Nv12,
-                                SurfaceFormat::P016 => PixelFormat::P016 {
-                                    bit_depth: d.bit_depth,
-                                },
-                            };
-                            let src = SourceImage {
-                                data: d.luma,
-                                chroma: d.chroma,
-                                pitch: d.pitch,
-                                width: d.width,
-                                height: d.height,
-                                format,
-                                matrix: Matrix::from_code(d.colour.matrix_coefficients, d.height),
-                                full_range: d.colour.full_range,
-                            };
-                            kernel.run(d.stream, &[src], &[op], &spec, &out, 0)?;
-                            Ok(())
-                        })
-                        .unwrap();
-                    let want = out.to_host_bytes(session.stream()).unwrap();
-                    let slot = (b * 4 + j) * per;
-                    assert!(
-                        got[slot..slot + per] == want[..],
-                        "epoch {epoch} clip {e} ({}) frame {f}",
-                        reference.path(*v).display()
-                    );
-                }
-                clips += 1;
-            }
+            let host = batch.frames.to_host_bytes(&stream).unwrap();
+            reference.check(&reference_set, &batch, 4, &host);
+            seen.extend(batch.episodes.iter().copied());
         }
-        let mut sorted = seen.clone();
-        sorted.sort_unstable();
+        seen.sort_unstable();
         assert_eq!(
-            sorted,
-            (0..reference.len()).collect::<Vec<_>>(),
+            seen,
+            (0..reference_set.len()).collect::<Vec<_>>(),
             "every clip once"
         );
     }
-    assert_eq!(clips, 2 * reference.len());
+    let s = loader.stats();
+    assert_eq!(s.clips, 2 * reference_set.len() as u64);
+    assert_eq!(s.frames, s.clips * 4);
+    assert!(s.packets_decoded >= s.frames, "{s:?}");
+}
+
+#[test]
+fn stream_jobs_equal_one_batch_jobs_and_decode_less() {
+    let device = gpu_test_device!("stream_jobs_equal_one_batch_jobs_and_decode_less");
+    let stream = Stream::new(&device).unwrap();
+    let run = |per_job: usize, gop_cache: Option<usize>| {
+        let mut b = VideoDataset::builder().videos(&videos()).frames(6, 4);
+        if let Some(bytes) = gop_cache {
+            b = b.gop_cache(bytes);
+        }
+        let mut loader = ClipLoader::builder(b.open().unwrap())
+            .device(&device)
+            .sessions(3)
+            .transforms(chain())
+            .batch_size(2)
+            .seed(5)
+            .batches_per_job(per_job)
+            .build()
+            .unwrap();
+        let batches = collect(&mut loader, 0, &stream);
+        let cache = loader.dataset().gop_cache_stats();
+        (batches, loader.stats(), cache)
+    };
+    let (one, s1, _) = run(1, None);
+    let (many, s6, _) = run(6, None);
+    let (cached, _, cache) = run(1, Some(8 << 20));
+    assert_same(&one, &many, "6 batches per job against 1");
+    assert_same(&one, &cached, "with the GOP cache against without");
+    assert_eq!(s1.frames, s6.frames);
+    assert!(
+        s6.packets_decoded < s1.packets_decoded,
+        "stream jobs decode less: {} against {}",
+        s6.packets_decoded,
+        s1.packets_decoded
+    );
+    // Overlapping clips of consecutive one-batch jobs read their shared GOPs from the cache.
+    assert!(cache.unwrap().hits > 0, "{cache:?}");
+    // And the stream's clips are right frame by frame.
+    let dataset = VideoDataset::builder()
+        .videos(&videos())
+        .frames(6, 4)
+        .open()
+        .unwrap();
+    let mut reference = Reference::new(&device);
+    let mut loader = ClipLoader::builder(
+        VideoDataset::builder()
+            .videos(&videos())
+            .frames(6, 4)
+            .open()
+            .unwrap(),
+    )
+    .device(&device)
+    .sessions(2)
+    .transforms(chain())
+    .batch_size(2)
+    .seed(5)
+    .batches_per_job(6)
+    .build()
+    .unwrap();
+    for batch in loader.epoch(3) {
+        let batch = batch.unwrap();
+        let host = batch.frames.to_host_bytes(&stream).unwrap();
+        reference.check(&dataset, &batch, 5, &host);
+    }
+}
+
+#[test]
+fn multi_camera_clips_equal_each_camera_decoded_alone() {
+    let device = gpu_test_device!("multi_camera_clips_equal_each_camera_decoded_alone");
+    let scenes = vec![
+        vec![
+            fixture("h264_no_bframes.mp4"),
+            fixture("hevc_closed_gop.mp4"),
+        ],
+        vec![fixture("hevc_closed_gop.mp4"), fixture("h264_bpyramid.mp4")],
+    ];
+    let open = || {
+        VideoDataset::builder()
+            .scenes(scenes.clone())
+            .timed(0.4, 10.0, 0.2)
+            .open()
+            .unwrap()
+    };
+    let dataset = open();
+    assert_eq!(dataset.cameras(), 2);
+    assert_eq!(dataset.frames_per_clip(), 4);
+    assert!(dataset.len() >= 4, "{} clips", dataset.len());
+    let mut loader = ClipLoader::builder(open())
+        .device(&device)
+        .sessions(2)
+        .transforms(chain())
+        .sampler(Sampler::shuffled(2))
+        .batch_size(3)
+        .seed(11)
+        .build()
+        .unwrap();
+    let stream = Stream::new(&device).unwrap();
+    let mut reference = Reference::new(&device);
+    let mut clips = 0;
+    for batch in loader.epoch(0) {
+        let batch = batch.unwrap();
+        assert_eq!(&batch.frames.shape()[1..], &[2, 4, 32, 40, 3]);
+        let host = batch.frames.to_host_bytes(&stream).unwrap();
+        reference.check(&dataset, &batch, 11, &host);
+        for s in &batch.sources {
+            // Same recording, same timestamps: both cameras take the same frames.
+            assert_eq!(s[0].1, s[1].1);
+        }
+        clips += batch.episodes.len();
+    }
+    assert_eq!(clips, dataset.len());
+}
+
+#[test]
+fn resumed_clip_epochs_continue_exactly() {
+    let device = gpu_test_device!("resumed_clip_epochs_continue_exactly");
+    let stream = Stream::new(&device).unwrap();
+    let make = |batch: usize| {
+        ClipLoader::builder(VideoDataset::open(&videos(), 4, 2, 1).unwrap())
+            .device(&device)
+            .sessions(2)
+            .transforms(chain())
+            .sampler(Sampler::shuffled(3))
+            .batch_size(batch)
+            .seed(8)
+            .build()
+            .unwrap()
+    };
+    let mut loader = make(3);
+    let full = collect(&mut loader, 1, &stream);
+    assert!(full.len() > 3);
+    let saved = {
+        let mut epoch = loader.epoch(1);
+        epoch.next().unwrap().unwrap();
+        epoch.next().unwrap().unwrap();
+        assert_eq!(epoch.remaining(), full.len() - 2);
+        epoch.state().to_json()
+    };
+    let mut resumed = make(3);
+    let state = LoaderState::from_json(&saved).unwrap();
+    let rest: Vec<_> = resumed
+        .resume(&state)
+        .unwrap()
+        .map(|b| {
+            let b = b.unwrap();
+            (
+                b.position,
+                b.episodes,
+                b.frames.to_host_bytes(&stream).unwrap(),
+            )
+        })
+        .collect();
+    assert_same(&full[2..], &rest, "resumed");
+    assert!(matches!(
+        make(4).resume(&state),
+        Err(LoaderError::Resume(_))
+    ));
+}
+
+/// A copy of two fixtures in a fresh directory; the first is cut at 60% of its packets
+/// after the dataset has indexed it. Returns the dataset's paths and the cut length.
+fn damaged_copy(tag: &str) -> (PathBuf, Vec<PathBuf>) {
+    let dir = std::env::temp_dir().join(format!("gm-clips-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths: Vec<PathBuf> = ["h264_bpyramid.mp4", "hevc_open_gop.mp4"]
+        .iter()
+        .map(|n| {
+            let p = dir.join(n);
+            std::fs::copy(fixture(n), &p).unwrap();
+            p
+        })
+        .collect();
+    (dir, paths)
+}
+
+/// Cuts `path` so that packets from 60% of decode order on cannot be read; returns the
+/// episodes of `dataset` (video 0) whose plans need a lost packet.
+fn cut(dataset: &VideoDataset, path: &Path) -> BTreeSet<usize> {
+    let index = dataset.video_index(0).clone();
+    let at = index.packets[index.packets.len() * 6 / 10].offset;
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_len(at).unwrap();
+    let demux =
+        IndexingDemuxer::open(&fixture("h264_bpyramid.mp4"), IndexOptions::default()).unwrap();
+    (0..dataset.len())
+        .filter(|&e| {
+            let clip = dataset.clip(e).unwrap();
+            let (v, frames) = &clip.cameras[0];
+            *v == 0
+                && demux.plan(frames).unwrap().runs.iter().any(|r| {
+                    r.packets.iter().any(|&p| {
+                        let p = &index.packets[p as usize];
+                        p.offset + u64::from(p.size) > at
+                    })
+                })
+        })
+        .collect()
+}
+
+#[test]
+fn bad_clips_are_skipped_substituted_or_fail() {
+    let device = gpu_test_device!("bad_clips_are_skipped_substituted_or_fail");
+    for policy in [
+        BadSamplePolicy::Skip,
+        BadSamplePolicy::Substitute,
+        BadSamplePolicy::Fail,
+    ] {
+        let (dir, paths) = damaged_copy(&format!("{policy:?}"));
+        let dataset = VideoDataset::open(&paths, 4, 2, 1).unwrap();
+        let check = VideoDataset::open(&paths, 4, 2, 1).unwrap();
+        let len = dataset.len();
+        let bad = cut(&check, &paths[0]);
+        assert!(!bad.is_empty() && bad.len() < len / 2, "{bad:?} of {len}");
+        let mut loader = ClipLoader::builder(dataset)
+            .device(&device)
+            .sessions(2)
+            .transforms(chain())
+            .sampler(Sampler::shuffled(5))
+            .batch_size(3)
+            .bad_samples(policy)
+            .build()
+            .unwrap();
+        let mut delivered = Vec::new();
+        let mut sizes = Vec::new();
+        let mut error = None;
+        for b in loader.epoch(0) {
+            match b {
+                Ok(b) => {
+                    assert_eq!(b.frames.shape()[0], b.episodes.len());
+                    sizes.push(b.episodes.len());
+                    delivered.extend(b.episodes);
+                }
+                Err(e) => error = Some(e),
+            }
+        }
+        let s = loader.stats();
+        let named = s
+            .first_bad
+            .first()
+            .map(|e| e.name.clone())
+            .unwrap_or_default();
+        assert!(
+            named.contains("h264_bpyramid"),
+            "{policy:?}: {:?}",
+            s.first_bad
+        );
+        assert!(
+            delivered.iter().all(|e| !bad.contains(e)),
+            "{policy:?}: a bad clip came through"
+        );
+        match policy {
+            BadSamplePolicy::Skip => {
+                assert_eq!(s.bad_clips, bad.len() as u64, "{policy:?}");
+                let mut got = delivered.clone();
+                got.sort_unstable();
+                let want: Vec<usize> = (0..len).filter(|e| !bad.contains(e)).collect();
+                assert_eq!(got, want, "every good clip once");
+                assert!(error.is_none());
+            }
+            BadSamplePolicy::Substitute => {
+                assert!(s.substituted >= bad.len() as u64, "{s:?}");
+                let n = sizes.len();
+                assert!(sizes[..n - 1].iter().all(|&x| x == 3), "{sizes:?}");
+                assert!(error.is_none());
+            }
+            BadSamplePolicy::Fail => {
+                let e = error.expect("the epoch ends with the bad clip");
+                assert!(matches!(e, LoaderError::BadSample(_)), "{e}");
+                assert!(e.to_string().contains("h264_bpyramid"), "{e}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn dropping_a_clip_epoch_stops_its_jobs() {
+    let device = gpu_test_device!("dropping_a_clip_epoch_stops_its_jobs");
+    let mut loader = ClipLoader::builder(VideoDataset::open(&videos(), 2, 1, 1).unwrap())
+        .device(&device)
+        .sessions(3)
+        .transforms(chain())
+        .batch_size(2)
+        .build()
+        .unwrap();
+    let total = loader.epoch(0).count();
+    let t = Instant::now();
+    {
+        let mut epoch = loader.epoch(1);
+        epoch.next().unwrap().unwrap();
+    }
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // The loader is still usable after an early drop.
+    assert_eq!(loader.epoch(2).count(), total);
 }

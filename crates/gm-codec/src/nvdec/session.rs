@@ -241,6 +241,10 @@ impl DecoderSession {
         let result = self.run_plan(demux, plan, consumer);
         let drained = self.state.drain_ring();
         self.state.consumer = None;
+        if result.is_err() {
+            // A run cut short leaves pictures in the parser; the next plan starts clean.
+            self.destroy_parser();
+        }
         result.and(drained)
     }
 

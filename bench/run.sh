@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `cargo xtask bench`'s driver on the GPU machine: run from target/bench-bundle/part1 after
+# all parts were carried. `run.sh images`: JPEG decoding and the image pipeline; `run.sh video`:
+# NVDEC decoding, the clip loader, first-frame latency and index build time. gm and every peer
+# run one after the other in the same call, on the same files. Results: $OUT/bench/*.jsonl.
+set -u
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bundle="$(dirname "$here")"
+out="${OUT:-$here/out}/bench"; mkdir -p "$out"
+peers=/tmp/gm-peers
+phase="${1:-images}"
+log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$out/run.log"; }
+step() { # name timeout command...: stdout to NAME.jsonl, stderr to NAME.err
+    local name="$1" t="$2"; shift 2
+    log "start $name"
+    timeout "$t" "$@" >> "$out/$name.jsonl" 2>> "$out/$name.err"
+    log "end $name rc=$?"
+}
+
+nvj="$(find /usr/local/cuda* -name 'libnvjpeg.so.13*' 2>/dev/null | head -1)"
+[ -n "$nvj" ] && export LD_LIBRARY_PATH="$(dirname "$nvj"):${LD_LIBRARY_PATH:-}"
+gpus=$(nvidia-smi -L | grep -c '^GPU')
+{
+  echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+  echo "gpus: $gpus"
+  echo "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+  echo "cores: $(nproc)"
+  echo "date: $(date -u +%Y-%m-%d)"
+  echo "python: $(python3 -c 'import sys; print(sys.version.split()[0])')"
+} > "$out/env-$phase.txt"
+cat "$out/env-$phase.txt"
+
+# The peers' packages, put back together from the parts' chunks (once per machine).
+if [ ! -e "$peers/.done" ]; then
+    mkdir -p "$peers/dali" "$peers/nvimgcodec" "$peers/pynv"
+    for f in dali.tar.xz nvimgcodec.tar.xz; do
+        ls "$bundle"/part*/peers-chunks/$f.* >/dev/null 2>&1 || { log "missing chunks of $f"; continue; }
+        cat $(ls "$bundle"/part*/peers-chunks/$f.* | sort -t. -k4) | xz -dcT0 | tar xf - -C "$peers/${f%%.tar.xz}"
+    done
+    whl="$(ls "$bundle"/part*/peers-chunks/pynvvideocodec-*.whl.* 2>/dev/null | head -1)"
+    if [ -n "$whl" ]; then
+        name="$(basename "${whl%.*}")"
+        cat $(ls "$bundle"/part*/peers-chunks/"$name".* | sort -t. -k4) > "/tmp/$name"
+        python3 -m pip install --quiet --no-deps --no-index --target "$peers/pynv" "/tmp/$name" 2>&1 | tail -2
+    fi
+    touch "$peers/.done"
+fi
+bin="$here/bin"; data="$here/data"; py="$here/peers"
+cat "$data"/jpeg/*/* "$data"/video/* > /dev/null   # page cache
+
+if [ "$phase" = images ]; then
+    for set in imagenet large; do
+        if [ $set = large ]; then p=100; else p=25; fi
+        GM_BENCH_PASSES=$p step jpeg-gm 200 "$bin/gm-codec--jpeg" "$data/jpeg/$set"
+        PYTHONPATH="$peers/nvimgcodec" step jpeg-peers 200 python3 "$py/jpeg_decode_bench.py" "$data/jpeg/$set"
+    done
+    GM_BENCH_CONFIGS=4x2,6x3 step loader-gm 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet"
+    PYTHONPATH="$peers/dali" GM_DALI_THREADS=8,12,16 step loader-peers 200 python3 "$py/loader_pipeline_peers.py" "$data/jpeg/imagenet"
+    if [ "$gpus" -ge 2 ]; then
+        log "start loader-2gpu"
+        for d in 0 1; do
+            GM_BENCH_DEVICE=$d GM_BENCH_CONFIGS=4x2 GM_BENCH_REPS=3 timeout 120 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet" > "$out/loader-2gpu-$d.jsonl" 2>> "$out/loader-2gpu.err" &
+        done
+        wait; log "end loader-2gpu"
+    fi
+else
+    v="$data/video"
+    export GM_BENCH_EPISODES="$out"
+    step clips-gm 200 "$bin/gm-loader--clips" "$v/bench_1080p_h264.mp4" "$v/bench_1080p_hevc.mp4" "$v/bench_1080p_h264_gop250.mp4"
+    if [ "$gpus" -ge 2 ]; then
+        log "start clips-2gpu"
+        for d in 0 1; do
+            GM_BENCH_DEVICE=$d GM_BENCH_SESSIONS=7 GM_BENCH_EPISODES= timeout 120 "$bin/gm-loader--clips" "$v/bench_1080p_h264.mp4" "$v/bench_1080p_hevc.mp4" > "$out/clips-2gpu-$d.jsonl" 2>> "$out/clips-2gpu.err" &
+        done
+        wait; log "end clips-2gpu"
+    fi
+    step nvdec-gm 150 "$bin/gm-codec--nvdec" "$v/bench_1080p_h264.mp4" "$v/bench_1080p_hevc.mp4"
+    GM_BENCH_FIRST_FRAME_ONLY=1 step nvdec-gm 60 "$bin/gm-codec--nvdec" "$v/long_1080p_10min.mp4"
+    PYTHONPATH="$peers/pynv" step nvdec-peers 240 python3 "$py/pynvvideocodec_bench.py" "$v/bench_1080p_h264.mp4" "$v/bench_1080p_hevc.mp4"
+    PYTHONPATH="$peers/pynv" GM_BENCH_ONLY_EPISODES=1 step nvdec-peers 60 python3 "$py/pynvvideocodec_bench.py" "$v/bench_1080p_h264_gop250.mp4"
+    PYTHONPATH="$peers/pynv" GM_BENCH_FIRST_FRAME=1 step first-frame-peers 60 python3 "$py/pynvvideocodec_bench.py" "$v/bench_1080p_h264.mp4" "$v/bench_1080p_hevc.mp4" "$v/long_1080p_10min.mp4"
+    GM_BENCH_LONG_VIDEO="$v/long_1080p_10min.mp4" GM_BENCH_LONG_FRAGMENTED=skip step index-gm 60 "$bin/gm-demux--index"
+fi
+log "done $phase"
+# One archive: the device tool brings back only a few files per call.
+tar czf "$(dirname "$out")/bench-$phase.tgz" -C "$(dirname "$out")" bench
+tail -n 3 "$out"/*.err 2>/dev/null | tail -40

@@ -1,0 +1,170 @@
+//! The clip loader's throughput on the videos given as arguments (1080p H.264 and HEVC in the
+//! bench bundle): 8-frame episodes, resized to 224x224 RGB u8 NCHW on the GPU, batches of 8.
+//!
+//! - stream access: every episode of every video in order (sequential sampler, 8 batches per
+//!   decoding job), with 1, 4 and 7 NVDEC sessions;
+//! - random access: episodes starting at any frame, shuffled (one batch per job), 7 sessions;
+//!
+//! each with and without the GOP packet cache. The dataset lists each file `GM_BENCH_COPIES`
+//! times (16) as separate videos, so an epoch is long enough to time. The random episodes are
+//! also written to `$GM_BENCH_EPISODES/random-<video>.json` for the peers to decode the same
+//! ones. One JSON object per measurement: frames per second (median of `GM_BENCH_REPS`), spread,
+//! host CPU seconds per 1000 frames, device memory in use, frames decoded per frame returned.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../../bench/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use gm_cuda::{DType, Device, Stream};
+use gm_loader::{ClipLoader, Sampler, VideoDataset};
+use gm_transforms::{Layout, Resize, ToDtype, Transform};
+use support::{cpu_seconds, env_list, env_usize, median_spread};
+
+fn chain() -> Vec<Box<dyn Transform>> {
+    vec![
+        Box::new(Resize::Exact(224, 224)),
+        Box::new(ToDtype(DType::U8, Layout::Chw)),
+    ]
+}
+
+struct Run {
+    name: String,
+    access: &'static str,
+    sessions: usize,
+    gop_cache: bool,
+    batches: Option<usize>,
+}
+
+fn dataset(path: &Path, copies: usize, stride: usize, gop_cache: bool) -> VideoDataset {
+    let paths = vec![path.to_path_buf(); copies];
+    let mut b = VideoDataset::builder().videos(&paths).frames(8, stride);
+    if gop_cache {
+        b = b.gop_cache(512 << 20);
+    }
+    b.open().expect("indexing the bench video")
+}
+
+fn measure(device: &Device, path: &Path, run: &Run, copies: usize, reps: usize) {
+    let stride = if run.access == "stream" { 8 } else { 1 };
+    let sampler = if run.access == "stream" {
+        Sampler::sequential()
+    } else {
+        Sampler::shuffled(7)
+    };
+    let mut loader = ClipLoader::builder(dataset(path, copies, stride, run.gop_cache))
+        .device(device)
+        .sessions(run.sessions)
+        .transforms(chain())
+        .sampler(sampler)
+        .batch_size(8)
+        .seed(1)
+        .build()
+        .expect("the clip loader");
+    let consumer = Stream::new(device).unwrap();
+    let limit = run.batches.unwrap_or(usize::MAX);
+    // Warm-up: decoders created, pool filled.
+    for b in loader.epoch(0).take(limit.min(16)) {
+        b.unwrap().frames.wait_ready(&consumer).unwrap();
+    }
+    consumer.synchronize().unwrap();
+    let before = loader.stats();
+    let mut rates = Vec::new();
+    let (mut frames, mut cpu, mut wall) = (0u64, 0.0, 0.0);
+    for rep in 0..reps {
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let mut n = 0u64;
+        for b in loader.epoch(1 + rep as u64).take(limit) {
+            let b = b.unwrap();
+            b.frames.wait_ready(&consumer).unwrap();
+            n += (b.frames.shape()[0] * b.frames.shape()[1]) as u64;
+        }
+        consumer.synchronize().unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        rates.push(n as f64 / secs);
+        frames += n;
+        cpu += cpu_seconds() - c;
+        wall += secs;
+    }
+    let after = loader.stats();
+    let info = device.info().unwrap();
+    let (fps, spread) = median_spread(&rates);
+    let decoded = after.packets_decoded - before.packets_decoded;
+    let delivered = after.frames - before.frames;
+    println!(
+        "{}",
+        serde_json::json!({
+            "bench": "clips", "video": run.name, "access": run.access, "sessions": run.sessions,
+            "gop_cache": run.gop_cache, "frames": frames, "seconds": wall, "fps": fps.round(),
+            "spread": (spread * 1000.0).round() / 1000.0,
+            "cpu_ms_per_1000_frames": (cpu / frames.max(1) as f64 * 1e6).round(),
+            "decoded_per_returned": (decoded as f64 / delivered.max(1) as f64 * 1000.0).round() / 1000.0,
+            "device_mem_used_mb": (info.total_memory - info.free_memory) >> 20,
+            "gop_cache_hits": loader.dataset().gop_cache_stats().map(|s| s.hits),
+            "bad_clips": after.bad_clips,
+        })
+    );
+}
+
+/// The episodes of the random runs, for the peers: `[[start, ...], ...]` per batch.
+fn write_episodes(path: &Path, name: &str, copies: usize, batches: usize) {
+    let Some(dir) = std::env::var_os("GM_BENCH_EPISODES") else {
+        return;
+    };
+    let d = dataset(path, copies, 1, false);
+    let order = Sampler::shuffled(7).indices(d.len(), 1);
+    let starts: Vec<usize> = order
+        .iter()
+        .take(batches * 8)
+        .map(|&e| d.frames(e).unwrap()[0])
+        .collect();
+    let out = PathBuf::from(dir).join(format!("random-{name}.json"));
+    std::fs::write(&out, serde_json::to_string(&starts).unwrap()).unwrap();
+}
+
+fn main() {
+    let videos: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
+    assert!(!videos.is_empty(), "usage: gm-loader--clips VIDEO...");
+    let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).expect("a CUDA device");
+    let copies = env_usize("GM_BENCH_COPIES", 16);
+    let reps = env_usize("GM_BENCH_REPS", 3);
+    let random_batches = env_usize("GM_BENCH_RANDOM_BATCHES", 100);
+    let sessions: Vec<usize> = env_list("GM_BENCH_SESSIONS", "1,4,7")
+        .iter()
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    let workloads = env_list("GM_BENCH_ACCESS", "stream,random");
+    for path in &videos {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        write_episodes(path, &name, copies, random_batches);
+        for access in &workloads {
+            for gop_cache in [false, true] {
+                let counts: Vec<usize> = if access == "stream" {
+                    sessions.clone()
+                } else {
+                    vec![*sessions.iter().max().unwrap_or(&7)]
+                };
+                for &s in &counts {
+                    // The cache only matters at full load.
+                    if gop_cache && s != *counts.iter().max().unwrap_or(&7) {
+                        continue;
+                    }
+                    let run = Run {
+                        name: name.clone(),
+                        access: if access == "stream" {
+                            "stream"
+                        } else {
+                            "random"
+                        },
+                        sessions: s,
+                        gop_cache,
+                        batches: (access != "stream").then_some(random_batches),
+                    };
+                    measure(&device, path, &run, copies, reps);
+                }
+            }
+        }
+    }
+}

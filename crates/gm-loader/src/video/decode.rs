@@ -1,0 +1,574 @@
+//! One decoding job: a run of consecutive batches on one NVDEC session. All frames of all
+//! the job's clips are requested in one decode plan per video, so overlapping clips and
+//! consecutive batches of a stream share decoding (each GOP is decoded once per job); every
+//! decoded frame is written by the fused kernel from its mapped surface into each slot that
+//! asked for it, and a batch is sent as soon as its last video is done.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crossbeam_channel::Sender;
+use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
+use gm_cuda::{Device, DeviceMemory, DevicePool, DevicePtr, Event, Tensor};
+use gm_transforms::{
+    Compose, FusedKernel, FusedOp, Layout, Matrix, OutputSpec, PixelFormat, SampleRng, SourceImage,
+};
+use parking_lot::Mutex;
+
+use super::dataset::{Clip, VideoDataset};
+use super::stats::ClipStats;
+use crate::builder::{BadSamplePolicy, MAX_SUBSTITUTES};
+use crate::error::{LoaderError, SampleError};
+
+/// A batch of clips.
+#[derive(Debug)]
+pub struct ClipBatch {
+    /// `[B, T, C, H, W]` (or `[B, T, H, W, C]`); `[B, cameras, T, ...]` for multi-camera
+    /// datasets; of the chain's output type.
+    pub frames: Tensor,
+    /// Dataset episode of each clip.
+    pub episodes: Vec<usize>,
+    /// Each clip's `(video, frame indices)`, one per camera.
+    pub sources: Vec<Vec<(usize, Vec<usize>)>>,
+    /// The epoch.
+    pub epoch: u64,
+    /// Position of the batch in the epoch.
+    pub position: usize,
+    /// Recorded when every frame is in place.
+    pub ready_event: Arc<Event>,
+}
+
+/// What a job sends per batch: the batch, `None` when every clip of it was bad and skipped,
+/// or the error that ends the epoch.
+pub(crate) type Outcome = Result<Option<ClipBatch>, LoaderError>;
+
+/// What decoding jobs share.
+pub(crate) struct Shared {
+    pub(crate) dataset: Arc<VideoDataset>,
+    pub(crate) chain: Compose,
+    pub(crate) kernels: Mutex<Vec<FusedKernel>>,
+    pub(crate) pool: DevicePool,
+    pub(crate) device: Device,
+    pub(crate) seed: u64,
+    pub(crate) policy: BadSamplePolicy,
+    pub(crate) stats: Mutex<ClipStats>,
+}
+
+/// One batch being filled.
+struct Filling {
+    position: usize,
+    episodes: Vec<usize>,
+    clips: Vec<Clip>,
+    plans: Vec<Vec<FusedOp>>,
+    flat: Tensor,
+    spec: OutputSpec,
+    /// Videos of this batch not decoded yet.
+    videos_left: usize,
+    /// Reason per bad clip slot.
+    bad: HashMap<usize, String>,
+}
+
+impl Shared {
+    /// Decodes `batches` (position, episodes) of `epoch` on `session`, sending one
+    /// [`Outcome`] per batch, in order, to `out`.
+    pub(crate) fn run_job(
+        &self,
+        session: &mut DecoderSession,
+        epoch: u64,
+        batches: Vec<(usize, Vec<usize>)>,
+        out: &Sender<Outcome>,
+        stop: &AtomicBool,
+    ) {
+        let mut kernel = match self.kernels.lock().pop() {
+            Some(k) => Ok(k),
+            None => FusedKernel::new(&self.device).map_err(LoaderError::from),
+        };
+        let r = match &mut kernel {
+            Ok(k) => self.decode_job(session, k, epoch, batches, out, stop),
+            Err(_) => Err(LoaderError::Config("no fused kernel".into())),
+        };
+        match kernel {
+            Ok(k) => self.kernels.lock().push(k),
+            Err(e) => {
+                let _ = out.send(Err(e));
+                return;
+            }
+        }
+        if let Err(e) = r {
+            let _ = out.send(Err(e));
+        }
+    }
+
+    fn decode_job(
+        &self,
+        session: &mut DecoderSession,
+        kernel: &mut FusedKernel,
+        epoch: u64,
+        batches: Vec<(usize, Vec<usize>)>,
+        out: &Sender<Outcome>,
+        stop: &AtomicBool,
+    ) -> Result<(), LoaderError> {
+        self.device.bind_to_thread()?;
+        let started = Instant::now();
+        let packets_before = session.stats().packets;
+        let mut filling = Vec::with_capacity(batches.len());
+        for (position, episodes) in batches {
+            filling.push(Some(self.start_batch(session, epoch, position, episodes)?));
+        }
+        // Requests per video, videos in order of first use so early batches finish early.
+        let mut order: Vec<usize> = Vec::new();
+        let mut wanted: HashMap<usize, Vec<Slot>> = HashMap::new();
+        for (k, b) in filling.iter_mut().enumerate() {
+            let Some(b) = b else { continue };
+            let mut used = Vec::new();
+            for (c, clip) in b.clips.iter().enumerate() {
+                for (cam, (v, frames)) in clip.cameras.iter().enumerate() {
+                    let list = wanted.entry(*v).or_insert_with(|| {
+                        order.push(*v);
+                        Vec::new()
+                    });
+                    let t = frames.len();
+                    let cams = clip.cameras.len();
+                    for (j, &f) in frames.iter().enumerate() {
+                        list.push(Slot {
+                            batch: k,
+                            clip: c,
+                            camera: cam,
+                            slot: (c * cams + cam) * t + j,
+                            frame: f,
+                        });
+                    }
+                    used.push(*v);
+                }
+            }
+            used.sort_unstable();
+            used.dedup();
+            b.videos_left = used.len();
+        }
+        let mut next_to_send = 0;
+        for v in order {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let slots = &wanted[&v];
+            let failed = self.decode_video(session, kernel, v, slots, &filling);
+            let mut touched: Vec<usize> = slots.iter().map(|s| s.batch).collect();
+            touched.dedup();
+            for &k in &touched {
+                if let Some(b) = &mut filling[k] {
+                    b.videos_left -= 1;
+                }
+            }
+            for (slot, reason) in failed {
+                if let Some(b) = &mut filling[slot.batch] {
+                    b.bad.entry(slot.clip).or_insert(reason);
+                }
+            }
+            while let Some(Some(b)) = filling.get(next_to_send)
+                && b.videos_left == 0
+            {
+                let Some(b) = filling[next_to_send].take() else {
+                    break;
+                };
+                let r = self.finish_batch(session, kernel, epoch, b);
+                let fatal = r.is_err();
+                let _ = out.send(r);
+                if fatal {
+                    return Ok(());
+                }
+                next_to_send += 1;
+            }
+        }
+        let mut s = self.stats.lock();
+        s.decode_us += started.elapsed().as_micros() as u64;
+        s.packets_decoded += session.stats().packets - packets_before;
+        Ok(())
+    }
+
+    /// Plans every clip's geometry and takes the batch tensor from the pool.
+    fn start_batch(
+        &self,
+        session: &DecoderSession,
+        epoch: u64,
+        position: usize,
+        episodes: Vec<usize>,
+    ) -> Result<Filling, LoaderError> {
+        let d = &*self.dataset;
+        let mut clips = Vec::with_capacity(episodes.len());
+        let mut plans = Vec::with_capacity(episodes.len());
+        let mut spec: Option<OutputSpec> = None;
+        for &e in &episodes {
+            let clip = d
+                .clip(e)
+                .ok_or_else(|| LoaderError::Config(format!("episode {e} is not in the dataset")))?;
+            let mut ops = Vec::with_capacity(clip.cameras.len());
+            for (v, _) in &clip.cameras {
+                let (op, s) = self.plan(d, *v, epoch, e)?;
+                if spec.is_some_and(|first| first != s) {
+                    return Err(LoaderError::Plan(SampleError {
+                        index: e,
+                        name: d.name(e),
+                        reason: "clips of one batch must have the same output size".into(),
+                    }));
+                }
+                spec = Some(s);
+                ops.push(op);
+            }
+            clips.push(clip);
+            plans.push(ops);
+        }
+        let spec = spec.ok_or_else(|| LoaderError::Config("an empty batch".into()))?;
+        let n = slots_per_clip(d) * episodes.len();
+        let flat = Tensor::empty(
+            &self.pool,
+            session.stream(),
+            &with_item(n, &spec),
+            spec.dtype,
+        )?;
+        Ok(Filling {
+            position,
+            episodes,
+            clips,
+            plans,
+            flat,
+            spec,
+            videos_left: 0,
+            bad: HashMap::new(),
+        })
+    }
+
+    /// A clip's geometry on one camera: the same random draws for every camera of a clip.
+    fn plan(
+        &self,
+        d: &VideoDataset,
+        v: usize,
+        epoch: u64,
+        episode: usize,
+    ) -> Result<(FusedOp, OutputSpec), LoaderError> {
+        let codec = &d.video_index(v).codec;
+        let mut rng = SampleRng::new(self.seed, epoch, episode as u64);
+        self.chain
+            .plan_image(codec.width, codec.height, &mut rng)
+            .map_err(|err| {
+                LoaderError::Plan(SampleError {
+                    index: episode,
+                    name: d.path(v).display().to_string(),
+                    reason: err.to_string(),
+                })
+            })
+    }
+
+    /// Decodes video `v`'s requested frames into their slots; returns the slots that failed
+    /// and why. When the plan as a whole fails (a packet cannot be read, the decoder gives
+    /// up), each clip is decoded alone, so only the clips that need the damaged part are bad.
+    fn decode_video(
+        &self,
+        session: &mut DecoderSession,
+        kernel: &mut FusedKernel,
+        v: usize,
+        slots: &[Slot],
+        filling: &[Option<Filling>],
+    ) -> Vec<(Slot, String)> {
+        let failed = self.decode_slots(session, kernel, v, slots, filling);
+        let whole = failed.len() == slots.len() && !failed.is_empty();
+        let mut groups: Vec<(usize, usize, usize)> =
+            slots.iter().map(|s| (s.batch, s.clip, s.camera)).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        if !whole || groups.len() < 2 {
+            return failed;
+        }
+        tracing::debug!(
+            video = v,
+            clips = groups.len(),
+            "decoding clip by clip after a failure"
+        );
+        let mut out = Vec::new();
+        for g in groups {
+            let mine: Vec<Slot> = slots
+                .iter()
+                .filter(|s| (s.batch, s.clip, s.camera) == g)
+                .copied()
+                .collect();
+            out.extend(self.decode_slots(session, kernel, v, &mine, filling));
+        }
+        out
+    }
+
+    fn decode_slots(
+        &self,
+        session: &mut DecoderSession,
+        kernel: &mut FusedKernel,
+        v: usize,
+        slots: &[Slot],
+        filling: &[Option<Filling>],
+    ) -> Vec<(Slot, String)> {
+        let d = &*self.dataset;
+        let demux = &d.videos[v].demux;
+        let frames: Vec<usize> = slots.iter().map(|s| s.frame).collect();
+        let plan = match demux.plan(&frames) {
+            Ok(p) => p,
+            Err(e) => return slots.iter().map(|s| (*s, e.to_string())).collect(),
+        };
+        let mut concealed: Vec<(Slot, String)> = Vec::new();
+        let r = session.decode(demux, &plan, &mut |f| {
+            if f.status != FrameStatus::Ok {
+                for &r in f.slots {
+                    concealed.push((
+                        slots[r as usize],
+                        format!("frame {}: the decoder reported {:?}", f.frame, f.status),
+                    ));
+                }
+            }
+            let src = source(f);
+            for &r in f.slots {
+                let s = slots[r as usize];
+                let Some(b) = &filling[s.batch] else { continue };
+                let op = b.plans[s.clip][s.camera];
+                kernel.run(f.stream, &[src], &[op], &b.spec, &b.flat, s.slot)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            let reason = format!("{}: {e}", d.path(v).display());
+            return slots.iter().map(|s| (*s, reason.clone())).collect();
+        }
+        concealed
+    }
+
+    /// Replaces or drops the bad clips of a finished batch, then records its ready event.
+    fn finish_batch(
+        &self,
+        session: &mut DecoderSession,
+        kernel: &mut FusedKernel,
+        epoch: u64,
+        mut b: Filling,
+    ) -> Outcome {
+        let mut attempt = 0;
+        while !b.bad.is_empty() {
+            let mut bad: Vec<(usize, String)> = b.bad.drain().collect();
+            bad.sort_unstable();
+            for (c, reason) in &bad {
+                self.bad_clip(b.episodes[*c], reason.clone())?;
+            }
+            if self.policy != BadSamplePolicy::Substitute || attempt >= MAX_SUBSTITUTES {
+                return self.compact(session, epoch, b, &bad);
+            }
+            attempt += 1;
+            for (c, _) in &bad {
+                let e = self.substitute(epoch, b.position, *c, attempt);
+                let clip = match self.dataset.clip(e) {
+                    Some(clip) if clip.cameras.len() == b.clips[*c].cameras.len() => clip,
+                    _ => {
+                        b.bad
+                            .insert(*c, format!("substitute {e} has another shape"));
+                        continue;
+                    }
+                };
+                let mut ops = Vec::with_capacity(clip.cameras.len());
+                for (v, _) in &clip.cameras {
+                    let (op, s) = self.plan(&self.dataset, *v, epoch, e)?;
+                    if s != b.spec {
+                        return Err(LoaderError::Plan(SampleError {
+                            index: e,
+                            name: self.dataset.name(e),
+                            reason: "clips of one batch must have the same output size".into(),
+                        }));
+                    }
+                    ops.push(op);
+                }
+                b.episodes[*c] = e;
+                b.clips[*c] = clip;
+                b.plans[*c] = ops;
+                self.stats.lock().substituted += 1;
+            }
+            // Decode the replacements, video by video, into the same slots.
+            let mut per_video: HashMap<usize, Vec<Slot>> = HashMap::new();
+            for (c, _) in &bad {
+                let clip = &b.clips[*c];
+                let cams = clip.cameras.len();
+                for (cam, (v, frames)) in clip.cameras.iter().enumerate() {
+                    let t = frames.len();
+                    for (j, &f) in frames.iter().enumerate() {
+                        per_video.entry(*v).or_default().push(Slot {
+                            batch: 0,
+                            clip: *c,
+                            camera: cam,
+                            slot: (c * cams + cam) * t + j,
+                            frame: f,
+                        });
+                    }
+                }
+            }
+            let mut videos: Vec<usize> = per_video.keys().copied().collect();
+            videos.sort_unstable();
+            let mut one = [Some(b)];
+            for v in videos {
+                let failed = self.decode_video(session, kernel, v, &per_video[&v], &one);
+                for (slot, reason) in failed {
+                    if let Some(b) = &mut one[0] {
+                        b.bad.entry(slot.clip).or_insert(reason);
+                    }
+                }
+            }
+            let [Some(back)] = one else {
+                return Err(LoaderError::Config("a batch went missing".into()));
+            };
+            b = back;
+        }
+        self.ready(session, epoch, b)
+    }
+
+    fn bad_clip(&self, episode: usize, reason: String) -> Result<(), LoaderError> {
+        let e = SampleError {
+            index: episode,
+            name: self.dataset.name(episode),
+            reason,
+        };
+        tracing::debug!(episode, name = %e.name, reason = %e.reason, "bad clip");
+        let mut s = self.stats.lock();
+        s.bad_clips += 1;
+        if s.first_bad.len() < 16 && !s.first_bad.contains(&e) {
+            s.first_bad.push(e.clone());
+        }
+        match self.policy {
+            BadSamplePolicy::Fail => Err(LoaderError::BadSample(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The episode that stands in for clip `clip` of batch `position` on try `attempt`.
+    fn substitute(&self, epoch: u64, position: usize, clip: usize, attempt: u32) -> usize {
+        let key = ((position as u64) << 24) ^ ((clip as u64) << 4) ^ u64::from(attempt);
+        let mut rng = SampleRng::new(self.seed ^ 0x5ab5_7170_7e00_0000, epoch, key);
+        rng.below(self.dataset.len() as u64) as usize
+    }
+
+    /// Drops the bad clips: the good ones move down, in order, on the session's stream.
+    fn compact(
+        &self,
+        session: &DecoderSession,
+        epoch: u64,
+        mut b: Filling,
+        bad: &[(usize, String)],
+    ) -> Outcome {
+        let per_clip = b.flat.numel() / b.episodes.len().max(1) * b.flat.dtype().size();
+        let mut keep = 0;
+        for c in 0..b.episodes.len() {
+            if bad.iter().any(|(x, _)| *x == c) {
+                continue;
+            }
+            if keep != c {
+                // Slabs of different clips never overlap, so an in-place copy is safe.
+                let storage = b.flat.storage();
+                let mut dst = InPlace(storage.device_ptr(), storage.byte_len());
+                let base = b.flat.byte_offset();
+                session.stream().copy_on_device(
+                    storage,
+                    base + c * per_clip,
+                    &mut dst,
+                    base + keep * per_clip,
+                    per_clip,
+                )?;
+            }
+            b.episodes.swap(keep, c);
+            b.clips.swap(keep, c);
+            keep += 1;
+        }
+        self.stats.lock().skipped += bad.len() as u64;
+        if keep == 0 {
+            return Ok(None);
+        }
+        b.episodes.truncate(keep);
+        b.clips.truncate(keep);
+        self.ready(session, epoch, b)
+    }
+
+    fn ready(&self, session: &DecoderSession, epoch: u64, b: Filling) -> Outcome {
+        let d = &*self.dataset;
+        let spec = b.spec;
+        let event = Arc::new(Event::new(&self.device)?);
+        event.record(session.stream())?;
+        let t = d.frames_per_clip();
+        let mut shape = vec![b.episodes.len()];
+        if d.is_multi_camera() {
+            shape.push(d.cameras());
+        }
+        shape.push(t);
+        shape.extend_from_slice(&with_item(0, &spec)[1..]);
+        let mut frames = b.flat.view(0, &shape, spec.dtype)?;
+        frames.set_ready_event(event.clone());
+        {
+            let mut s = self.stats.lock();
+            s.batches += 1;
+            s.clips += b.episodes.len() as u64;
+            s.frames += (b.episodes.len() * slots_per_clip(d)) as u64;
+        }
+        Ok(Some(ClipBatch {
+            frames,
+            episodes: b.episodes,
+            sources: b.clips.into_iter().map(|c| c.cameras).collect(),
+            epoch,
+            position: b.position,
+            ready_event: event,
+        }))
+    }
+}
+
+/// The batch tensor's own memory as a copy destination.
+struct InPlace(DevicePtr, usize);
+
+impl DeviceMemory for InPlace {
+    fn device_ptr(&self) -> DevicePtr {
+        self.0
+    }
+    fn byte_len(&self) -> usize {
+        self.1
+    }
+}
+
+/// Where one requested frame goes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    batch: usize,
+    clip: usize,
+    camera: usize,
+    /// Index in the batch's flat `[n, ...]` tensor.
+    slot: usize,
+    frame: usize,
+}
+
+fn slots_per_clip(d: &VideoDataset) -> usize {
+    d.cameras() * d.frames_per_clip()
+}
+
+/// `[n, C, H, W]` or `[n, H, W, C]` for `spec`.
+fn with_item(n: usize, spec: &OutputSpec) -> Vec<usize> {
+    let (h, w, c) = (spec.height as usize, spec.width as usize, spec.channels());
+    match spec.layout {
+        Layout::Chw => vec![n, c, h, w],
+        Layout::Hwc => vec![n, h, w, c],
+    }
+}
+
+/// The kernel's view of a decoded surface.
+fn source(f: &DecodedFrame<'_>) -> SourceImage {
+    let format = match f.format {
+        SurfaceFormat::Nv12 => PixelFormat::Nv12,
+        SurfaceFormat::P016 => PixelFormat::P016 {
+            bit_depth: f.bit_depth,
+        },
+    };
+    SourceImage {
+        data: f.luma,
+        chroma: f.chroma,
+        pitch: f.pitch,
+        width: f.width,
+        height: f.height,
+        format,
+        matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
+        full_range: f.colour.full_range,
+    }
+}

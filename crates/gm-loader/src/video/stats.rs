@@ -1,0 +1,40 @@
+//! Counters of a clip loader.
+
+use crate::error::SampleError;
+
+/// What a [`ClipLoader`](super::ClipLoader) has done so far (all epochs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClipStats {
+    /// Batches delivered.
+    pub batches: u64,
+    /// Clips delivered.
+    pub clips: u64,
+    /// Frames delivered (clips x cameras x frames per clip).
+    pub frames: u64,
+    /// Packets fed to the decoders: frames decoded, delivered or not. Over `frames`, the
+    /// decoding each delivered frame cost.
+    pub packets_decoded: u64,
+    /// Bad clips met (a file that could not be read, a frame the decoder could not decode).
+    pub bad_clips: u64,
+    /// Bad clips replaced under [`BadSamplePolicy::Substitute`](crate::BadSamplePolicy).
+    pub substituted: u64,
+    /// Clips left out of their batch.
+    pub skipped: u64,
+    /// The first 16 distinct bad clips, with file and reason.
+    pub first_bad: Vec<SampleError>,
+    /// Time the decoding jobs took, summed over sessions, microseconds.
+    pub decode_us: u64,
+    /// Time the consumer waited for batches, microseconds.
+    pub wait_us: u64,
+}
+
+impl ClipStats {
+    /// Frames decoded per frame delivered (1.0: nothing decoded in vain).
+    pub fn decode_amplification(&self) -> f64 {
+        if self.frames == 0 {
+            0.0
+        } else {
+            self.packets_decoded as f64 / self.frames as f64
+        }
+    }
+}

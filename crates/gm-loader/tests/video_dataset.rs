@@ -1,0 +1,257 @@
+//! Video datasets without a GPU: episode counts, time-based and multi-camera episodes, the
+//! persisted index cache, and files that cannot be indexed.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use gm_demux::{IndexOptions, IndexingDemuxer, VideoIndex};
+use gm_episodes::{GapPolicy, TimedEpisodes, Timeline};
+use gm_loader::{BadFiles, LoaderError, VideoDataset, index_file_name};
+
+fn fixture(name: &str) -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+        .join("video")
+        .join(name)
+}
+
+fn videos() -> Vec<PathBuf> {
+    ["h264_bpyramid.mp4", "hevc_open_gop.mp4", "h264_vfr.mp4"]
+        .iter()
+        .map(|n| fixture(n))
+        .collect()
+}
+
+fn temp(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gm-videoset-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn video_datasets_count_and_locate_episodes() {
+    let d = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
+    let mut total = 0;
+    for p in videos() {
+        let n = IndexingDemuxer::open(&p, IndexOptions::default())
+            .unwrap()
+            .index()
+            .frame_count();
+        // Span 7 frames, a new episode every 3.
+        total += if n >= 7 { (n - 7) / 3 + 1 } else { 0 };
+    }
+    assert_eq!(d.len(), total);
+    let (v, k) = d.locate(d.len() - 1).unwrap();
+    assert_eq!(v, 2);
+    assert_eq!(
+        d.frames(d.len() - 1).unwrap(),
+        (0..4).map(|j| 3 * k + 2 * j).collect::<Vec<_>>()
+    );
+    assert_eq!(d.locate(0), Some((0, 0)));
+    assert!(d.locate(d.len()).is_none());
+    assert!(d.clip(d.len()).is_none());
+    assert_eq!((d.cameras(), d.frames_per_clip(), d.scenes()), (1, 4, 3));
+    assert!(!d.is_multi_camera());
+    let e = VideoDataset::open(&[fixture("missing.mp4")], 4, 1, 1)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("missing.mp4"), "{e}");
+}
+
+#[test]
+fn timed_episodes_follow_the_timestamps() {
+    let d = VideoDataset::builder()
+        .videos(&[fixture("h264_vfr.mp4")])
+        .timed(0.5, 12.0, 0.25)
+        .tolerance(0.05)
+        .open()
+        .unwrap();
+    let index = VideoIndex::open(&fixture("h264_vfr.mp4"), IndexOptions::default()).unwrap();
+    let t = TimedEpisodes::new(Timeline::from_index(&index), 0.5, 12.0, 0.25)
+        .unwrap()
+        .with_tolerance(0.05)
+        .unwrap();
+    assert_eq!(d.len(), t.episode_count());
+    assert_eq!(d.frames_per_clip(), 6);
+    for i in 0..d.len() {
+        assert_eq!(d.frames(i).unwrap(), t.episode(i as i64).unwrap());
+    }
+}
+
+#[test]
+fn multi_camera_scenes_align_cameras_by_time() {
+    let scene = vec![
+        fixture("h264_no_bframes.mp4"),
+        fixture("hevc_closed_gop.mp4"),
+    ];
+    let d = VideoDataset::builder()
+        .scenes(vec![scene.clone(), scene.clone()])
+        .timed(0.4, 10.0, 0.2)
+        .open()
+        .unwrap();
+    assert!(d.is_multi_camera());
+    assert_eq!((d.cameras(), d.frames_per_clip(), d.scenes()), (2, 4, 2));
+    assert_eq!(d.len() % 2, 0);
+    let c = d.clip(d.len() / 2).unwrap();
+    assert_eq!(c.scene, 1);
+    assert_eq!(c.cameras.len(), 2);
+    // Different video ids, same recording: the same frames.
+    assert_ne!(c.cameras[0].0, c.cameras[1].0);
+    assert_eq!(c.cameras[0].1, c.cameras[1].1);
+    assert!(d.name(0).contains("h264_no_bframes") && d.name(0).contains("hevc_closed_gop"));
+
+    // Scenes of unequal camera counts are refused.
+    let e = VideoDataset::builder()
+        .scenes(vec![scene.clone(), vec![fixture("h264_bpyramid.mp4")]])
+        .timed(0.4, 10.0, 0.2)
+        .open()
+        .err()
+        .unwrap();
+    assert!(matches!(e, LoaderError::Config(_)), "{e}");
+
+    // A VFR camera (no frame at 2/30 s) next to a CFR one, sampled at 15 fps with a zero
+    // tolerance: the first clip has a gap, as an error or skipped.
+    let vfr = vec![fixture("h264_no_bframes.mp4"), fixture("h264_vfr.mp4")];
+    let strict = || {
+        VideoDataset::builder()
+            .scenes(vec![vfr.clone()])
+            .timed(0.4, 15.0, 0.1)
+            .tolerance(0.0)
+            .bad_files(BadFiles::Fail)
+    };
+    let err = strict().open().err().unwrap();
+    assert!(err.to_string().contains("h264_no_bframes"), "{err}");
+    let skipped = strict().gaps(GapPolicy::Skip).open().unwrap();
+    let loose = VideoDataset::builder()
+        .scenes(vec![vfr.clone()])
+        .timed(0.4, 15.0, 0.1)
+        .open()
+        .unwrap();
+    assert_eq!(skipped.len() + 1, loose.len());
+    assert_eq!(skipped.clip(0), loose.clip(1));
+    for i in 0..skipped.len() {
+        assert_eq!(skipped.clip(i).unwrap().cameras[0].1.len(), 6);
+    }
+}
+
+#[test]
+fn the_index_cache_is_written_once_and_reused() {
+    let dir = temp("cache");
+    let open = || {
+        VideoDataset::builder()
+            .videos(&videos())
+            .frames(4, 2)
+            .index_cache(&dir)
+            .open()
+            .unwrap()
+    };
+    let first = open();
+    let files: Vec<PathBuf> = videos()
+        .iter()
+        .map(|v| dir.join(index_file_name(v)))
+        .collect();
+    let stamps: Vec<_> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().modified().unwrap())
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let second = open();
+    for (f, s) in files.iter().zip(&stamps) {
+        assert_eq!(
+            std::fs::metadata(f).unwrap().modified().unwrap(),
+            *s,
+            "{} was rewritten",
+            f.display()
+        );
+    }
+    assert_eq!(first.len(), second.len());
+    for i in 0..first.len() {
+        assert_eq!(first.clip(i), second.clip(i));
+    }
+    for v in 0..3 {
+        assert_eq!(
+            first.video_index(v).packets,
+            second.video_index(v).packets,
+            "video {v}: the saved index equals the built one"
+        );
+    }
+    // A damaged cache file is rebuilt, not trusted.
+    std::fs::write(&files[1], b"GMIDX garbage").unwrap();
+    let third = open();
+    assert_eq!(third.video_index(1).packets, first.video_index(1).packets);
+    assert!(std::fs::read(&files[1]).unwrap().len() > 100);
+    // Same name in another folder: another cache file.
+    assert_ne!(
+        index_file_name(&fixture("h264_vfr.mp4")),
+        index_file_name(&dir.join("h264_vfr.mp4"))
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn files_that_cannot_be_indexed_are_skipped_or_fail() {
+    let dir = temp("bad");
+    let text = dir.join("notes.mp4");
+    std::fs::write(&text, b"this is not a video").unwrap();
+    let list = vec![
+        fixture("h264_bpyramid.mp4"),
+        text.clone(),
+        dir.join("gone.mp4"),
+    ];
+    let good = VideoDataset::open(&[fixture("h264_bpyramid.mp4")], 4, 4, 1).unwrap();
+    let d = VideoDataset::builder()
+        .videos(&list)
+        .frames(4, 4)
+        .open()
+        .unwrap();
+    assert_eq!(d.len(), good.len());
+    assert_eq!(d.scenes(), 1);
+    let skipped = d.skipped();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped[0].name.contains("notes.mp4") && !skipped[0].reason.is_empty());
+    assert!(skipped[1].name.contains("gone.mp4"), "{skipped:?}");
+    let e = VideoDataset::builder()
+        .videos(&list)
+        .frames(4, 4)
+        .bad_files(BadFiles::Fail)
+        .open()
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("notes.mp4"), "{e}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_directory_of_videos_is_read_in_name_order() {
+    let dir = temp("dir");
+    for n in ["b.mp4", "a.MP4", "c.mov"] {
+        std::fs::copy(fixture("h264_bpyramid.mp4"), dir.join(n)).unwrap();
+    }
+    std::fs::write(dir.join("readme.txt"), b"not a video").unwrap();
+    let d = VideoDataset::builder()
+        .directory(&dir)
+        .frames(8, 8)
+        .open()
+        .unwrap();
+    assert_eq!(d.scenes(), 3);
+    let names: Vec<String> = (0..3)
+        .map(|v| {
+            d.path(v)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(names, ["a.MP4", "b.mp4", "c.mov"]);
+    assert!(d.skipped().is_empty());
+    let e = VideoDataset::builder()
+        .directory(dir.join("nope"))
+        .open()
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("nope"), "{e}");
+    let _ = std::fs::remove_dir_all(dir);
+}
