@@ -65,6 +65,10 @@ pub fn run(root: &Path) -> Result<()> {
         copy_tree(&fixtures, &out.join("media/fixtures"))?;
     }
     copy_tree(&root.join("assets/demo/images"), &out.join("media/demo"))?;
+    copy_tree(
+        &root.join("assets/demo/videos"),
+        &out.join("media/demo-videos"),
+    )?;
     let shared = root.join("../shared/media");
     if shared.is_dir() {
         copy_tree(&shared, &out.join("media/shared"))?;
@@ -216,6 +220,7 @@ export GM_BIN="$here/bin/gm"
 export GM_FIXTURES="$here/media/fixtures"
 export GM_SHARED_MEDIA="$here/media/shared"
 export GM_DEMO_IMAGES="$here/media/demo"
+export GM_DEMO_VIDEOS="$here/media/demo-videos"
 logs="${GM_LOG_DIR:-$here/logs}"
 mkdir -p "$logs"
 [ -d "$here/tests" ] || tar -xJf "$here/tests.tar.xz" -C "$here"

@@ -39,6 +39,13 @@ pub struct DemoArgs {
     /// from it.
     #[arg(long, value_name = "SIDE")]
     cache: Option<u32>,
+    /// Run the video pipeline instead: episodes of the bundled videos (or --videos DIR) on
+    /// NVDEC (needs a GPU); the contact sheet has a row per episode.
+    #[arg(long)]
+    video: bool,
+    /// A directory of MP4/MOV videos for --video (default: the bundled `assets/demo/videos`).
+    #[arg(long, value_name = "DIR")]
+    videos: Option<PathBuf>,
 }
 
 fn default_images() -> Result<PathBuf> {
@@ -58,6 +65,9 @@ fn default_images() -> Result<PathBuf> {
 pub fn run(args: &DemoArgs) -> Result<()> {
     if args.batch == 0 || args.epochs == 0 {
         bail!("--batch and --epochs must be at least 1");
+    }
+    if args.video || args.videos.is_some() {
+        return crate::demo_video::run(args.videos.as_deref(), args.epochs, &args.out);
     }
     let dir = match &args.images {
         Some(d) => d.clone(),

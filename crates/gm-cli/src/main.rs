@@ -2,6 +2,7 @@
 #![allow(clippy::print_stdout)] // a command-line tool prints its report
 
 mod demo;
+mod demo_video;
 mod frames;
 mod info;
 mod jpeg;

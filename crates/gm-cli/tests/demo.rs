@@ -54,3 +54,41 @@ fn gm_demo_reports_and_writes_a_contact_sheet_on_the_gpu_or_the_cpu() {
         std::fs::remove_file(&out).unwrap();
     }
 }
+
+#[test]
+fn gm_demo_video_writes_a_row_per_episode_or_says_it_needs_a_gpu() {
+    let out = std::env::temp_dir().join(format!("gm-demo-video-{}.png", std::process::id()));
+    let mut cmd = gm();
+    cmd.args(["demo", "--video", "--epochs", "2", "--out"])
+        .arg(&out);
+    if let Some(d) = std::env::var_os("GM_DEMO_VIDEOS") {
+        cmd.arg("--videos").arg(d);
+    }
+    let run = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    let err = String::from_utf8_lossy(&run.stderr);
+    if gm_cuda::available().is_err() && !gm_cuda::testing::gpu_required() {
+        assert!(!run.status.success());
+        assert!(err.contains("needs an NVIDIA GPU"), "{err}");
+        return;
+    }
+    assert!(run.status.success(), "{text}\n{err}");
+    // 2 videos of 120 frames; 8 frames every 2nd (span 15) every 15 frames: 8 episodes each.
+    assert!(
+        text.contains("2 in ") && text.contains("(16 episodes)"),
+        "{text}"
+    );
+    assert!(text.contains("32 episodes (256 frames)"), "{text}");
+    assert!(text.contains("bad episodes: 0"), "{text}");
+    assert!(
+        text.contains("phone_360p_h264.mp4 frames") || text.contains("phone_360p_hevc"),
+        "{text}"
+    );
+    let (w, h, rgb) = read_png(&out);
+    assert_eq!((w, h), (8 * 160, 4 * 90));
+    let mut colours: Vec<&[u8]> = rgb.chunks_exact(3).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    assert!(colours.len() > 2000, "{} colours", colours.len());
+    std::fs::remove_file(&out).unwrap();
+}
