@@ -428,25 +428,26 @@ fn table(rows: &[Row]) -> String {
     t
 }
 
-/// gm over the best peer per workload, with the goal marked.
-fn ratio_chart(path: &Path, rows: &[Row]) -> Result<()> {
-    let rows: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.ratio.is_some() && r.goal.is_some())
-        .collect();
+/// Horizontal bars, one per row, labelled with workload and data; `marks` draws a goal line
+/// on a bar and colours it by whether the bar reaches it.
+fn bar_chart(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    rows: &[&Row],
+    value: impl Fn(&Row) -> f64,
+    marks: bool,
+) -> Result<()> {
     let n = rows.len().max(1);
     let top = rows
         .iter()
-        .map(|r| r.ratio.unwrap_or(0.0).max(r.goal.unwrap_or(0.0)))
+        .map(|r| value(r).max(if marks { r.goal.unwrap_or(0.0) } else { 0.0 }))
         .fold(1.0, f64::max)
         * 1.1;
     let root = SVGBackend::new(path, (1000, 60 + 34 * n as u32)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "gm over the best peer (bar) and the goal (line), same run, same GPU",
-            ("sans-serif", 18),
-        )
+        .caption(title, ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(420)
@@ -463,15 +464,15 @@ fn ratio_chart(path: &Path, rows: &[Row]) -> Result<()> {
             SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
         })
-        .x_desc("ratio")
+        .x_desc(x_desc)
         .draw()?;
     for (i, r) in rows.iter().enumerate() {
-        let x = r.ratio.unwrap_or(0.0);
-        let met = x >= r.goal.unwrap_or(0.0);
-        let color = if met {
-            RGBColor(46, 125, 50)
-        } else {
-            RGBColor(198, 40, 40)
+        let x = value(r);
+        let goal = r.goal.filter(|_| marks);
+        let color = match goal {
+            Some(g) if x >= g => RGBColor(46, 125, 50),
+            Some(_) => RGBColor(198, 40, 40),
+            None => RGBColor(21, 101, 192),
         };
         chart.draw_series(std::iter::once(Rectangle::new(
             [
@@ -480,14 +481,31 @@ fn ratio_chart(path: &Path, rows: &[Row]) -> Result<()> {
             ],
             color.filled(),
         )))?;
-        let g = r.goal.unwrap_or(0.0);
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(g, SegmentValue::Exact(i)), (g, SegmentValue::Exact(i + 1))],
-            BLACK.stroke_width(3),
-        )))?;
+        if let Some(g) = goal {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(g, SegmentValue::Exact(i)), (g, SegmentValue::Exact(i + 1))],
+                BLACK.stroke_width(3),
+            )))?;
+        }
     }
     root.present()?;
     Ok(())
+}
+
+/// gm over the best peer per workload, with the goal marked.
+fn ratio_chart(path: &Path, rows: &[Row]) -> Result<()> {
+    let rows: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.ratio.is_some() && r.goal.is_some())
+        .collect();
+    bar_chart(
+        path,
+        "gm over the best peer (bar) and the goal (line), same run, same GPU",
+        "ratio",
+        &rows,
+        |r| r.ratio.unwrap_or(0.0),
+        true,
+    )
 }
 
 /// Frames per second against NVDEC sessions: gm's decoder, gm's clip loader (stream access)
@@ -572,48 +590,14 @@ fn gpus_chart(path: &Path, rows: &[Row]) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    let n = rows.len();
-    let top = rows
-        .iter()
-        .map(|r| r.ratio.unwrap_or(0.0))
-        .fold(2.0, f64::max)
-        * 1.1;
-    let root = SVGBackend::new(path, (1000, 60 + 34 * n as u32)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "two GPUs over one (one process per GPU)",
-            ("sans-serif", 18),
-        )
-        .margin(10)
-        .x_label_area_size(30)
-        .y_label_area_size(420)
-        .build_cartesian_2d(0.0..top, (0..n).into_segmented())?;
-    let labels: Vec<String> = rows
-        .iter()
-        .map(|r| format!("{} / {}", r.workload, r.data))
-        .collect();
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(n)
-        .y_label_formatter(&|y| match y {
-            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .x_desc("speed-up")
-        .draw()?;
-    for (i, r) in rows.iter().enumerate() {
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [
-                (0.0, SegmentValue::Exact(i)),
-                (r.ratio.unwrap_or(0.0), SegmentValue::Exact(i + 1)),
-            ],
-            RGBColor(21, 101, 192).filled(),
-        )))?;
-    }
-    root.present()?;
-    Ok(())
+    bar_chart(
+        path,
+        "two GPUs over one (one process per GPU)",
+        "speed-up",
+        &rows,
+        |r| r.ratio.unwrap_or(0.0),
+        false,
+    )
 }
 
 /// Correctness riding along: PyNvVideoCodec's random access against its own sequential decode.

@@ -2,6 +2,8 @@
 //! multi-camera) equals decoding that frame alone; resume, bad clips and shutdown.
 #![allow(clippy::unwrap_used)]
 
+mod video_common;
+
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -16,21 +18,7 @@ use gm_transforms::{
     Compose, FusedKernel, HorizontalFlip, Layout, Matrix, PixelFormat, RandomResizedCrop,
     SampleRng, SourceImage, ToDtype, Transform,
 };
-
-fn fixture(name: &str) -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-        .join("video")
-        .join(name)
-}
-
-fn videos() -> Vec<PathBuf> {
-    ["h264_bpyramid.mp4", "hevc_open_gop.mp4", "h264_vfr.mp4"]
-        .iter()
-        .map(|n| fixture(n))
-        .collect()
-}
+use video_common::{fixture, videos};
 
 fn chain() -> Vec<Box<dyn Transform>> {
     vec![

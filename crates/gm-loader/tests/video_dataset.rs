@@ -2,26 +2,14 @@
 //! persisted index cache, and files that cannot be indexed.
 #![allow(clippy::unwrap_used)]
 
+mod video_common;
+
 use std::path::PathBuf;
 
 use gm_demux::{IndexOptions, IndexingDemuxer, VideoIndex};
 use gm_episodes::{GapPolicy, TimedEpisodes, Timeline};
 use gm_loader::{BadFiles, LoaderError, VideoDataset, index_file_name};
-
-fn fixture(name: &str) -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-        .join("video")
-        .join(name)
-}
-
-fn videos() -> Vec<PathBuf> {
-    ["h264_bpyramid.mp4", "hevc_open_gop.mp4", "h264_vfr.mp4"]
-        .iter()
-        .map(|n| fixture(n))
-        .collect()
-}
+use video_common::{fixture, videos};
 
 fn temp(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gm-videoset-{tag}-{}", std::process::id()));
