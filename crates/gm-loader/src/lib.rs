@@ -50,5 +50,5 @@ pub use state::LoaderState;
 pub use stats::{PathTotals, Stats};
 pub use video::{
     BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,
-    VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name,
+    VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name, surface_source,
 };

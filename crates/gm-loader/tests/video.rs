@@ -8,15 +8,15 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use gm_codec::nvdec::{DecoderSession, SurfaceFormat};
+use gm_codec::nvdec::DecoderSession;
 use gm_cuda::{DType, Device, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_demux::{IndexOptions, IndexingDemuxer};
 use gm_loader::{
     BadSamplePolicy, ClipBatch, ClipLoader, LoaderError, LoaderState, Sampler, VideoDataset,
+    surface_source,
 };
 use gm_transforms::{
-    Compose, FusedKernel, HorizontalFlip, Layout, Matrix, PixelFormat, RandomResizedCrop,
-    SampleRng, SourceImage, ToDtype, Transform,
+    Compose, FusedKernel, HorizontalFlip, Layout, RandomResizedCrop, SampleRng, ToDtype, Transform,
 };
 use video_common::{fixture, videos};
 
@@ -78,22 +78,7 @@ impl Reference {
         let kernel = &mut self.kernel;
         self.session
             .decode(demux, &plan, &mut |d| {
-                let format = match d.format {
-                    SurfaceFormat::Nv12 => PixelFormat::Nv12,
-                    SurfaceFormat::P016 => PixelFormat::P016 {
-                        bit_depth: d.bit_depth,
-                    },
-                };
-                let src = SourceImage {
-                    data: d.luma,
-                    chroma: d.chroma,
-                    pitch: d.pitch,
-                    width: d.width,
-                    height: d.height,
-                    format,
-                    matrix: Matrix::from_code(d.colour.matrix_coefficients, d.height),
-                    full_range: d.colour.full_range,
-                };
+                let src = surface_source(d);
                 kernel.run(d.stream, &[src], &[op], &spec, &out, 0)?;
                 Ok(())
             })

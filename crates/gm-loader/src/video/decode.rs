@@ -272,12 +272,14 @@ impl Shared {
         filling: &[Option<Filling>],
     ) -> Vec<(Slot, String)> {
         let failed = self.decode_slots(session, kernel, v, slots, filling);
-        let whole = failed.len() == slots.len() && !failed.is_empty();
+        if failed.is_empty() || failed.len() < slots.len() {
+            return failed;
+        }
         let mut groups: Vec<(usize, usize, usize)> =
             slots.iter().map(|s| (s.batch, s.clip, s.camera)).collect();
         groups.sort_unstable();
         groups.dedup();
-        if !whole || groups.len() < 2 {
+        if groups.len() < 2 {
             return failed;
         }
         tracing::debug!(
@@ -322,7 +324,7 @@ impl Shared {
                     ));
                 }
             }
-            let src = source(f);
+            let src = surface_source(f);
             for &r in f.slots {
                 let s = slots[r as usize];
                 let Some(b) = &filling[s.batch] else { continue };
@@ -553,8 +555,9 @@ fn with_item(n: usize, spec: &OutputSpec) -> Vec<usize> {
     }
 }
 
-/// The kernel's view of a decoded surface.
-fn source(f: &DecodedFrame<'_>) -> SourceImage {
+/// The fused kernel's view of a mapped NVDEC surface (NV12 or P016, with its colour matrix
+/// and range): what to pass to `FusedKernel::run` inside a `DecoderSession::decode` consumer.
+pub fn surface_source(f: &DecodedFrame<'_>) -> SourceImage {
     let format = match f.format {
         SurfaceFormat::Nv12 => PixelFormat::Nv12,
         SurfaceFormat::P016 => PixelFormat::P016 {

@@ -30,7 +30,7 @@ pub use dataset::{
     BadFiles, Clip, EpisodeSpec, VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder,
     index_file_name,
 };
-pub use decode::ClipBatch;
+pub use decode::{ClipBatch, surface_source};
 pub use stats::ClipStats;
 
 use crate::builder::BadSamplePolicy;
