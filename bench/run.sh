@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `cargo xtask bench`'s driver on the GPU machine: run from target/bench-bundle/part1 after
-# all parts were carried. `run.sh images`: JPEG decoding and the image pipeline; `run.sh video`:
+# all parts were carried. `run.sh images`: JPEG decoding and the image pipeline (or one of them:
+# `run.sh jpeg`, `run.sh loader`, each shorter than a device call's limit); `run.sh video`:
 # NVDEC decoding, the clip loader, first-frame latency and index build time. gm and every peer
 # run one after the other in the same call, on the same files. Results: $OUT/bench/*.jsonl.
 set -u
@@ -48,13 +49,22 @@ fi
 bin="$here/bin"; data="$here/data"; py="$here/peers"
 cat "$data"/jpeg/*/* "$data"/video/* > /dev/null   # page cache
 
-if [ "$phase" = images ]; then
+if [ "$phase" = images ] || [ "$phase" = jpeg ]; then
     for set in imagenet large; do
         if [ $set = large ]; then p=100; else p=25; fi
         GM_BENCH_PASSES=$p step jpeg-gm 200 "$bin/gm-codec--jpeg" "$data/jpeg/$set"
         PYTHONPATH="$peers/nvimgcodec" step jpeg-peers 200 python3 "$py/jpeg_decode_bench.py" "$data/jpeg/$set"
     done
-    GM_BENCH_CONFIGS=4x2,6x3 step loader-gm 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet"
+fi
+if [ "$phase" = images ] || [ "$phase" = loader ]; then
+    # The engines' share and the CUDA backend's host threads, swept: the Huffman decoding of
+    # the images not given to the engines runs on those threads, so more cores can take more.
+    # Chroma: the loader's default (replicate) and the CPU-exact one (smooth).
+    for hc in replicate:0.8:4 replicate:0.7:6 replicate:0.65:8 smooth:0.8:4 smooth:0.6:8; do
+        c=${hc%%:*}; hc=${hc#*:}
+        GM_BENCH_CHROMA=$c GM_BENCH_HW_LOAD=${hc%%:*} GM_BENCH_CUDA_THREADS=${hc##*:} \
+            GM_BENCH_CONFIGS=4x2,4x3 step loader-gm 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet"
+    done
     PYTHONPATH="$peers/dali" GM_DALI_THREADS=8,12,16 step loader-peers 200 python3 "$py/loader_pipeline_peers.py" "$data/jpeg/imagenet"
     if [ "$gpus" -ge 2 ]; then
         log "start loader-2gpu"
@@ -63,7 +73,7 @@ if [ "$phase" = images ]; then
         done
         wait; log "end loader-2gpu"
     fi
-else
+elif [ "$phase" = video ]; then
     v="$data/video"
     export GM_BENCH_EPISODES="$out"
     step clips-gm 200 "$bin/gm-loader--clips" "$v/bench_1080p_h264.mp4" "$v/bench_1080p_hevc.mp4" "$v/bench_1080p_h264_gop250.mp4"

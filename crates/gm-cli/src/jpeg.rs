@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gm_codec::jpeg::{BackendChoice, DecoderOptions, EncodedImage, ImageDecoder};
+use gm_codec::jpeg::{BackendChoice, ChromaUpsampling, DecoderOptions, EncodedImage, ImageDecoder};
 
 /// Arguments of `gm jpeg`.
 #[derive(Args)]
@@ -21,6 +21,10 @@ pub struct JpegArgs {
     /// Keep images as stored instead of turning them upright (EXIF orientation).
     #[arg(long)]
     no_orientation: bool,
+    /// Subsampled chroma on the GPU: smooth (interpolated, as CPU decoders do) or replicate
+    /// (nvJPEG's own conversion).
+    #[arg(long, default_value = "smooth")]
+    chroma: ChromaUpsampling,
 }
 
 /// Runs `gm jpeg`: one batch, a line per image, PNGs under `--out`. Fails if any input failed.
@@ -29,6 +33,7 @@ pub fn run(args: &JpegArgs) -> Result<()> {
     let options = DecoderOptions {
         backend: args.backend,
         apply_orientation: !args.no_orientation,
+        chroma: args.chroma,
         ..DecoderOptions::default()
     };
     let mut decoder = ImageDecoder::new(&device, options)?;

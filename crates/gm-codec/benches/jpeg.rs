@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use gm_codec::jpeg::{BackendChoice, DecoderOptions, EncodedImage, ImageDecoder};
+use gm_codec::jpeg::{BackendChoice, ChromaUpsampling, DecoderOptions, EncodedImage, ImageDecoder};
 use gm_cuda::Device;
 
 const BATCH: usize = 128;
@@ -29,6 +29,7 @@ struct Config {
     hw_load: f32,
     instances: usize,
     cuda_threads: usize,
+    chroma: ChromaUpsampling,
 }
 
 fn run(
@@ -49,6 +50,7 @@ fn run(
                     hw_load: c.hw_load,
                     cuda_threads: c.cuda_threads,
                     preallocate: Some((BATCH, 640, 480)),
+                    chroma: c.chroma,
                     ..DecoderOptions::default()
                 },
             )
@@ -160,6 +162,7 @@ fn run(
             "bench": "jpeg_decode", "impl": "gm", "set": set, "config": c.name,
             "backend": format!("{:?}", c.backend), "hw_load": c.hw_load,
             "instances": c.instances, "cuda_threads": c.cuda_threads, "batch": BATCH,
+            "chroma": if c.chroma == ChromaUpsampling::Replicate { "replicate" } else { "smooth" },
             "images_per_s": median, "min": sorted[0], "max": sorted[sorted.len() - 1],
             "reps": reps, "images_per_rep": total_batches * BATCH, "failed": failed_total,
             "cpu_us_per_image": cpu_per_image.iter().sum::<f64>() / cpu_per_image.len() as f64,
@@ -199,6 +202,7 @@ fn main() {
                 hw_load: 1.0,
                 instances: inst,
                 cuda_threads: 1,
+                chroma: ChromaUpsampling::Smooth,
             });
         }
         for (inst, threads) in [(1, 4), (4, 4)] {
@@ -208,6 +212,7 @@ fn main() {
                 hw_load: 0.0,
                 instances: inst,
                 cuda_threads: threads,
+                chroma: ChromaUpsampling::Smooth,
             });
         }
         for (inst, threads) in [(2, 2), (4, 2), (4, 4)] {
@@ -218,8 +223,30 @@ fn main() {
                     hw_load: load,
                     instances: inst,
                     cuda_threads: threads,
+                    chroma: ChromaUpsampling::Smooth,
                 });
             }
+        }
+        // The price of our chroma upsampling: the same decoders with nvJPEG's own conversion
+        // (the peers' output), on the engines alone and on the usual best configuration.
+        for (name, backend, load, inst, threads) in [
+            ("replicate hw x2", BackendChoice::Hardware, 1.0, 2, 1),
+            (
+                "replicate auto x4 t2 hw_load 0.9",
+                BackendChoice::Auto,
+                0.9,
+                4,
+                2,
+            ),
+        ] {
+            configs.push(Config {
+                name: name.into(),
+                backend,
+                hw_load: load,
+                instances: inst,
+                cuda_threads: threads,
+                chroma: ChromaUpsampling::Replicate,
+            });
         }
         for c in configs {
             if only.as_deref().is_some_and(|o| !c.name.starts_with(o)) {

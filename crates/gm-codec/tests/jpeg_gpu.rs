@@ -11,26 +11,33 @@ use std::path::PathBuf;
 
 use common::{minimal_jpeg, shared_jpeg, with_orientation};
 use gm_codec::jpeg::{
-    BackendChoice, DecodePath, DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder,
-    ImageErrorKind, PixelFormat, SourceFormat, Subsampling, decode_rgb, parse, to_layout,
+    BackendChoice, ChromaUpsampling, DecodePath, DecodedBatch, DecoderOptions, EncodedImage,
+    ImageDecoder, ImageErrorKind, PixelFormat, PlaneLayout, SourceFormat, Subsampling, decode_rgb,
+    parse, to_layout,
 };
 use gm_cuda::testing::device_or_skip;
 use gm_cuda::{Device, Stream};
 
-/// Bounds for images a GPU path decoded, against zune-jpeg. nvJPEG replicates subsampled
-/// chroma where libjpeg-turbo and zune-jpeg interpolate it ("fancy upsampling"), so
-/// photos with sharp colour edges differ by more than rounding: on the H200 the worst
-/// measured file (baboon.jpg, 4:2:0) is at 37.2 dB. The issue asks for 40 dB and a mean
-/// error under 1.0; that needs our own chroma upsampling after a YUV decode (not done yet).
-/// baboon's mean errors are 2.36/1.19/3.29 (R/G/B); every other file measured is above
-/// 42.8 dB with mean errors under 1.6.
-const GPU_MIN_PSNR: f64 = 35.0;
-const GPU_MAX_MAE: f64 = 3.5;
+/// Bounds for images a GPU path decoded, against zune-jpeg: the issue's 40 dB and mean error
+/// under 1.0 with our chroma upsampling (the default). With nvJPEG's own conversion, which
+/// repeats subsampled chroma, photos with sharp colour edges lose more: baboon.jpg (4:2:0)
+/// measured 37.2 dB and mean errors 2.36/1.19/3.29 on the H200, so that mode is held to 35 dB.
+fn bounds(chroma: ChromaUpsampling) -> (f64, f64) {
+    match chroma {
+        ChromaUpsampling::Smooth => (40.0, 1.0),
+        ChromaUpsampling::Replicate => (35.0, 3.5),
+    }
+}
 
-/// Every JPEG of the shared media, by name.
+/// Every JPEG of the shared media, by name, and our odd-sized layouts (tests/media/jpeg).
 fn shared_files() -> Option<Vec<(String, Vec<u8>)>> {
     let dir = shared_jpeg()?;
     let mut out = Vec::new();
+    for layout in ["420", "422", "440"] {
+        let name = format!("baboon-201x151-{layout}.jpg");
+        let data = std::fs::read(common::fixtures().join("jpeg").join(&name)).unwrap();
+        out.push((name, data));
+    }
     for sub in ["photos", "odd"] {
         let mut names: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
             .unwrap()
@@ -117,7 +124,9 @@ fn check_against_cpu(
     files: &[(String, Vec<u8>)],
     batch: &DecodedBatch,
     format: PixelFormat,
+    chroma: ChromaUpsampling,
 ) -> f64 {
+    let (min_psnr, max_mae) = bounds(chroma);
     let mut worst = f64::INFINITY;
     let mut violations = Vec::new();
     for (i, (name, data)) in files.iter().enumerate() {
@@ -189,7 +198,7 @@ fn check_against_cpu(
                 "{tag} {name}: a CPU-path image must equal zune-jpeg's output"
             );
         } else {
-            if d.psnr < GPU_MIN_PSNR || d.mae.iter().any(|m| *m >= GPU_MAX_MAE) {
+            if d.psnr < min_psnr || d.mae.iter().any(|m| *m >= max_mae) {
                 violations.push(line);
             }
         }
@@ -197,7 +206,7 @@ fn check_against_cpu(
     }
     assert!(
         violations.is_empty(),
-        "outside {GPU_MIN_PSNR} dB / mean error {GPU_MAX_MAE}:\n{}",
+        "{tag}: outside {min_psnr} dB / mean error {max_mae}:\n{}",
         violations.join("\n")
     );
     worst
@@ -212,16 +221,21 @@ fn every_shared_jpeg_decodes_like_the_cpu_decoder_on_every_backend() {
         panic!("../shared/media/jpeg is needed (GM_SHARED_MEDIA)");
     };
     let inputs = inputs(&files);
-    for (tag, backend, hw_load) in [
-        ("auto", BackendChoice::Auto, 1.0),
-        ("split", BackendChoice::Auto, 0.5),
-        ("hw", BackendChoice::Hardware, 1.0),
-        ("cuda", BackendChoice::Cuda, 1.0),
-        ("cpu", BackendChoice::Cpu, 1.0),
+    let (smooth, replicate) = (ChromaUpsampling::Smooth, ChromaUpsampling::Replicate);
+    for (tag, backend, hw_load, chroma) in [
+        ("auto", BackendChoice::Auto, 1.0, smooth),
+        ("split", BackendChoice::Auto, 0.5, smooth),
+        ("hw", BackendChoice::Hardware, 1.0, smooth),
+        ("cuda", BackendChoice::Cuda, 1.0, smooth),
+        ("cpu", BackendChoice::Cpu, 1.0, smooth),
+        ("auto-replicate", BackendChoice::Auto, 1.0, replicate),
+        ("hw-replicate", BackendChoice::Hardware, 1.0, replicate),
+        ("cuda-replicate", BackendChoice::Cuda, 1.0, replicate),
     ] {
         let mut dec = decoder(&device, |o| {
             o.backend = backend;
             o.hw_load = hw_load;
+            o.chroma = chroma;
         });
         let batch = dec.decode(&inputs).unwrap();
         let counts = batch.counts();
@@ -255,7 +269,7 @@ fn every_shared_jpeg_decodes_like_the_cpu_decoder_on_every_backend() {
             Ok(img) => assert_eq!(img.path, DecodePath::Cpu, "{tag}"),
             Err(e) => report(&format!("{tag} truncated: {e}")),
         }
-        match tag {
+        match tag.trim_end_matches("-replicate") {
             "auto" if dec.has_hardware() => {
                 assert!(
                     counts.hardware > 10 && counts.cuda > 0 && counts.cpu >= 2,
@@ -271,7 +285,7 @@ fn every_shared_jpeg_decodes_like_the_cpu_decoder_on_every_backend() {
             "cuda" => assert!(counts.hardware == 0 && counts.cpu <= 1, "{counts:?}"),
             _ => assert_eq!(counts.hardware + counts.cuda, 0, "{counts:?}"),
         }
-        let worst = check_against_cpu(tag, &files, &batch, PixelFormat::Rgb);
+        let worst = check_against_cpu(tag, &files, &batch, PixelFormat::Rgb, chroma);
         report(&format!("{tag}: worst PSNR {worst:.2} dB"));
     }
 }
@@ -309,13 +323,13 @@ fn planar_and_grey_outputs_match_the_cpu_layouts() {
                         d.psnr, d.max
                     ));
                     assert!(
-                        d.psnr >= GPU_MIN_PSNR && d.mae[0] < GPU_MAX_MAE,
+                        d.psnr >= 35.0 && d.mae[0] < 3.5,
                         "{tag} {name}: {:.2} dB",
                         d.psnr
                     );
                 }
             } else {
-                check_against_cpu(&tag, &files, &batch, format);
+                check_against_cpu(&tag, &files, &batch, format, ChromaUpsampling::Smooth);
             }
         }
     }
@@ -340,11 +354,21 @@ fn exif_orientations_are_applied_on_every_path() {
         })
         .collect();
     let inputs = inputs(&files);
-    for backend in [BackendChoice::Auto, BackendChoice::Cuda, BackendChoice::Cpu] {
-        let mut dec = decoder(&device, |o| o.backend = backend);
+    // Smooth: our kernel turns the images; Replicate: nvJPEG does.
+    for (backend, chroma) in [
+        (BackendChoice::Auto, ChromaUpsampling::Smooth),
+        (BackendChoice::Cuda, ChromaUpsampling::Smooth),
+        (BackendChoice::Cpu, ChromaUpsampling::Smooth),
+        (BackendChoice::Auto, ChromaUpsampling::Replicate),
+        (BackendChoice::Cuda, ChromaUpsampling::Replicate),
+    ] {
+        let mut dec = decoder(&device, |o| {
+            o.backend = backend;
+            o.chroma = chroma;
+        });
         let batch = dec.decode(&inputs).unwrap();
-        let tag = format!("orientation/{backend:?}");
-        check_against_cpu(&tag, &files, &batch, PixelFormat::Rgb);
+        let tag = format!("orientation/{backend:?}/{chroma:?}");
+        check_against_cpu(&tag, &files, &batch, PixelFormat::Rgb, chroma);
         for (i, o) in (1..=8u8).enumerate() {
             let img = batch.images[i].as_ref().unwrap();
             let want = if o >= 5 {
@@ -455,7 +479,7 @@ fn a_mixed_batch_with_bad_inputs_decodes_every_good_image_and_names_every_bad_on
             let got = batch.download(i).unwrap().unwrap();
             let d = diff(&got, &cpu.rgb, 3, false);
             assert!(
-                d.psnr >= GPU_MIN_PSNR,
+                d.psnr >= 40.0,
                 "good image {i} next to bad ones: {:.2} dB",
                 d.psnr
             );
@@ -483,6 +507,9 @@ fn a_mixed_batch_with_bad_inputs_decodes_every_good_image_and_names_every_bad_on
     report(&format!("pool before {pinned_before:?} after {s:?}"));
     assert!(s.allocations <= 2, "{s:?}");
     assert_eq!(s.buffers_in_use, 0, "{s:?}");
+    let p = dec.plane_pool_stats();
+    report(&format!("plane pool after {p:?}"));
+    assert!(p.allocations <= 2 && p.buffers_in_use == 0, "{p:?}");
 }
 
 #[test]
@@ -523,4 +550,52 @@ fn a_consumer_stream_that_waits_on_the_ready_event_sees_the_decoded_pixels() {
         }
         sums = Some(got);
     }
+}
+
+/// The colour kernel against its CPU twin on random planes: every chroma layout, odd sizes
+/// down to 1x1, all orientations, both RGB layouts. Exact: the arithmetic is integer.
+#[test]
+fn the_colour_kernel_equals_its_cpu_twin_on_random_planes() {
+    use rand::{Rng, SeedableRng};
+    let Some(device) = device_or_skip("the_colour_kernel_equals_its_cpu_twin") else {
+        return;
+    };
+    let stream = Stream::new(&device).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x6a70_6567);
+    let mut checked = 0usize;
+    for case in 0..160 {
+        let (w, h) = if case < 8 {
+            (1 + case as u32 % 3, 1 + case as u32 / 3)
+        } else {
+            (rng.random_range(1..320), rng.random_range(1..240))
+        };
+        let (hs, vs) = [(1, 1), (2, 1), (2, 2), (1, 2)][case % 4];
+        let grey = case % 9 == 0;
+        let o = (case % 8) as u8 + 1;
+        let format = if case % 2 == 0 {
+            PixelFormat::Rgb
+        } else {
+            PixelFormat::RgbPlanar
+        };
+        let layout = PlaneLayout::new(w, h, hs, vs, grey);
+        let planes: Vec<u8> = (0..layout.bytes()).map(|_| rng.random()).collect();
+        let mut dev_planes = gm_cuda::DeviceBuffer::alloc(&device, planes.len()).unwrap();
+        stream.upload(&planes, &mut dev_planes, 0).unwrap();
+        let n = w as usize * h as usize * 3;
+        let mut out = gm_cuda::DeviceBuffer::alloc(&device, n).unwrap();
+        gm_codec::jpeg::ycc_to_rgb_device(&stream, &layout, &dev_planes, o, format, &mut out)
+            .unwrap();
+        let mut got = vec![0u8; n];
+        stream.download(&out, 0, &mut got).unwrap();
+        let want = gm_codec::jpeg::ycc_to_rgb_host(&planes, &layout, o, format);
+        assert!(
+            got == want,
+            "{w}x{h} {hs}x{vs} grey={grey} orientation {o} {format:?}: first difference at {:?}",
+            got.iter().zip(&want).position(|(a, b)| a != b)
+        );
+        checked += n;
+    }
+    report(&format!(
+        "colour kernel = twin on {checked} random output samples"
+    ));
 }

@@ -4,7 +4,7 @@
 //! cache. Each file is listed `GM_BENCH_REPEAT` times (default 50) so that an epoch is long
 //! enough to time; `GM_BENCH_CONFIGS` (default "4x1,4x2,4x3,6x4") sweeps host workers x
 //! GPU stages; `GM_BENCH_HW_LOAD` and `GM_BENCH_CUDA_THREADS` set the decoder's engine share and
-//! CUDA-backend threads;
+//! CUDA-backend threads, `GM_BENCH_CHROMA` (smooth or replicate) its chroma upsampling;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
 //! (a shorter side, default 0 = off) adds a run from the device cache.
@@ -59,6 +59,7 @@ fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Load
     let mut decoder = DecoderOptions {
         hw_load: gm_loader::LOADER_HW_LOAD,
         cuda_threads: gm_loader::LOADER_CUDA_THREADS,
+        chroma: gm_loader::LOADER_CHROMA,
         ..DecoderOptions::default()
     };
     if let Some(h) = std::env::var("GM_BENCH_HW_LOAD")
@@ -68,6 +69,12 @@ fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Load
         decoder.hw_load = h;
     }
     decoder.cuda_threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda_threads);
+    if let Some(c) = std::env::var("GM_BENCH_CHROMA")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        decoder.chroma = c;
+    }
     Loader::builder(ListFile::new(list).unwrap())
         .device(device.clone())
         .decoder(decoder)
@@ -135,7 +142,7 @@ fn main() {
         let held = free0.saturating_sub(device.info().unwrap().free_memory);
         let s = l.stats();
         println!(
-            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{}}}",
+            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\"}}",
             device.ordinal(),
             std::env::var("GM_BENCH_HW_LOAD")
                 .unwrap_or_else(|_| gm_loader::LOADER_HW_LOAD.to_string()),
@@ -151,7 +158,8 @@ fn main() {
             s.paths.hardware,
             s.paths.cuda,
             s.paths.cpu,
-            s.bad
+            s.bad,
+            std::env::var("GM_BENCH_CHROMA").unwrap_or_else(|_| "replicate".into())
         );
     }
     // The device cache: filled once (timed), then epochs of augmentation only.

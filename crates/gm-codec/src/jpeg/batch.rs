@@ -13,10 +13,13 @@ use gm_cuda::{
 };
 use parking_lot::Mutex;
 
+use super::color::{self, ColorJob, PlaneLayout};
 use super::cpu::{RgbImage, decode_rgb};
 use super::formats::{SourceFormat, decode_other_rgb, dimensions, sniff};
 use super::header::{HeaderError, JpegInfo, parse};
-use super::nvjpeg::{CudaWorker, GpuJob, HardwareDecoder, NvFormat, NvJpeg, destination};
+use super::nvjpeg::{
+    CudaWorker, GpuJob, HardwareDecoder, NvFormat, NvJpeg, destination, plane_destination,
+};
 use super::route::{Backend, DEFAULT_MAX_PIXELS, RouteError, route};
 
 /// Which decoders may be used.
@@ -74,6 +77,33 @@ impl PixelFormat {
     }
 }
 
+/// How subsampled chroma is brought to full size on the GPU paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChromaUpsampling {
+    /// Interpolated like libjpeg-turbo's "fancy upsampling" (PIL, OpenCV, zune-jpeg): nvJPEG
+    /// writes the planes and one kernel per batch interpolates, converts and turns them, so
+    /// GPU images match CPU decodes to the IDCT's rounding. EXIF orientation then costs
+    /// nothing on the engines.
+    #[default]
+    Smooth,
+    /// nvJPEG's own conversion, each chroma sample repeated (what DALI, nvImageCodec and
+    /// torchvision return): one pass less, and blockier colour edges.
+    Replicate,
+}
+
+impl std::str::FromStr for ChromaUpsampling {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "smooth" => Ok(ChromaUpsampling::Smooth),
+            "replicate" => Ok(ChromaUpsampling::Replicate),
+            other => Err(format!(
+                "unknown chroma upsampling `{other}` (smooth, replicate)"
+            )),
+        }
+    }
+}
+
 /// Settings of an [`ImageDecoder`].
 #[derive(Debug, Clone)]
 pub struct DecoderOptions {
@@ -97,6 +127,8 @@ pub struct DecoderOptions {
     pub gpu_huffman_pixels: u64,
     /// Expected batch size and image size, to size the engines' memory up front.
     pub preallocate: Option<(usize, u32, u32)>,
+    /// How subsampled chroma is upsampled on the GPU paths (RGB outputs; grey has no chroma).
+    pub chroma: ChromaUpsampling,
 }
 
 impl Default for DecoderOptions {
@@ -111,6 +143,7 @@ impl Default for DecoderOptions {
             cpu_threads: 2,
             gpu_huffman_pixels: 1_000_000,
             preallocate: None,
+            chroma: ChromaUpsampling::Smooth,
         }
     }
 }
@@ -286,7 +319,12 @@ pub struct PathCounts {
 
 /// What the planner decided for one input.
 enum Plan {
-    Gpu { backend: Backend, info: JpegInfo },
+    /// `planes`: decoded to YCbCr planes laid out so, then converted by our kernel.
+    Gpu {
+        backend: Backend,
+        info: JpegInfo,
+        planes: Option<PlaneLayout>,
+    },
     CpuJpeg(JpegInfo),
     CpuOther(SourceFormat),
     Failed(ImageErrorKind),
@@ -303,6 +341,7 @@ pub struct ImageDecoder {
     cuda_done: Vec<Event>,
     stream: Stream,
     pool: DevicePool,
+    planes: DevicePool,
     pinned: PinnedPool,
 }
 
@@ -366,6 +405,7 @@ impl ImageDecoder {
             device: device.clone(),
             stream: Stream::new(device)?,
             pool: DevicePool::new(device, PoolConfig::unbounded("decoded images")),
+            planes: DevicePool::new(device, PoolConfig::unbounded("decoded YCbCr planes")),
             pinned: PinnedPool::new(device, PoolConfig::unbounded("image upload staging"), true),
             options,
             nv,
@@ -403,6 +443,11 @@ impl ImageDecoder {
     /// Device memory pool statistics (the decoded-image buffers).
     pub fn pool_stats(&self) -> PoolStats {
         self.pool.stats()
+    }
+
+    /// Device memory pool statistics of the YCbCr planes that our chroma upsampling reads.
+    pub fn plane_pool_stats(&self) -> PoolStats {
+        self.planes.stats()
     }
 
     fn plan(&self, input: &EncodedImage<'_>) -> Plan {
@@ -490,7 +535,28 @@ impl ImageDecoder {
                 )))
             }
             (Backend::Cpu, _) => Plan::CpuJpeg(info),
-            (b, _) => Plan::Gpu { backend: b, info },
+            (b, _) => {
+                let planes =
+                    if o.chroma == ChromaUpsampling::Smooth && o.format != PixelFormat::Grey {
+                        PlaneLayout::for_jpeg(&info)
+                    } else {
+                        None
+                    };
+                Plan::Gpu {
+                    // Every layout the engines take has planes; this only guards the split.
+                    backend: if b == Backend::Hardware
+                        && planes.is_none()
+                        && o.chroma == ChromaUpsampling::Smooth
+                        && o.format != PixelFormat::Grey
+                    {
+                        Backend::Cuda
+                    } else {
+                        b
+                    },
+                    info,
+                    planes,
+                }
+            }
         }
     }
 
@@ -524,10 +590,15 @@ impl ImageDecoder {
             (hw_total as f64 * f64::from(o.hw_load.clamp(0.0, 1.0))).round() as usize
         };
         for (p, input) in plans.iter_mut().zip(inputs) {
-            if let Plan::Gpu { backend, info } = p
+            if let Plan::Gpu {
+                backend,
+                info,
+                planes,
+            } = p
                 && *backend == Backend::Hardware
             {
-                let orientation = if o.apply_orientation {
+                // Our kernel turns images decoded to planes; nvJPEG only turns the others.
+                let orientation = if o.apply_orientation && planes.is_none() {
                     info.orientation
                 } else {
                     1
@@ -612,6 +683,31 @@ impl ImageDecoder {
             });
         }
         let mut buffer = self.pool.acquire(total, &self.stream)?;
+        // Images decoded to planes: the job table first, then each image's planes.
+        let mut plane_at: Vec<Option<usize>> = vec![None; inputs.len()];
+        let mut plane_total = 0usize;
+        for (i, p) in plans.iter().enumerate() {
+            if let (
+                Plan::Gpu {
+                    planes: Some(l), ..
+                },
+                Ok(_),
+            ) = (p, &results[i])
+            {
+                plane_at[i] = Some(plane_total);
+                plane_total += l.bytes().div_ceil(ALIGN) * ALIGN;
+            }
+        }
+        let plane_count = plane_at.iter().flatten().count();
+        let table_len = color::table_bytes(plane_count).div_ceil(ALIGN) * ALIGN;
+        let mut plane_buf = if plane_count > 0 {
+            Some(self.planes.acquire(table_len + plane_total, &self.stream)?)
+        } else {
+            None
+        };
+        let plane_base = plane_buf
+            .as_ref()
+            .map_or(0, |b| b.device_ptr().0 + table_len as u64);
         let start = Event::new(&self.device)?;
         start.record(&self.stream)?;
         let base = buffer.device_ptr().0;
@@ -622,16 +718,33 @@ impl ImageDecoder {
         for (i, (p, input)) in plans.iter().zip(inputs).enumerate() {
             let Ok(img) = &results[i] else { continue };
             match p {
-                Plan::Gpu { backend, info } => {
+                Plan::Gpu {
+                    backend,
+                    info,
+                    planes,
+                } => {
+                    let (format, dst, orientation) = match (planes, plane_at[i]) {
+                        (Some(l), Some(at)) => (
+                            NvFormat::Yuv,
+                            plane_destination(plane_base + at as u64, l),
+                            1,
+                        ),
+                        _ => (
+                            fmt.nv(),
+                            destination(base + img.offset as u64, img.width, img.height, fmt.nv()),
+                            if o.apply_orientation {
+                                info.orientation
+                            } else {
+                                1
+                            },
+                        ),
+                    };
                     let job = GpuJob {
                         data: input.data,
-                        orientation: if o.apply_orientation {
-                            info.orientation
-                        } else {
-                            1
-                        },
+                        orientation,
                         pixels: u64::from(info.width) * u64::from(info.height),
-                        dst: destination(base + img.offset as u64, img.width, img.height, fmt.nv()),
+                        format,
+                        dst,
                     };
                     if *backend == Backend::Hardware {
                         hw_jobs.push((i, job));
@@ -664,17 +777,9 @@ impl ImageDecoder {
                 let hw = hardware.filter(|_| !hw_jobs.is_empty()).map(|h| {
                     let jobs = &hw_jobs;
                     s.spawn(move || {
-                        let mut batch: Vec<GpuJob<'_>> = jobs
-                            .iter()
-                            .map(|(_, j)| GpuJob {
-                                data: j.data,
-                                orientation: j.orientation,
-                                pixels: j.pixels,
-                                dst: j.dst,
-                            })
-                            .collect();
+                        let mut batch: Vec<GpuJob<'_>> = jobs.iter().map(|(_, j)| *j).collect();
                         let t = Instant::now();
-                        let r = h.decode(&mut batch, fmt.nv(), start);
+                        let r = h.decode(&mut batch, start);
                         (r, t.elapsed().as_micros() as u64)
                     })
                 });
@@ -689,8 +794,8 @@ impl ImageDecoder {
                         loop {
                             let k = next_cuda.fetch_add(1, Ordering::Relaxed);
                             let Some((i, job)) = cuda_jobs.get(k) else { break };
-                            let mut job = GpuJob { data: job.data, orientation: job.orientation, pixels: job.pixels, dst: job.dst };
-                            if let Err(e) = w.decode(&mut job, fmt.nv()) {
+                            let mut job = *job;
+                            if let Err(e) = w.decode(&mut job) {
                                 tracing::debug!(input = inputs[*i].name, error = %e, "CUDA backend failed; trying the CPU");
                                 retry.lock().push(*i);
                             }
@@ -810,6 +915,43 @@ impl ImageDecoder {
             e.record(w.stream())?;
             self.stream.wait(e)?;
         }
+        // Planes to RGB for the images a GPU path decoded (a CPU retry wrote its own output).
+        if let Some(planes_buf) = plane_buf.as_mut() {
+            let jobs: Vec<ColorJob> = plans
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| {
+                    let (
+                        Plan::Gpu {
+                            planes: Some(l),
+                            info,
+                            ..
+                        },
+                        Ok(img),
+                        Some(at),
+                    ) = (p, &results[i], plane_at[i])
+                    else {
+                        return None;
+                    };
+                    (img.path != DecodePath::Cpu).then(|| {
+                        ColorJob::new(
+                            l,
+                            DevicePtr(plane_base + at as u64),
+                            DevicePtr(base + img.offset as u64),
+                            fmt,
+                            if o.apply_orientation {
+                                info.orientation
+                            } else {
+                                1
+                            },
+                        )
+                    })
+                })
+                .collect();
+            color::launch(&self.stream, &jobs, &mut **planes_buf, 0)?;
+        }
+        // Returned to the pool in stream order: the next batch's decoders start after `start`.
+        drop(plane_buf);
         ready.record(&self.stream)?;
         timings.total_us = t0.elapsed().as_micros() as u64;
         Ok(DecodedBatch {
@@ -831,7 +973,6 @@ impl ImageDecoder {
         retry: &mut Vec<usize>,
         results: &mut [Result<DecodedImage, ImageError>],
     ) {
-        let fmt = self.options.format.nv();
         let Some(w) = self.cuda.first_mut() else {
             retry.extend(jobs.iter().map(|(i, _)| *i));
             return;
@@ -841,13 +982,8 @@ impl ImageDecoder {
             return;
         }
         for (i, j) in jobs {
-            let mut job = GpuJob {
-                data: j.data,
-                orientation: j.orientation,
-                pixels: j.pixels,
-                dst: j.dst,
-            };
-            match w.decode(&mut job, fmt) {
+            let mut job = *j;
+            match w.decode(&mut job) {
                 Ok(()) => {
                     if let Ok(img) = &mut results[*i] {
                         img.path = DecodePath::Cuda;

@@ -115,6 +115,22 @@ fn with_adobe_transform_ycbcr(data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Where output pixel (`x`, `y`) of a `w` x `h` image (as stored) turned by EXIF orientation
+/// `o` comes from. Shared by [`orient`] and the colour kernel's CPU twin; the kernel has the
+/// same table.
+pub(crate) fn stored_position(o: u8, w: usize, h: usize, x: usize, y: usize) -> (usize, usize) {
+    match o {
+        2 => (w - 1 - x, y),
+        3 => (w - 1 - x, h - 1 - y),
+        4 => (x, h - 1 - y),
+        5 => (y, x),
+        6 => (y, h - 1 - x),
+        7 => (w - 1 - y, h - 1 - x),
+        8 => (w - 1 - y, x),
+        _ => (x, y),
+    }
+}
+
 /// The image turned upright for EXIF orientation `o` (1-8): 2 mirror, 3 rotate 180, 4 flip,
 /// 5 transpose, 6 rotate 90 clockwise, 7 transverse, 8 rotate 90 counter-clockwise.
 pub fn orient(img: &RgbImage, o: u8) -> RgbImage {
@@ -124,16 +140,7 @@ pub fn orient(img: &RgbImage, o: u8) -> RgbImage {
     let mut rgb = vec![0u8; ow * oh * 3];
     for y in 0..oh {
         for x in 0..ow {
-            let (sx, sy) = match o {
-                2 => (w - 1 - x, y),
-                3 => (w - 1 - x, h - 1 - y),
-                4 => (x, h - 1 - y),
-                5 => (y, x),
-                6 => (y, h - 1 - x),
-                7 => (w - 1 - y, h - 1 - x),
-                8 => (w - 1 - y, x),
-                _ => (x, y),
-            };
+            let (sx, sy) = stored_position(o, w, h, x, y);
             let (d, s) = ((y * ow + x) * 3, (sy * w + sx) * 3);
             rgb[d..d + 3].copy_from_slice(&img.rgb[s..s + 3]);
         }

@@ -66,6 +66,7 @@ fn reader(
     data: &[u8],
     format: SourceFormat,
     max_pixels: u64,
+    max_alloc: u64,
 ) -> Result<ImageReader<Cursor<&[u8]>>, String> {
     let f = format
         .image_format()
@@ -75,10 +76,19 @@ fn reader(
     let side = u32::try_from(max_pixels).unwrap_or(u32::MAX);
     limits.max_image_width = Some(side);
     limits.max_image_height = Some(side);
-    // Decoded RGBA16 of the largest allowed image, plus the decoder's own buffers.
-    limits.max_alloc = Some(max_pixels.saturating_mul(8).saturating_add(64 << 20));
+    limits.max_alloc = Some(max_alloc);
     r.limits(limits);
     Ok(r)
+}
+
+/// What decoding a `width` x `height` image may allocate: its RGBA16 form (the widest the
+/// `image` crate decodes to) and the RGB8 copy, plus room for the decoder's own buffers.
+/// Bounding by the declared size, not by the size limit, is what keeps a 1 KB file that
+/// claims small dimensions from asking for hundreds of megabytes (found by fuzzing).
+fn alloc_bound(width: u32, height: u32) -> u64 {
+    (u64::from(width) * u64::from(height))
+        .saturating_mul(11)
+        .saturating_add(16 << 20)
 }
 
 /// Width and height from the header of a non-JPEG image, without decoding it.
@@ -87,7 +97,8 @@ pub fn dimensions(
     format: SourceFormat,
     max_pixels: u64,
 ) -> Result<(u32, u32), String> {
-    reader(data, format, max_pixels)?
+    // Reading a header allocates little; the size limit bounds what it may claim.
+    reader(data, format, max_pixels, 64 << 20)?
         .into_dimensions()
         .map_err(|e| e.to_string())
 }
@@ -98,7 +109,11 @@ pub fn decode_other_rgb(
     format: SourceFormat,
     max_pixels: u64,
 ) -> Result<RgbImage, String> {
-    let img = reader(data, format, max_pixels)?
+    let (w, h) = dimensions(data, format, max_pixels)?;
+    if u64::from(w) * u64::from(h) > max_pixels {
+        return Err(format!("{w}x{h} is over the {max_pixels}-pixel limit"));
+    }
+    let img = reader(data, format, max_pixels, alloc_bound(w, h))?
         .decode()
         .map_err(|e| e.to_string())?
         .into_rgb8();

@@ -194,6 +194,8 @@ pub(crate) enum NvFormat {
     Rgb,
     /// Luma only.
     Y,
+    /// The planes as coded (Y, Cb, Cr at their own sizes), for our own colour conversion.
+    Yuv,
 }
 
 impl NvFormat {
@@ -202,6 +204,7 @@ impl NvFormat {
             NvFormat::Rgbi => sys::NVJPEG_OUTPUT_RGBI,
             NvFormat::Rgb => sys::NVJPEG_OUTPUT_RGB,
             NvFormat::Y => sys::NVJPEG_OUTPUT_Y,
+            NvFormat::Yuv => sys::NVJPEG_OUTPUT_YUV,
         }
     }
 }
@@ -215,7 +218,7 @@ pub(crate) fn destination(ptr: u64, width: u32, height: u32, format: NvFormat) -
             d.channel[0] = ptr as *mut u8;
             d.pitch[0] = w * 3;
         }
-        NvFormat::Y => {
+        NvFormat::Y | NvFormat::Yuv => {
             d.channel[0] = ptr as *mut u8;
             d.pitch[0] = w;
         }
@@ -230,12 +233,29 @@ pub(crate) fn destination(ptr: u64, width: u32, height: u32, format: NvFormat) -
     d
 }
 
-/// One JPEG for a GPU decoder: its bytes, EXIF orientation to apply (1 for none), and where
-/// the output goes.
+/// Where nvJPEG writes the planes of one image laid out as `layout` says, starting at `ptr`.
+pub(crate) fn plane_destination(ptr: u64, layout: &super::color::PlaneLayout) -> nvjpegImage_t {
+    let mut d = nvjpegImage_t::default();
+    d.channel[0] = ptr as *mut u8;
+    d.pitch[0] = layout.y_pitch;
+    if !layout.grey {
+        let cb = ptr as usize + layout.y_bytes();
+        d.channel[1] = cb as *mut u8;
+        d.channel[2] = (cb + layout.c_bytes()) as *mut u8;
+        d.pitch[1] = layout.c_pitch;
+        d.pitch[2] = layout.c_pitch;
+    }
+    d
+}
+
+/// One JPEG for a GPU decoder: its bytes, EXIF orientation to apply (1 for none), the output
+/// format and where the output goes.
+#[derive(Clone, Copy)]
 pub(crate) struct GpuJob<'a> {
     pub data: &'a [u8],
     pub orientation: u8,
     pub pixels: u64,
+    pub format: NvFormat,
     pub dst: nvjpegImage_t,
 }
 
@@ -370,11 +390,17 @@ impl HardwareDecoder {
     pub(crate) fn decode(
         &mut self,
         jobs: &mut [GpuJob<'_>],
-        format: NvFormat,
         after: &Event,
     ) -> Result<(), NvJpegError> {
-        if jobs.is_empty() {
+        let Some(format) = jobs.first().map(|j| j.format) else {
             return Ok(());
+        };
+        if jobs.iter().any(|j| j.format != format) {
+            // One output format per batched call: the caller splits mixed batches.
+            return Err(NvJpegError {
+                op: "nvjpegDecodeBatched with mixed output formats",
+                status: 2,
+            });
         }
         self.nv.device.bind_to_thread().map_err(|_| NvJpegError {
             op: "binding the CUDA context",
@@ -579,11 +605,8 @@ impl CudaWorker {
     }
 
     /// Decodes one image into `job.dst`, enqueued on this worker's stream.
-    pub(crate) fn decode(
-        &mut self,
-        job: &mut GpuJob<'_>,
-        format: NvFormat,
-    ) -> Result<(), NvJpegError> {
+    pub(crate) fn decode(&mut self, job: &mut GpuJob<'_>) -> Result<(), NvJpegError> {
+        let format = job.format;
         let nv = &self.nv;
         let api = &nv.api;
         let k = self.next_pinned;

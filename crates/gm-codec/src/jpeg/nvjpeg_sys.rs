@@ -28,6 +28,7 @@ pub const NVJPEG_BACKEND_GPU_HYBRID: c_int = 2;
 pub const NVJPEG_BACKEND_HARDWARE: c_int = 3;
 
 /// `nvjpegOutputFormat_t`.
+pub const NVJPEG_OUTPUT_YUV: c_int = 1;
 pub const NVJPEG_OUTPUT_Y: c_int = 2;
 pub const NVJPEG_OUTPUT_RGB: c_int = 3;
 pub const NVJPEG_OUTPUT_RGBI: c_int = 5;

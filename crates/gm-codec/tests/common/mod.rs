@@ -70,3 +70,17 @@ pub fn minimal_jpeg(width: u16, height: u16) -> Vec<u8> {
     v.extend_from_slice(&[0xFF, 0xDA, 0, 8, 1, 1, 0, 0, 63, 0]);
     v
 }
+
+/// `tests/media`, or `$GM_FIXTURES` in the GPU bundle.
+pub fn fixtures() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("tests/media"))
+}
+
+/// The bundled demo images, or `$GM_DEMO_IMAGES` in the GPU bundle.
+pub fn demo_images() -> PathBuf {
+    std::env::var_os("GM_DEMO_IMAGES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("assets/demo/images"))
+}
