@@ -83,22 +83,6 @@ fn four_four_four_planes_convert_exactly_like_zune_jpeg() {
     }
 }
 
-fn ffmpeg_or_skip(test: &str) -> bool {
-    let ok = Command::new("ffmpeg")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("GM_REQUIRE_FFMPEG").is_err(),
-            "GM_REQUIRE_FFMPEG=1 but ffmpeg is missing"
-        );
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIP (no ffmpeg): {test}");
-    }
-    ok
-}
-
 fn ffmpeg(args: &[&str]) -> Vec<u8> {
     let out = Command::new("ffmpeg")
         .args(["-v", "error", "-y"])
@@ -128,7 +112,7 @@ fn ffmpeg_planes(jpeg: &Path, pix_fmt: &str) -> Vec<u8> {
 
 #[test]
 fn subsampled_planes_upsample_like_zune_jpeg() {
-    if !ffmpeg_or_skip("subsampled_planes_upsample_like_zune_jpeg") {
+    if !common::ffmpeg_or_skip("subsampled_planes_upsample_like_zune_jpeg") {
         return;
     }
     let fixtures = common::fixtures().join("jpeg");

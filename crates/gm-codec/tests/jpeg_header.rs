@@ -200,20 +200,7 @@ fn cpu_fallback_decodes_like_ffmpeg() {
     let Some(jpeg) = shared_jpeg() else {
         return;
     };
-    if !std::process::Command::new("ffmpeg")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        assert!(
-            std::env::var("GM_REQUIRE_FFMPEG").is_err(),
-            "GM_REQUIRE_FFMPEG=1 but ffmpeg is missing"
-        );
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIP (no ffmpeg): cpu_fallback_decodes_like_ffmpeg"
-        );
+    if !common::ffmpeg_or_skip("cpu_fallback_decodes_like_ffmpeg") {
         return;
     }
     let mut worst = (f64::MAX, String::new());

@@ -7,7 +7,7 @@ use std::time::Instant;
 use gm_codec::jpeg::formats::dimensions;
 use gm_codec::jpeg::{EncodedImage, SourceFormat, parse, sniff};
 use gm_cuda::{DType, DeviceBuffer, Tensor};
-use gm_transforms::{FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, SourceImage};
+use gm_transforms::{FusedOp, Interp, Layout, OutputSpec, SourceImage};
 
 use crate::dataset::Dataset;
 use crate::error::LoaderError;
@@ -57,16 +57,7 @@ pub(crate) struct Cache {
 impl Cache {
     /// The source image of an entry.
     pub(crate) fn source(&self, e: &Entry) -> SourceImage {
-        SourceImage {
-            data: self.memory.data_ptr().offset(e.offset),
-            chroma: gm_cuda::DevicePtr(0),
-            pitch: e.width as usize * 3,
-            width: e.width,
-            height: e.height,
-            format: PixelFormat::Rgb8,
-            matrix: Matrix::default(),
-            full_range: true,
-        }
+        SourceImage::rgb8(self.memory.data_ptr().offset(e.offset), e.width, e.height)
     }
 }
 
@@ -196,16 +187,7 @@ pub(crate) fn build(
                 ));
                 continue;
             }
-            let src = SourceImage {
-                data: ptr,
-                chroma: gm_cuda::DevicePtr(0),
-                pitch: img.width as usize * 3,
-                width: img.width,
-                height: img.height,
-                format: PixelFormat::Rgb8,
-                matrix: Matrix::default(),
-                full_range: true,
-            };
+            let src = SourceImage::rgb8(ptr, img.width, img.height);
             let out = OutputSpec {
                 width: e.width,
                 height: e.height,

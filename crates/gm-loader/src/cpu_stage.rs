@@ -2,7 +2,7 @@
 
 use gm_codec::jpeg::decode_host;
 use gm_transforms::cpu::{HostImage, fused};
-use gm_transforms::{Layout, Matrix, OutputSpec, PixelFormat, SampleRng};
+use gm_transforms::{Layout, OutputSpec, SampleRng};
 
 use crate::batch::{Batch, HostTensor, Images};
 use crate::builder::{BadSamplePolicy, MAX_SUBSTITUTES, Shared};
@@ -23,16 +23,7 @@ pub(crate) fn decode_and_transform(
         .transforms
         .plan_image(img.width, img.height, &mut rng)
         .map_err(|e| format!("transforms: {e}"))?;
-    let src = HostImage {
-        data: &img.rgb,
-        chroma: &[],
-        pitch: img.width as usize * 3,
-        width: img.width,
-        height: img.height,
-        format: PixelFormat::Rgb8,
-        matrix: Matrix::default(),
-        full_range: true,
-    };
+    let src = HostImage::rgb8(&img.rgb, img.width, img.height);
     let mut out = vec![0u8; spec.image_bytes()];
     fused(&src, &op, &spec, &mut out);
     Ok((out, spec))

@@ -6,9 +6,7 @@ use std::time::Instant;
 
 use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor};
-use gm_transforms::{
-    FusedKernel, FusedOp, Matrix, OutputSpec, PixelFormat, SampleRng, SourceImage,
-};
+use gm_transforms::{FusedKernel, FusedOp, OutputSpec, SampleRng, SourceImage};
 
 use crate::batch::{Batch, Images, Release};
 use crate::builder::{BadSamplePolicy, MAX_SUBSTITUTES, Shared};
@@ -138,16 +136,7 @@ impl GpuStage {
                                     .transforms
                                     .plan_image(img.width, img.height, &mut rng)
                                     .map(|(op, spec)| {
-                                        let source = SourceImage {
-                                            data: ptr,
-                                            chroma: gm_cuda::DevicePtr(0),
-                                            pitch: img.width as usize * 3,
-                                            width: img.width,
-                                            height: img.height,
-                                            format: PixelFormat::Rgb8,
-                                            matrix: Matrix::default(),
-                                            full_range: true,
-                                        };
+                                        let source = SourceImage::rgb8(ptr, img.width, img.height);
                                         (source, op, spec)
                                     })
                                     .map_err(|e| format!("transforms: {e}"))

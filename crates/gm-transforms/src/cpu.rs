@@ -26,6 +26,24 @@ pub struct HostImage<'a> {
     pub full_range: bool,
 }
 
+impl<'a> HostImage<'a> {
+    /// A tightly packed interleaved RGB u8 image: the host twin of [`SourceImage::rgb8`].
+    ///
+    /// [`SourceImage::rgb8`]: crate::SourceImage::rgb8
+    pub fn rgb8(data: &'a [u8], width: u32, height: u32) -> HostImage<'a> {
+        HostImage {
+            data,
+            chroma: &[],
+            pitch: width as usize * 3,
+            width,
+            height,
+            format: PixelFormat::Rgb8,
+            matrix: Matrix::default(),
+            full_range: true,
+        }
+    }
+}
+
 /// The window taps are clamped to, the region that reads the source, the padding fill.
 #[derive(Clone, Copy)]
 struct Window {

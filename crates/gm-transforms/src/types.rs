@@ -73,6 +73,22 @@ pub struct SourceImage {
     pub full_range: bool,
 }
 
+impl SourceImage {
+    /// A tightly packed interleaved RGB u8 image at `data` (what the JPEG decoder returns).
+    pub fn rgb8(data: DevicePtr, width: u32, height: u32) -> SourceImage {
+        SourceImage {
+            data,
+            chroma: DevicePtr(0),
+            pitch: width as usize * 3,
+            width,
+            height,
+            format: PixelFormat::Rgb8,
+            matrix: Matrix::default(),
+            full_range: true,
+        }
+    }
+}
+
 /// The region of the source an output image is made from, in source pixels (fractional
 /// positions allowed, as random-resized-crop produces).
 #[derive(Debug, Clone, Copy, PartialEq)]

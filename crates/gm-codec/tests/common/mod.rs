@@ -84,3 +84,21 @@ pub fn demo_images() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace().join("assets/demo/images"))
 }
+
+/// Whether ffmpeg runs here; without it, a SKIP line for `test` (or a failure under
+/// `GM_REQUIRE_FFMPEG=1`, as in CI).
+pub fn ffmpeg_or_skip(test: &str) -> bool {
+    let ok = std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("GM_REQUIRE_FFMPEG").is_err(),
+            "GM_REQUIRE_FFMPEG=1 but ffmpeg is missing"
+        );
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIP (no ffmpeg): {test}");
+    }
+    ok
+}
