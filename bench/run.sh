@@ -26,6 +26,7 @@ gpus=$(nvidia-smi -L | grep -c '^GPU')
   echo "gpus: $gpus"
   echo "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
   echo "cores: $(nproc)"
+  echo "threads per core: $(lscpu 2>/dev/null | awk -F: '/Thread\(s\) per core/ {gsub(/ /, "", $2); print $2}')"
   echo "date: $(date -u +%Y-%m-%d)"
   echo "python: $(python3 -c 'import sys; print(sys.version.split()[0])')"
 } > "$out/env-$phase.txt"
@@ -57,15 +58,27 @@ if [ "$phase" = images ] || [ "$phase" = jpeg ]; then
     done
 fi
 if [ "$phase" = images ] || [ "$phase" = loader ]; then
-    # The engines' share and the CUDA backend's host threads, swept: the Huffman decoding of
-    # the images not given to the engines runs on those threads, so more cores can take more.
-    # Chroma: the loader's default (replicate) and the CPU-exact one (smooth).
-    for hc in replicate:0.8:4 replicate:0.7:6 replicate:0.65:8 smooth:0.8:4 smooth:0.6:8; do
-        c=${hc%%:*}; hc=${hc#*:}
-        GM_BENCH_CHROMA=$c GM_BENCH_HW_LOAD=${hc%%:*} GM_BENCH_CUDA_THREADS=${hc##*:} \
-            GM_BENCH_CONFIGS=4x2,4x3 step loader-gm 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet"
+    # chroma:engine share:CUDA threads:workers x stages:balanced:blocking sync. The loader's
+    # defaults (replicate, 0.8, 4 threads, 4x2, fixed split, spinning waits) and with blocking
+    # sync; more of the batch on the CUDA backend with more stages and threads (the Huffman
+    # decoding of the images not given to the engines runs on those threads); the run-time
+    # split (not bit-reproducible across runs); the CPU-exact chroma.
+    for c in replicate:0.8:4:4x2,4x3:0:0 replicate:0.8:4:4x2:0:1 replicate:0.6:8:4x3:0:0 \
+             replicate:0.65:8:4x3:0:0 replicate:0.7:6:4x3:0:0 replicate:0.6:6:4x4:0:0 \
+             replicate:0.5:8:4x3:1:0 replicate:0.6:8:4x3:1:0 smooth:0.6:8:4x3:0:0; do
+        IFS=: read -r ch hl th cf ba bs <<< "$c"
+        GM_BENCH_CHROMA=$ch GM_BENCH_HW_LOAD=$hl GM_BENCH_CUDA_THREADS=$th GM_BENCH_CONFIGS=$cf \
+            GM_BENCH_BALANCED=$ba GM_BENCH_BLOCKING_SYNC=$bs \
+            step loader-gm 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet"
     done
-    PYTHONPATH="$peers/dali" GM_DALI_THREADS=8,12,16 step loader-peers 200 python3 "$py/loader_pipeline_peers.py" "$data/jpeg/imagenet"
+    # gm's own control: the driver's default 8 work queues instead of the 32 gm asks for.
+    CUDA_DEVICE_MAX_CONNECTIONS=8 GM_BENCH_HW_LOAD=0.6 GM_BENCH_CUDA_THREADS=8 GM_BENCH_CONFIGS=4x3 \
+        step loader-gm 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet"
+    PYTHONPATH="$peers/dali" GM_DALI_THREADS=8,12,16,24 step loader-peers 240 python3 "$py/loader_pipeline_peers.py" "$data/jpeg/imagenet"
+    # DALI with the 32 work queues gm gives itself, so that the setting is not what the ratio
+    # measures.
+    CUDA_DEVICE_MAX_CONNECTIONS=32 GM_PEERS=dali PYTHONPATH="$peers/dali" GM_DALI_THREADS=12,16,24 \
+        step loader-peers 200 python3 "$py/loader_pipeline_peers.py" "$data/jpeg/imagenet"
     if [ "$gpus" -ge 2 ]; then
         log "start loader-2gpu"
         for d in 0 1; do

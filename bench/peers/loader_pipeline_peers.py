@@ -175,7 +175,8 @@ def dali(files):
         rates.sort()
         emit(peer="dali", num_threads=threads, images_per_epoch=iters * BATCH,
              img_per_s=round(rates[len(rates) // 2]), min=round(rates[0]), max=round(rates[-1]),
-             version=dali_mod.__version__)
+             version=dali_mod.__version__,
+             max_connections=os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "driver default"))
         del pipe
 
 

@@ -51,6 +51,12 @@ fn gpus(out: &mut String) {
         out,
         "driver: NVIDIA {nvidia}, supports {driver}; gm built against the CUDA {bmaj}.{bmin} driver API"
     );
+    let _ = writeln!(
+        out,
+        "work queues per GPU: {} ({})",
+        gm_cuda::max_connections().unwrap_or_else(|| "driver default".into()),
+        gm_cuda::MAX_CONNECTIONS_VAR
+    );
     for ordinal in 0..count {
         let info = gm_cuda::Device::new(ordinal).and_then(|d| d.info());
         match info {

@@ -24,6 +24,28 @@ fn info_reports_the_gpu_or_says_clearly_there_is_none() {
                 "{text}"
             );
             assert!(text.contains("driver: NVIDIA"), "{text}");
+            // A fresh process without the variable: gm gives the driver 32 work queues.
+            let fresh = gm()
+                .arg("info")
+                .env_remove(gm_cuda::MAX_CONNECTIONS_VAR)
+                .output()
+                .expect("gm runs");
+            let fresh = String::from_utf8_lossy(&fresh.stdout);
+            assert!(
+                fresh.contains("work queues per GPU: 32 (CUDA_DEVICE_MAX_CONNECTIONS)"),
+                "{fresh}"
+            );
+            // The user's own setting is kept.
+            let mine = gm()
+                .arg("info")
+                .env(gm_cuda::MAX_CONNECTIONS_VAR, "12")
+                .output()
+                .expect("gm runs");
+            assert!(
+                String::from_utf8_lossy(&mine.stdout).contains("work queues per GPU: 12 "),
+                "{}",
+                String::from_utf8_lossy(&mine.stdout)
+            );
             let (maj, min) = device.compute_capability();
             assert!(
                 text.contains(&format!("compute capability {maj}.{min}")),

@@ -30,6 +30,10 @@ struct Config {
     instances: usize,
     cuda_threads: usize,
     chroma: ChromaUpsampling,
+    /// The run-time split of `DecoderOptions::balanced` or the fixed one.
+    balanced: bool,
+    /// `DecoderOptions::cuda_batched`: the CUDA share in one GPU-Huffman call.
+    cuda_batched: bool,
 }
 
 fn run(
@@ -51,6 +55,8 @@ fn run(
                     cuda_threads: c.cuda_threads,
                     preallocate: Some((BATCH, 640, 480)),
                     chroma: c.chroma,
+                    balanced: c.balanced,
+                    cuda_batched: c.cuda_batched,
                     ..DecoderOptions::default()
                 },
             )
@@ -163,6 +169,7 @@ fn run(
             "backend": format!("{:?}", c.backend), "hw_load": c.hw_load,
             "instances": c.instances, "cuda_threads": c.cuda_threads, "batch": BATCH,
             "chroma": if c.chroma == ChromaUpsampling::Replicate { "replicate" } else { "smooth" },
+            "balanced": c.balanced, "cuda_batched": c.cuda_batched,
             "images_per_s": median, "min": sorted[0], "max": sorted[sorted.len() - 1],
             "reps": reps, "images_per_rep": total_batches * BATCH, "failed": failed_total,
             "cpu_us_per_image": cpu_per_image.iter().sum::<f64>() / cpu_per_image.len() as f64,
@@ -203,6 +210,8 @@ fn main() {
                 instances: inst,
                 cuda_threads: 1,
                 chroma: ChromaUpsampling::Smooth,
+                balanced: true,
+                cuda_batched: false,
             });
         }
         for (inst, threads) in [(1, 4), (4, 4)] {
@@ -213,6 +222,8 @@ fn main() {
                 instances: inst,
                 cuda_threads: threads,
                 chroma: ChromaUpsampling::Smooth,
+                balanced: true,
+                cuda_batched: false,
             });
         }
         for (inst, threads) in [(2, 2), (4, 2), (4, 4)] {
@@ -224,9 +235,51 @@ fn main() {
                     instances: inst,
                     cuda_threads: threads,
                     chroma: ChromaUpsampling::Smooth,
+                    balanced: true,
+                    cuda_batched: false,
                 });
             }
         }
+        // The CUDA share with its Huffman decoding on the GPU, batched: alone, and beside the
+        // engines.
+        for (name, backend, load, inst) in [
+            ("gpu-huffman x1", BackendChoice::Cuda, 0.0, 1),
+            ("gpu-huffman x2", BackendChoice::Cuda, 0.0, 2),
+            (
+                "gpu-huffman auto x2 hw_load 0.7",
+                BackendChoice::Auto,
+                0.7,
+                2,
+            ),
+            (
+                "gpu-huffman auto x4 hw_load 0.7",
+                BackendChoice::Auto,
+                0.7,
+                4,
+            ),
+        ] {
+            configs.push(Config {
+                name: name.into(),
+                backend,
+                hw_load: load,
+                instances: inst,
+                cuda_threads: 1,
+                chroma: ChromaUpsampling::Smooth,
+                balanced: false,
+                cuda_batched: true,
+            });
+        }
+        // The fixed split of the same best configuration, for the balanced split's gain.
+        configs.push(Config {
+            name: "fixed auto x4 t4 hw_load 0.75".into(),
+            backend: BackendChoice::Auto,
+            hw_load: 0.75,
+            instances: 4,
+            cuda_threads: 4,
+            chroma: ChromaUpsampling::Smooth,
+            balanced: false,
+            cuda_batched: false,
+        });
         // The price of our chroma upsampling: the same decoders with nvJPEG's own conversion
         // (the peers' output), on the engines alone and on the usual best configuration.
         for (name, backend, load, inst, threads) in [
@@ -246,6 +299,8 @@ fn main() {
                 instances: inst,
                 cuda_threads: threads,
                 chroma: ChromaUpsampling::Replicate,
+                balanced: true,
+                cuda_batched: false,
             });
         }
         for c in configs {

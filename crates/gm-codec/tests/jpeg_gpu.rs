@@ -225,8 +225,11 @@ fn every_shared_jpeg_decodes_like_the_cpu_decoder_on_every_backend() {
     for (tag, backend, hw_load, chroma) in [
         ("auto", BackendChoice::Auto, 1.0, smooth),
         ("split", BackendChoice::Auto, 0.5, smooth),
+        ("balanced", BackendChoice::Auto, 0.0, smooth),
         ("hw", BackendChoice::Hardware, 1.0, smooth),
         ("cuda", BackendChoice::Cuda, 1.0, smooth),
+        ("cuda-batched", BackendChoice::Cuda, 1.0, smooth),
+        ("auto-batched", BackendChoice::Auto, 0.5, smooth),
         ("cpu", BackendChoice::Cpu, 1.0, smooth),
         ("auto-replicate", BackendChoice::Auto, 1.0, replicate),
         ("hw-replicate", BackendChoice::Hardware, 1.0, replicate),
@@ -236,6 +239,10 @@ fn every_shared_jpeg_decodes_like_the_cpu_decoder_on_every_backend() {
             o.backend = backend;
             o.hw_load = hw_load;
             o.chroma = chroma;
+            // "split" is DALI's fixed share (the default), "balanced" the run-time split.
+            o.balanced = tag == "balanced";
+            // The CUDA share in one batched call with the Huffman decoding on the GPU.
+            o.cuda_batched = tag.ends_with("-batched");
         });
         let batch = dec.decode(&inputs).unwrap();
         let counts = batch.counts();
@@ -279,14 +286,77 @@ fn every_shared_jpeg_decodes_like_the_cpu_decoder_on_every_backend() {
             "split" if dec.has_hardware() => {
                 assert!(counts.hardware > 5 && counts.cuda > 15, "{counts:?}")
             }
-            "auto" | "split" => assert_eq!(counts.hardware, 0),
+            // The engines' first chunk is theirs; the CUDA workers may take any of the rest.
+            "balanced" if dec.has_hardware() => {
+                assert!(counts.hardware >= 5 && counts.cpu >= 2, "{counts:?}")
+            }
+            "auto" | "split" | "balanced" => assert_eq!(counts.hardware, 0),
             "hw" => assert_eq!(counts.cuda + counts.cpu, 0, "{counts:?}"),
+            "auto-batched" if dec.has_hardware() => {
+                assert!(counts.hardware > 5 && counts.cuda > 15, "{counts:?}")
+            }
+            "auto-batched" => assert_eq!(counts.hardware, 0),
             // The truncated progressive file, refused by nvJPEG, falls back to the CPU.
-            "cuda" => assert!(counts.hardware == 0 && counts.cpu <= 1, "{counts:?}"),
+            "cuda" | "cuda-batched" => {
+                assert!(counts.hardware == 0 && counts.cpu <= 1, "{counts:?}")
+            }
             _ => assert_eq!(counts.hardware + counts.cuda, 0, "{counts:?}"),
         }
         let worst = check_against_cpu(tag, &files, &batch, PixelFormat::Rgb, chroma);
         report(&format!("{tag}: worst PSNR {worst:.2} dB"));
+    }
+}
+
+/// The run-time split on a batch the engines could take whole: with no share reserved, the
+/// CUDA workers take images from the back while the engines decode chunks from the front;
+/// with a share, the engines get at least that. Every image matches the CPU decoder whichever
+/// path it took.
+#[test]
+fn the_balanced_split_shares_a_batch_and_keeps_the_engines_share() {
+    let Some(device) = device_or_skip("the_balanced_split_shares_a_batch") else {
+        return;
+    };
+    let files = shared_files().unwrap();
+    let mut probe = decoder(&device, |o| o.hw_load = 1.0);
+    if !probe.has_hardware() {
+        report("the_balanced_split_shares_a_batch: no NVJPG engines on this GPU");
+        return;
+    }
+    let probed = probe.decode(&inputs(&files)).unwrap();
+    let engine_files: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .zip(&probed.images)
+        .filter(|(_, r)| r.as_ref().is_ok_and(|i| i.path == DecodePath::Hardware))
+        .map(|(f, _)| f.clone())
+        .collect();
+    let many: Vec<(String, Vec<u8>)> = (0..8).flat_map(|_| engine_files.clone()).collect();
+    assert!(many.len() >= 64, "{} engine images", many.len());
+    for (hw_load, threads) in [(0.0f32, 4usize), (0.6, 4), (1.0, 4)] {
+        let mut dec = decoder(&device, |o| {
+            o.hw_load = hw_load;
+            o.cuda_threads = threads;
+            o.balanced = true;
+        });
+        let batch = dec.decode(&inputs(&many)).unwrap();
+        let c = batch.counts();
+        report(&format!("balanced hw_load {hw_load} x{threads}: {c:?}"));
+        assert_eq!((c.failed, c.cpu), (0, 0), "{c:?}");
+        assert_eq!(c.hardware + c.cuda, many.len(), "{c:?}");
+        let floor = (many.len() as f32 * hw_load).round() as usize;
+        assert!(c.hardware >= floor.max(1), "engines' share {floor}: {c:?}");
+        if hw_load == 0.0 {
+            assert!(c.cuda > 0, "no CUDA worker took an image: {c:?}");
+        }
+        if hw_load == 1.0 {
+            assert_eq!(c.cuda, 0, "{c:?}");
+        }
+        check_against_cpu(
+            "balanced",
+            &many,
+            &batch,
+            PixelFormat::Rgb,
+            ChromaUpsampling::Smooth,
+        );
     }
 }
 

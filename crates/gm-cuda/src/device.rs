@@ -138,6 +138,24 @@ impl Device {
         })
     }
 
+    /// How host threads wait for this device's work, for the whole process (the primary
+    /// context is shared with every CUDA library in it): `true` makes them sleep until the
+    /// work is done, `false` restores the driver's default (spin while there are fewer
+    /// contexts than cores, then yield). Sleeping costs a wake-up of some microseconds per
+    /// wait and gives the cores that spinning burns to other threads: worth it where many host
+    /// threads wait on the GPU while others need the cores (nvJPEG's CUDA backend).
+    pub fn set_blocking_sync(&self, on: bool) -> Result<()> {
+        let flags = if on {
+            sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC
+        } else {
+            sys::CUctx_flags::CU_CTX_SCHED_AUTO
+        };
+        self.inner
+            .ctx
+            .set_flags(flags)
+            .during(|| format!("cuCtxSetFlags on device {}", self.inner.ordinal))
+    }
+
     /// Reads a device attribute.
     pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
         self.inner

@@ -26,7 +26,8 @@ pub mod testing;
 
 pub use device::{Device, DeviceInfo};
 pub use driver::{
-    BINDINGS_CUDA_VERSION, available, driver_cuda_version, init, nvidia_driver_version,
+    BINDINGS_CUDA_VERSION, MAX_CONNECTIONS, MAX_CONNECTIONS_VAR, available, driver_cuda_version,
+    init, max_connections, nvidia_driver_version,
 };
 pub use error::{CudaError, Result};
 pub use memory::{DeviceBuffer, DeviceMemory, DevicePtr, PinnedBuffer};

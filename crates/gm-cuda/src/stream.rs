@@ -108,6 +108,12 @@ impl Event {
         Self::with_flags(device, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
     }
 
+    /// An event whose [`Event::synchronize`] sleeps instead of spinning: for host threads
+    /// that wait long (a batch on the engines) on a host whose cores have other work.
+    pub fn blocking(device: &Device) -> Result<Event> {
+        Self::with_flags(device, sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC)
+    }
+
     /// An event that also records time, for [`Event::elapsed_ms`].
     pub fn timing(device: &Device) -> Result<Event> {
         Self::with_flags(device, sys::CUevent_flags::CU_EVENT_DEFAULT)

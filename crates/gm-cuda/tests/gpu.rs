@@ -172,6 +172,47 @@ fn a_consumer_stream_sees_producer_writes_through_an_event_without_device_sync()
     );
 }
 
+/// Nanoseconds the calling thread has run on a CPU (Linux's schedstat).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn with_blocking_sync_a_waiting_thread_sleeps_instead_of_spinning() {
+    let device = gpu_test_device!("with_blocking_sync_a_waiting_thread_sleeps");
+    let stream = Stream::new(&device).unwrap();
+    let mut scratch = DeviceBuffer::alloc(&device, 256 << 20).unwrap();
+    device.set_blocking_sync(true).unwrap();
+    let mut measured = Vec::new();
+    // Enqueueing blocks once the launch queue is full, so the wait measured is the queue's
+    // tail: some milliseconds of work per round.
+    for _ in 0..5 {
+        busy_work(&stream, &mut scratch, 3000);
+        let (t, cpu) = (std::time::Instant::now(), thread_cpu_ns());
+        stream.synchronize().unwrap();
+        let wall = t.elapsed().as_nanos() as u64;
+        measured.push((wall, thread_cpu_ns() - cpu));
+    }
+    device.set_blocking_sync(false).unwrap();
+    eprintln!("blocking sync: (wall ns, thread CPU ns) {measured:?}");
+    let (wall, cpu) = measured.iter().fold((0, 0), |a, m| (a.0 + m.0, a.1 + m.1));
+    assert!(
+        wall > 5_000_000,
+        "the GPU work was too short to tell: {measured:?}"
+    );
+    assert!(
+        cpu * 4 < wall,
+        "the waiting thread ran on a CPU: {measured:?}"
+    );
+    // The work itself is unaffected.
+    ops::fill_u32(&stream, &mut scratch, 7).unwrap();
+    let sum = ops::checksum(&stream, &scratch).unwrap();
+    assert_eq!(sum, ops::checksum_host(&[7u8, 0, 0, 0].repeat(64 << 20)));
+}
+
 #[test]
 fn timing_events_measure_gpu_work() {
     let device = gpu_test_device!("timing_events_measure_gpu_work");

@@ -5,6 +5,10 @@
 //! enough to time; `GM_BENCH_CONFIGS` (default "4x1,4x2,4x3,6x4") sweeps host workers x
 //! GPU stages; `GM_BENCH_HW_LOAD` and `GM_BENCH_CUDA_THREADS` set the decoder's engine share and
 //! CUDA-backend threads, `GM_BENCH_CHROMA` (smooth or replicate) its chroma upsampling;
+//! `GM_BENCH_BALANCED` (0 or 1) the run-time split between the engines and the CUDA backend,
+//! `GM_BENCH_BLOCKING_SYNC` (0 or 1) whether waiting host threads sleep, `GM_BENCH_CUDA_BATCHED`
+//! (0 or 1) the CUDA share's Huffman decoding on the GPU, `GM_BENCH_GPU_HUFFMAN` the CUDA
+//! backend's GPU-Huffman size threshold;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
 //! (a shorter side, default 0 = off) adds a run from the device cache.
@@ -55,6 +59,14 @@ fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
     path
 }
 
+/// `GM_BENCH_BLOCKING_SYNC` (0 or 1), by default the loader's own setting.
+fn blocking_sync() -> bool {
+    env_usize(
+        "GM_BENCH_BLOCKING_SYNC",
+        usize::from(gm_loader::LOADER_BLOCKING_SYNC),
+    ) != 0
+}
+
 fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Loader {
     let mut decoder = DecoderOptions {
         hw_load: gm_loader::LOADER_HW_LOAD,
@@ -69,6 +81,10 @@ fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Load
         decoder.hw_load = h;
     }
     decoder.cuda_threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda_threads);
+    decoder.balanced = env_usize("GM_BENCH_BALANCED", usize::from(decoder.balanced)) != 0;
+    decoder.cuda_batched = env_usize("GM_BENCH_CUDA_BATCHED", 0) != 0;
+    decoder.gpu_huffman_pixels =
+        env_usize("GM_BENCH_GPU_HUFFMAN", decoder.gpu_huffman_pixels as usize) as u64;
     if let Some(c) = std::env::var("GM_BENCH_CHROMA")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -78,6 +94,7 @@ fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Load
     Loader::builder(ListFile::new(list).unwrap())
         .device(device.clone())
         .decoder(decoder)
+        .blocking_sync(Some(blocking_sync()))
         .gpu_stages(stages)
         .sampler(Sampler::shuffled(0))
         .batch_size(256)
@@ -117,6 +134,7 @@ fn main() {
             .expect("usage: gm-loader--pipeline DIR"),
     );
     let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).unwrap();
+    let blocking = blocking_sync();
     let consumer = Stream::new(&device).unwrap();
     let repeat = env_usize("GM_BENCH_REPEAT", 50);
     let reps = env_usize("GM_BENCH_REPS", 3);
@@ -141,8 +159,9 @@ fn main() {
         let med = &runs[runs.len() / 2];
         let held = free0.saturating_sub(device.info().unwrap().free_memory);
         let s = l.stats();
+        let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\"}}",
+            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{blocking},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
             device.ordinal(),
             std::env::var("GM_BENCH_HW_LOAD")
                 .unwrap_or_else(|_| gm_loader::LOADER_HW_LOAD.to_string()),
@@ -159,7 +178,17 @@ fn main() {
             s.paths.cuda,
             s.paths.cpu,
             s.bad,
-            std::env::var("GM_BENCH_CHROMA").unwrap_or_else(|_| "replicate".into())
+            std::env::var("GM_BENCH_CHROMA").unwrap_or_else(|_| "replicate".into()),
+            env_usize("GM_BENCH_BALANCED", usize::from(gm_loader::LOADER_BALANCED)) != 0,
+            env_usize("GM_BENCH_CUDA_BATCHED", 0) != 0,
+            gm_cuda::max_connections().unwrap_or_default(),
+            env_usize("GM_BENCH_GPU_HUFFMAN", 1_000_000),
+            per_batch(s.read_us),
+            per_batch(s.decode_us),
+            per_batch(s.decode_plan_us),
+            per_batch(s.decode_hardware_us),
+            per_batch(s.decode_cuda_us),
+            per_batch(s.transform_us),
         );
     }
     // The device cache: filled once (timed), then epochs of augmentation only.

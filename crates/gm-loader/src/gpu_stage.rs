@@ -191,6 +191,9 @@ impl GpuStage {
             if let Some(b) = batch {
                 let c = b.counts();
                 let mut s = shared.stats.lock();
+                s.decode_plan_us += b.timings.plan_us;
+                s.decode_hardware_us += b.timings.hardware_us;
+                s.decode_cuda_us += b.timings.cuda_us;
                 s.paths.hardware += c.hardware as u64;
                 s.paths.cuda += c.cuda as u64;
                 s.paths.cpu += c.cpu as u64;

@@ -35,6 +35,12 @@ pub struct Stats {
     pub read_us: u64,
     /// GPU stage's host time in the decoder, µs.
     pub decode_us: u64,
+    /// Of `decode_us`: the decoder's planning (header parsing and routing), µs.
+    pub decode_plan_us: u64,
+    /// Of `decode_us`: the engines' thread (its batched calls and waits), µs.
+    pub decode_hardware_us: u64,
+    /// Of `decode_us`: the longest CUDA-backend worker of each batch, µs.
+    pub decode_cuda_us: u64,
     /// GPU stage's host time planning and launching the transform, µs.
     pub transform_us: u64,
     /// Time the consumer waited for a batch, µs.

@@ -116,8 +116,20 @@ pub struct DecoderOptions {
     /// Images with more pixels are refused before anything is allocated.
     pub max_pixels: u64,
     /// Fraction of the images the engines can take that are given to them; the rest go to the
-    /// CUDA backend, which runs at the same time (DALI's `hw_decoder_load`).
+    /// CUDA backend, which runs at the same time (DALI's `hw_decoder_load`). With `balanced`
+    /// it is the share the engines are sure to get: the CUDA backend takes at most the rest.
     pub hw_load: f32,
+    /// Share the engine-capable images at run time: the engines take chunks from the front of
+    /// the batch, the CUDA workers single images from the back, until they meet. Neither path
+    /// then waits for the other when the fixed split guessed wrong for this host and image mix.
+    /// Off by default: the engines and the CUDA backend differ in the last bit, so which path
+    /// an image takes, and with it the pixels, would then depend on timing.
+    pub balanced: bool,
+    /// The CUDA backend's share in one batched call that does the Huffman decoding on the GPU
+    /// (nvJPEG's GPU_HYBRID backend), instead of image by image with the Huffman decoding on
+    /// `cuda_threads` host threads: the SMs take the work the host cores did. Not with
+    /// `balanced`.
+    pub cuda_batched: bool,
     /// Threads (each with its own nvJPEG state and stream) for the CUDA backend.
     pub cuda_threads: usize,
     /// Threads for CPU decoding within a batch.
@@ -139,6 +151,8 @@ impl Default for DecoderOptions {
             apply_orientation: true,
             max_pixels: DEFAULT_MAX_PIXELS,
             hw_load: 0.9,
+            balanced: false,
+            cuda_batched: false,
             cuda_threads: 2,
             cpu_threads: 2,
             gpu_huffman_pixels: 1_000_000,
@@ -337,6 +351,8 @@ pub struct ImageDecoder {
     options: DecoderOptions,
     nv: Option<Arc<NvJpeg>>,
     hardware: Option<HardwareDecoder>,
+    /// The batched GPU-Huffman decoder of `cuda_batched`.
+    gpu_batched: Option<HardwareDecoder>,
     cuda: Vec<CudaWorker>,
     cuda_done: Vec<Event>,
     stream: Stream,
@@ -374,8 +390,8 @@ impl ImageDecoder {
     /// without a GPU, this is an error that says what is missing.
     pub fn new(device: &Device, options: DecoderOptions) -> Result<ImageDecoder, DecoderError> {
         device.bind_to_thread()?;
-        let (nv, hardware, cuda) = if options.backend == BackendChoice::Cpu {
-            (None, None, Vec::new())
+        let (nv, hardware, gpu_batched, cuda) = if options.backend == BackendChoice::Cpu {
+            (None, None, None, Vec::new())
         } else {
             let nv = NvJpeg::open(device)?;
             let hardware = if matches!(
@@ -395,7 +411,14 @@ impl ImageDecoder {
             let cuda = (0..threads)
                 .map(|_| CudaWorker::new(&nv, options.gpu_huffman_pixels))
                 .collect::<Result<Vec<_>, _>>()?;
-            (Some(nv), hardware, cuda)
+            let gpu_batched = if options.cuda_batched
+                && matches!(options.backend, BackendChoice::Auto | BackendChoice::Cuda)
+            {
+                HardwareDecoder::gpu_huffman(&nv)?
+            } else {
+                None
+            };
+            (Some(nv), hardware, gpu_batched, cuda)
         };
         let cuda_done = cuda
             .iter()
@@ -410,6 +433,7 @@ impl ImageDecoder {
             options,
             nv,
             hardware,
+            gpu_batched,
             cuda,
             cuda_done,
         })
@@ -570,7 +594,7 @@ impl ImageDecoder {
         let ch = fmt.channels();
         let mut plans: Vec<Plan> = inputs.iter().map(|i| self.plan(i)).collect();
 
-        // The engines' own check, and the share of their images moved to the CUDA backend.
+        // The share of the engines' images moved to the CUDA backend.
         let mut hw_count = 0usize;
         let hw_total = plans
             .iter()
@@ -589,32 +613,28 @@ impl ImageDecoder {
         } else {
             (hw_total as f64 * f64::from(o.hw_load.clamp(0.0, 1.0))).round() as usize
         };
-        for (p, input) in plans.iter_mut().zip(inputs) {
-            if let Plan::Gpu {
-                backend,
-                info,
-                planes,
-            } = p
-                && *backend == Backend::Hardware
-            {
-                // Our kernel turns images decoded to planes; nvJPEG only turns the others.
-                let orientation = if o.apply_orientation && planes.is_none() {
-                    info.orientation
-                } else {
-                    1
-                };
-                let engines_take = self
-                    .hardware
-                    .as_mut()
-                    .is_some_and(|h| h.supports(input.data, orientation));
-                if !engines_take && o.backend == BackendChoice::Hardware {
-                    *p = Plan::Failed(ImageErrorKind::Unsupported(
-                        "nvJPEG's hardware backend refuses this image".into(),
-                    ));
-                } else if !engines_take || hw_count >= hw_quota {
-                    *backend = Backend::Cuda;
-                } else {
-                    hw_count += 1;
+        // nvJPEG's own check of each engine image runs on the engines' thread, at the same
+        // time as the CUDA workers, not here: parsing every header again took 2 ms a batch.
+        let balanced = o.balanced
+            && o.backend == BackendChoice::Auto
+            && self.hardware.is_some()
+            && self.gpu_batched.is_none()
+            && !self.cuda.is_empty();
+        if !balanced {
+            for p in plans.iter_mut() {
+                if let Plan::Gpu { backend, .. } = p
+                    && *backend == Backend::Hardware
+                {
+                    if self.hardware.is_none() {
+                        // Only reached with the hardware backend chosen (Auto routes by it).
+                        *p = Plan::Failed(ImageErrorKind::Unsupported(
+                            "this GPU has no NVJPG engines".into(),
+                        ));
+                    } else if hw_count >= hw_quota {
+                        *backend = Backend::Cuda;
+                    } else {
+                        hw_count += 1;
+                    }
                 }
             }
         }
@@ -762,28 +782,45 @@ impl ImageDecoder {
         let cpu_out: Mutex<Vec<(usize, Vec<u8>)>> = Mutex::new(Vec::new());
         let retry: Mutex<Vec<usize>> = Mutex::new(Vec::new());
         let (cuda_us, cpu_us) = (AtomicU64::new(0), AtomicU64::new(0));
-        let hw_result = {
+        let split = Mutex::new(Split {
+            front: 0,
+            back: hw_jobs.len(),
+            floor: if balanced { hw_quota } else { hw_jobs.len() },
+        });
+        let gpu_split = Mutex::new(Split {
+            front: 0,
+            back: cuda_jobs.len(),
+            floor: cuda_jobs.len(),
+        });
+        let (hw_outcome, gpu_outcome) = {
             let hardware = self.hardware.as_mut();
+            let gpu_batched = self.gpu_batched.as_mut();
+            let batched = gpu_batched.is_some();
             let cuda = &mut self.cuda;
             let next_cuda = AtomicUsize::new(0);
             let next_cpu = AtomicUsize::new(0);
             let (cuda_us, cpu_us) = (&cuda_us, &cpu_us);
-            let (cuda_jobs, cpu_jobs, plans, failures, cpu_out, retry, start) = (
-                &cuda_jobs, &cpu_jobs, &plans, &failures, &cpu_out, &retry, &start,
+            let (hw_jobs, cuda_jobs, cpu_jobs, plans, failures, cpu_out, retry, start, split) = (
+                &hw_jobs, &cuda_jobs, &cpu_jobs, &plans, &failures, &cpu_out, &retry, &start,
+                &split,
             );
             let (next_cuda, next_cpu) = (&next_cuda, &next_cpu);
             let opts = &o;
             std::thread::scope(|s| {
                 let hw = hardware.filter(|_| !hw_jobs.is_empty()).map(|h| {
-                    let jobs = &hw_jobs;
-                    s.spawn(move || {
-                        let mut batch: Vec<GpuJob<'_>> = jobs.iter().map(|(_, j)| *j).collect();
-                        let t = Instant::now();
-                        let r = h.decode(&mut batch, start);
-                        (r, t.elapsed().as_micros() as u64)
-                    })
+                    s.spawn(move || run_engines(h, hw_jobs, split, balanced, true, start))
                 });
-                let workers = cuda.len().min(cuda_jobs.len());
+                let gpu_split = &gpu_split;
+                let gpu = gpu_batched.filter(|_| !cuda_jobs.is_empty()).map(|g| {
+                    s.spawn(move || run_engines(g, cuda_jobs, gpu_split, false, false, start))
+                });
+                // With the batched GPU-Huffman call the workers only stay for retries.
+                let cuda_jobs: &[(usize, GpuJob<'_>)] = if batched { &[] } else { cuda_jobs };
+                let workers = cuda.len().min(if balanced {
+                    cuda_jobs.len() + hw_jobs.len()
+                } else {
+                    cuda_jobs.len()
+                });
                 for w in cuda.iter_mut().take(workers) {
                     s.spawn(move || {
                         let t = Instant::now();
@@ -793,7 +830,14 @@ impl ImageDecoder {
                         }
                         loop {
                             let k = next_cuda.fetch_add(1, Ordering::Relaxed);
-                            let Some((i, job)) = cuda_jobs.get(k) else { break };
+                            // The CUDA-only images first, then the engines' from the back.
+                            let (i, job) = match cuda_jobs.get(k) {
+                                Some(j) => j,
+                                None => match split.lock().take_back() {
+                                    Some(b) => &hw_jobs[b],
+                                    None => break,
+                                },
+                            };
                             let mut job = *job;
                             if let Err(e) = w.decode(&mut job) {
                                 tracing::debug!(input = inputs[*i].name, error = %e, "CUDA backend failed; trying the CPU");
@@ -818,29 +862,77 @@ impl ImageDecoder {
                         cpu_us.fetch_max(t.elapsed().as_micros() as u64, Ordering::Relaxed);
                     });
                 }
-                hw.map(|h| h.join())
+                (hw.map(|h| h.join()), gpu.map(|g| g.join()))
             })
         };
         let mut retry = retry.into_inner();
         timings.cuda_us = cuda_us.into_inner();
         timings.cpu_us = cpu_us.into_inner();
-        match hw_result {
-            Some(Ok((Ok(()), us))) => timings.hardware_us = us,
-            None => {}
-            Some(Ok((Err(e), us))) => {
-                timings.hardware_us = us;
-                notes.push(format!(
-                    "hardware batch of {} failed ({e}); decoded image by image",
-                    hw_jobs.len()
-                ));
-                tracing::warn!(error = %e, images = hw_jobs.len(), "hardware batch failed; decoding its images one by one");
-                self.retry_on_cuda(&hw_jobs, &start, &mut retry, &mut results);
+        // The engines' images the CUDA workers took.
+        let taken_back = split.into_inner().back;
+        for (i, _) in hw_jobs.iter().skip(taken_back) {
+            if let Ok(img) = &mut results[*i] {
+                img.path = DecodePath::Cuda;
+            }
+        }
+        let mut refused: Vec<usize> = Vec::new();
+        let mut redo: Vec<(usize, GpuJob<'_>)> = match hw_outcome {
+            None => Vec::new(),
+            Some(Ok(out)) => {
+                timings.hardware_us = out.us;
+                if let Some(e) = &out.error {
+                    notes.push(format!(
+                        "a hardware batch failed ({e}); its images were decoded one by one"
+                    ));
+                    tracing::warn!(error = %e, "hardware batch failed; decoding its images one by one");
+                }
+                for &k in &out.refused {
+                    let i = hw_jobs[k].0;
+                    if o.backend == BackendChoice::Hardware {
+                        results[i] = Err(ImageError {
+                            input: inputs[i].name.to_string(),
+                            kind: ImageErrorKind::Unsupported(
+                                "nvJPEG's hardware backend refuses this image".into(),
+                            ),
+                        });
+                    } else {
+                        refused.push(k);
+                    }
+                }
+                out.redo
+                    .iter()
+                    .chain(&refused)
+                    .map(|&k| hw_jobs[k])
+                    .collect()
             }
             Some(Err(_)) => {
                 notes.push("the hardware decode thread panicked; decoded image by image".into());
                 tracing::error!("hardware decode thread panicked; decoding its images one by one");
-                self.retry_on_cuda(&hw_jobs, &start, &mut retry, &mut results);
+                hw_jobs[..taken_back].to_vec()
             }
+        };
+        match gpu_outcome {
+            None => {}
+            Some(Ok(out)) => {
+                timings.cuda_us = timings.cuda_us.max(out.us);
+                if let Some(e) = &out.error {
+                    notes.push(format!(
+                        "a batched GPU-Huffman call failed ({e}); its images were decoded one by one"
+                    ));
+                    tracing::warn!(error = %e, "batched GPU-Huffman call failed; decoding its images one by one");
+                }
+                redo.extend(out.redo.iter().map(|&k| cuda_jobs[k]));
+            }
+            Some(Err(_)) => {
+                notes.push("the GPU-Huffman decode thread panicked; decoded image by image".into());
+                tracing::error!(
+                    "GPU-Huffman decode thread panicked; decoding its images one by one"
+                );
+                redo.extend(cuda_jobs.iter().copied());
+            }
+        }
+        if !redo.is_empty() {
+            self.retry_on_cuda(&redo, &start, &mut retry, &mut results);
         }
         let mut failures = failures.into_inner();
         if let Some(pos) = failures.iter().position(|(i, _)| *i == usize::MAX) {
@@ -909,6 +1001,13 @@ impl ImageDecoder {
         {
             let done = Event::new(&self.device)?;
             done.record(h.stream())?;
+            self.stream.wait(&done)?;
+        }
+        if let Some(g) = &self.gpu_batched
+            && !cuda_jobs.is_empty()
+        {
+            let done = Event::new(&self.device)?;
+            done.record(g.stream())?;
             self.stream.wait(&done)?;
         }
         for (w, e) in self.cuda.iter().zip(&self.cuda_done) {
@@ -993,6 +1092,112 @@ impl ImageDecoder {
             }
         }
     }
+}
+
+/// The engines' queue of a batch, shared with the CUDA workers: the engines take chunks at
+/// `front`, the workers single images below `back`, never below `floor` (the engines' share).
+struct Split {
+    front: usize,
+    back: usize,
+    floor: usize,
+}
+
+/// The smallest chunk the engines take while the CUDA workers still take from the back: a
+/// batched call spreads its images over the engines, so very small calls leave them idle.
+const MIN_ENGINE_CHUNK: usize = 16;
+
+impl Split {
+    /// The next chunk for the engines: a third of what is left (a long first call, shorter
+    /// ones as the two ends near, so neither side waits long for the other at the end), all of
+    /// it in a fixed split.
+    fn take_front(&mut self, balanced: bool) -> Option<std::ops::Range<usize>> {
+        let left = self.back - self.front;
+        if left == 0 {
+            return None;
+        }
+        let n = if balanced {
+            (left.div_ceil(3)).max(MIN_ENGINE_CHUNK).min(left)
+        } else {
+            left
+        };
+        let r = self.front..self.front + n;
+        self.front += n;
+        Some(r)
+    }
+
+    /// An image for a CUDA worker, from the back.
+    fn take_back(&mut self) -> Option<usize> {
+        if self.back > self.front.max(self.floor) {
+            self.back -= 1;
+            Some(self.back)
+        } else {
+            None
+        }
+    }
+}
+
+/// What the engines' thread did with its share.
+struct EngineOutcome {
+    /// Host time in the thread, µs.
+    us: u64,
+    /// Positions in the engines' queue that nvJPEG's check refused.
+    refused: Vec<usize>,
+    /// Positions in the engines' queue of images in a failed call, to decode again elsewhere.
+    redo: Vec<usize>,
+    /// The first failed call's error.
+    error: Option<String>,
+}
+
+/// The engines' thread (or the batched GPU-Huffman one): takes chunks from the front of
+/// `jobs` until the queue is empty, running nvJPEG's engine check on each image first when
+/// `check`, and (when `balanced`) waits for each call
+/// before taking the next so that the CUDA workers can take the rest meanwhile.
+fn run_engines(
+    h: &mut HardwareDecoder,
+    jobs: &[(usize, GpuJob<'_>)],
+    split: &Mutex<Split>,
+    balanced: bool,
+    check: bool,
+    start: &Event,
+) -> EngineOutcome {
+    let t = Instant::now();
+    let mut out = EngineOutcome {
+        us: 0,
+        refused: Vec::new(),
+        redo: Vec::new(),
+        error: None,
+    };
+    let mut chunk: Vec<GpuJob<'_>> = Vec::new();
+    let mut at: Vec<usize> = Vec::new();
+    loop {
+        let Some(range) = split.lock().take_front(balanced) else {
+            break;
+        };
+        chunk.clear();
+        at.clear();
+        for k in range {
+            let job = jobs[k].1;
+            if check && !h.supports(job.data, job.orientation) {
+                out.refused.push(k);
+            } else {
+                chunk.push(job);
+                at.push(k);
+            }
+        }
+        if chunk.is_empty() {
+            continue;
+        }
+        let mut r = h.decode(&mut chunk, start);
+        if balanced && r.is_ok() {
+            r = h.wait();
+        }
+        if let Err(e) = r {
+            out.error.get_or_insert_with(|| e.to_string());
+            out.redo.extend_from_slice(&at);
+        }
+    }
+    out.us = t.elapsed().as_micros() as u64;
+    out
 }
 
 /// A CPU decode of a planned image into the output layout.

@@ -49,6 +49,9 @@ pub struct NvJpeg {
     api: Api,
     device: Device,
     hw_handle: Option<sys::nvjpegHandle_t>,
+    /// A handle on the GPU_HYBRID backend: its batched call does the Huffman decoding of a
+    /// whole batch on the GPU.
+    gpu_handle: Option<sys::nvjpegHandle_t>,
     handle: sys::nvjpegHandle_t,
     hybrid: sys::nvjpegJpegDecoder_t,
     gpu_hybrid: sys::nvjpegJpegDecoder_t,
@@ -95,6 +98,7 @@ impl NvJpeg {
             api,
             device: device.clone(),
             hw_handle: None,
+            gpu_handle: None,
             handle: ptr::null_mut(),
             hybrid: ptr::null_mut(),
             gpu_hybrid: ptr::null_mut(),
@@ -124,6 +128,20 @@ impl NvJpeg {
                 status = status_name(hw),
                 "no nvJPEG hardware backend on this GPU"
             );
+        }
+        let mut g = ptr::null_mut();
+        // SAFETY: as above, GPU_HYBRID backend.
+        let st = unsafe {
+            (nv.api.nvjpegCreateEx)(
+                sys::NVJPEG_BACKEND_GPU_HYBRID,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                0,
+                &mut g,
+            )
+        };
+        if st == sys::NVJPEG_STATUS_SUCCESS {
+            nv.gpu_handle = Some(g);
         }
         let mut h = ptr::null_mut();
         // SAFETY: as above, default backend.
@@ -179,6 +197,9 @@ impl Drop for NvJpeg {
                 (self.api.nvjpegDestroy)(self.handle);
             }
             if let Some(h) = self.hw_handle {
+                (self.api.nvjpegDestroy)(h);
+            }
+            if let Some(h) = self.gpu_handle {
                 (self.api.nvjpegDestroy)(h);
             }
         }
@@ -286,9 +307,26 @@ impl HardwareDecoder {
         nv: &Arc<NvJpeg>,
         preallocate: Option<(usize, u32, u32)>,
     ) -> Result<Option<Self>, SetupError> {
-        let Some(handle) = nv.hw_handle else {
-            return Ok(None);
-        };
+        match nv.hw_handle {
+            Some(handle) => Self::on_handle(nv, handle, preallocate).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A batched decoder on the GPU_HYBRID handle (Huffman decoding on the GPU, the whole
+    /// batch at once); `None` where nvJPEG could not create that backend.
+    pub fn gpu_huffman(nv: &Arc<NvJpeg>) -> Result<Option<Self>, SetupError> {
+        match nv.gpu_handle {
+            Some(handle) => Self::on_handle(nv, handle, None).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn on_handle(
+        nv: &Arc<NvJpeg>,
+        handle: sys::nvjpegHandle_t,
+        preallocate: Option<(usize, u32, u32)>,
+    ) -> Result<Self, SetupError> {
         nv.device.bind_to_thread()?;
         let mut d = HardwareDecoder {
             nv: nv.clone(),
@@ -298,7 +336,9 @@ impl HardwareDecoder {
             params: Vec::new(),
             initialized: None,
             stream: Stream::new(&nv.device)?,
-            done: Event::new(&nv.device)?,
+            // The engines' thread waits on it for each chunk of a balanced batch: sleeping
+            // leaves its core to the CUDA workers' Huffman decoding.
+            done: Event::blocking(&nv.device)?,
         };
         // SAFETY: valid handle; out-parameters.
         check("nvjpegJpegStateCreate", unsafe {
@@ -330,7 +370,7 @@ impl HardwareDecoder {
                 );
             }
         }
-        Ok(Some(d))
+        Ok(d)
     }
 
     /// The stream the engines' work is ordered on.
@@ -484,6 +524,16 @@ impl HardwareDecoder {
         }
         self.done.record(&self.stream).map_err(|_| NvJpegError {
             op: "recording the hardware batch's event",
+            status: 6,
+        })
+    }
+}
+
+impl HardwareDecoder {
+    /// Waits on the host for the last batch to finish on the engines.
+    pub(crate) fn wait(&self) -> Result<(), NvJpegError> {
+        self.done.synchronize().map_err(|_| NvJpegError {
+            op: "waiting for a hardware batch",
             status: 6,
         })
     }

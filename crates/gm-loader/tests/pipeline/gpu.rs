@@ -113,6 +113,57 @@ fn gpu_output_is_close_to_the_cpu_pipeline() {
     assert!(worst >= 35.0, "worst PSNR {worst:.1} dB");
 }
 
+/// The decoders' run-time split (`DecoderOptions::balanced`): the same samples in the same
+/// order as the default fixed split, and pixels that differ at most as the engines and the
+/// CUDA backend do (an image may take the other path).
+#[test]
+fn a_balanced_decoder_gives_the_same_batches_up_to_the_decoders_rounding() {
+    let device = gpu_test_device!("a_balanced_decoder_gives_the_same_batches");
+    let data: Arc<dyn Dataset> = Arc::new(photos(6));
+    let build = |balanced: bool| {
+        gpu_loader(&device, data.clone(), 3)
+            .gpu_stages(2)
+            .decoder(DecoderOptions {
+                balanced,
+                hw_load: 0.3,
+                cuda_threads: 3,
+                ..DecoderOptions::default()
+            })
+            .sampler(Sampler::shuffled(9))
+            .batch_size(32)
+            .transforms(eval_chain(80))
+            .build()
+            .unwrap()
+    };
+    let mut fixed_loader = build(false);
+    let fixed = run_epoch(&mut fixed_loader, 1);
+    let mut loader = build(true);
+    let balanced = run_epoch(&mut loader, 1);
+    let (f, b) = (fixed_loader.stats().paths, loader.stats().paths);
+    eprintln!("paths: fixed {f:?}, balanced {b:?}");
+    // Only the engines' and the CUDA backend's shares move; the CPU keeps its images.
+    assert_eq!(b.cpu, f.cpu);
+    assert_eq!(b.hardware + b.cuda, f.hardware + f.cuda);
+    assert_eq!(fixed.len(), balanced.len());
+    let mut worst = 0u8;
+    let mut differ = 0usize;
+    for (f, b) in fixed.iter().zip(&balanced) {
+        assert_eq!(
+            (f.position, &f.indices, &f.labels, &f.shape),
+            (b.position, &b.indices, &b.labels, &b.shape)
+        );
+        for (x, y) in f.bytes.iter().zip(&b.bytes) {
+            worst = worst.max(x.abs_diff(*y));
+            differ += usize::from(x != y);
+        }
+    }
+    let total: usize = fixed.iter().map(|s| s.bytes.len()).sum();
+    eprintln!("{differ} of {total} bytes differ, by at most {worst}");
+    // Both decoders follow the JPEG IDCT to within a step or two of rounding.
+    assert!(worst <= 8, "largest difference {worst}");
+    assert!(differ * 10 < total, "{differ} of {total} bytes differ");
+}
+
 #[test]
 fn gpu_bad_samples_follow_the_policy() {
     let device = gpu_test_device!("gpu_bad_samples_follow_the_policy");
