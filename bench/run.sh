@@ -58,17 +58,19 @@ if [ "$phase" = images ] || [ "$phase" = jpeg ]; then
     done
 fi
 if [ "$phase" = images ] || [ "$phase" = loader ]; then
-    # chroma:engine share:CUDA threads:workers x stages:balanced:blocking sync. The loader's
-    # defaults (replicate, 0.8, 4 threads, 4x2, fixed split, spinning waits) and with blocking
-    # sync; more of the batch on the CUDA backend with more stages and threads (the Huffman
-    # decoding of the images not given to the engines runs on those threads); the run-time
-    # split (not bit-reproducible across runs); the CPU-exact chroma.
-    for c in replicate:0.8:4:4x2,4x3:0:0 replicate:0.8:4:4x2:0:1 replicate:0.6:8:4x3:0:0 \
-             replicate:0.65:8:4x3:0:0 replicate:0.7:6:4x3:0:0 replicate:0.6:6:4x4:0:0 \
-             replicate:0.5:8:4x3:1:0 replicate:0.6:8:4x3:1:0 smooth:0.6:8:4x3:0:0; do
-        IFS=: read -r ch hl th cf ba bs <<< "$c"
+    # chroma:engine share:CUDA threads:workers x stages:balanced:blocking sync:region decoding.
+    # The loader's defaults (replicate, 0.8, 4 threads, 4x2, fixed split, spinning waits,
+    # region decoding) and with blocking sync or whole-image decoding; more of the batch on the
+    # CUDA backend with more stages and threads (the Huffman decoding of the images not given
+    # to the engines runs on those threads), with and without region decoding; the run-time
+    # split (not bit-reproducible across runs); the CPU-exact chroma (decoded whole).
+    for c in replicate:0.8:4:4x2,4x3:0:0:1 replicate:0.8:4:4x2:0:0:0 replicate:0.8:4:4x2:0:1:1 \
+             replicate:0.6:8:4x3:0:0:1 replicate:0.6:8:4x3:0:0:0 replicate:0.5:8:4x3:0:0:1 \
+             replicate:0.4:8:4x3:0:0:1 replicate:0.5:6:4x4:0:0:1 replicate:0.5:8:4x3:1:0:1 \
+             smooth:0.6:8:4x3:0:0:1; do
+        IFS=: read -r ch hl th cf ba bs rg <<< "$c"
         GM_BENCH_CHROMA=$ch GM_BENCH_HW_LOAD=$hl GM_BENCH_CUDA_THREADS=$th GM_BENCH_CONFIGS=$cf \
-            GM_BENCH_BALANCED=$ba GM_BENCH_BLOCKING_SYNC=$bs \
+            GM_BENCH_BALANCED=$ba GM_BENCH_BLOCKING_SYNC=$bs GM_BENCH_REGION=$rg \
             step loader-gm 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet"
     done
     # gm's own control: the driver's default 8 work queues instead of the 32 gm asks for.

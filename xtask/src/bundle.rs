@@ -14,6 +14,8 @@ use crate::rel;
 
 const PROFILE: &str = "bundle-release";
 const LIMIT_BYTES: u64 = 60 << 20;
+/// The feature that compiles NVTX ranges into every crate of the bundle.
+const NVTX: &str = "gm-cli/nvtx";
 
 pub(crate) struct Artifact {
     pub(crate) name: String,
@@ -29,9 +31,20 @@ pub fn run(root: &Path) -> Result<()> {
         std::fs::create_dir_all(out.join(d))?;
     }
 
+    // With NVTX compiled in: the GPU tests then run the ranges' code too (a no-op with no
+    // tool attached), `tests/nvtx` checks them on the GPU path, and `bin/gm` can be profiled
+    // under Nsight Systems.
     let tests = cargo_artifacts(
         root,
-        &["test", "--workspace", "--exclude", "xtask", "--no-run"],
+        &[
+            "test",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--features",
+            NVTX,
+            "--no-run",
+        ],
     )?;
     let built = cargo_artifacts(
         root,
@@ -40,6 +53,8 @@ pub fn run(root: &Path) -> Result<()> {
             "--workspace",
             "--exclude",
             "xtask",
+            "--features",
+            NVTX,
             "--bins",
             "--benches",
         ],

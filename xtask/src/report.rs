@@ -173,7 +173,7 @@ fn rows(r: &Results) -> Vec<Row> {
     // image.
     let label = |v: &Value| {
         format!(
-            "{} workers x {} stages, hw_load {}, {} CUDA threads, {} chroma{}{}{}",
+            "{} workers x {} stages, hw_load {}, {} CUDA threads, {} chroma{}{}{}{}",
             s(v, "workers"),
             s(v, "stages"),
             s(v, "hw_load"),
@@ -192,6 +192,11 @@ fn rows(r: &Results) -> Vec<Row> {
             match v["max_connections"].as_str() {
                 Some(q) if q != "32" => format!(", {q} work queues"),
                 _ => String::new(),
+            },
+            if v["region_decode"].as_bool() == Some(false) {
+                ", whole-image decoding"
+            } else {
+                ""
             }
         )
     };
@@ -299,6 +304,7 @@ fn rows(r: &Results) -> Vec<Row> {
                 "balanced",
                 "blocking_sync",
                 "max_connections",
+                "region_decode",
             ]
             .iter()
             .all(|k| v.get(*k) == two[0].get(*k))

@@ -190,8 +190,8 @@ fn report(s: &Stats, elapsed: std::time::Duration, first: Option<std::time::Dura
         }
     );
     println!(
-        "  decoded on: NVJPG engines {}, CUDA backend {}, CPU {}",
-        s.paths.hardware, s.paths.cuda, s.paths.cpu
+        "  decoded on: NVJPG engines {}, CUDA backend {} ({} only in the crop's region), CPU {}",
+        s.paths.hardware, s.paths.cuda, s.regions, s.paths.cpu
     );
     println!(
         "  queues: at most {} batches ready for the consumer, {} read ahead of the stage",

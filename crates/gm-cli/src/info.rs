@@ -14,6 +14,15 @@ pub fn report() -> String {
         "gm {}: Gradient Mechanics for Rust",
         env!("CARGO_PKG_VERSION")
     );
+    let _ = writeln!(
+        out,
+        "NVTX ranges: {}",
+        if gm_cuda::nvtx::ENABLED {
+            "on (profile with nsys profile -t cuda,nvtx)"
+        } else {
+            "off (build with --features nvtx to see the pipeline in Nsight Systems)"
+        }
+    );
     gpus(&mut out);
     let _ = writeln!(out, "libraries:");
     for which in [NvLibrary::NvJpeg, NvLibrary::NvCuvid] {

@@ -15,6 +15,8 @@ fn info_reports_the_gpu_or_says_clearly_there_is_none() {
     );
     let text = String::from_utf8(out.stdout).expect("utf-8 report");
     assert!(text.contains("libraries:"), "{text}");
+    let nvtx = if cfg!(feature = "nvtx") { "on" } else { "off" };
+    assert!(text.contains(&format!("NVTX ranges: {nvtx} (")), "{text}");
     assert!(text.contains("nvJPEG"), "{text}");
     assert!(text.contains("nvcuvid (NVDEC)"), "{text}");
     match gm_cuda::Device::new(0) {

@@ -669,3 +669,112 @@ fn the_colour_kernel_equals_its_cpu_twin_on_random_planes() {
         "colour kernel = twin on {checked} random output samples"
     ));
 }
+
+#[test]
+fn regions_decoded_on_the_cuda_backend_equal_the_same_pixels_of_whole_images() {
+    let Some(device) = device_or_skip("regions_decoded_on_the_cuda_backend") else {
+        return;
+    };
+    let files = shared_files().unwrap();
+    // A region per image from its index and size; every fourth gets none, and one asks for
+    // more than the image, which is refused (decoded whole).
+    let pick = |i: usize, w: u32, h: u32| -> Option<gm_codec::jpeg::Roi> {
+        if i % 4 == 3 {
+            return None;
+        }
+        if i == 2 {
+            return Some(gm_codec::jpeg::Roi {
+                x: 1,
+                y: 0,
+                width: w,
+                height: h,
+            });
+        }
+        let x = (w / 5 + i as u32 % 3).min(w - 1);
+        let y = (h / 7 + i as u32 % 2).min(h - 1);
+        Some(gm_codec::jpeg::Roi {
+            x,
+            y,
+            width: (w / 2 + i as u32 % 5).clamp(1, w - x),
+            height: (h / 3 + i as u32 % 7).clamp(1, h - y),
+        })
+    };
+    for (backend, hw_load) in [(BackendChoice::Cuda, 0.0f32), (BackendChoice::Auto, 1.0)] {
+        let mut dec = decoder(&device, |o| {
+            o.backend = backend;
+            o.hw_load = hw_load;
+            o.chroma = ChromaUpsampling::Replicate;
+        });
+        let whole = dec.decode(&inputs(&files)).unwrap();
+        let mut asked = Vec::new();
+        let part = dec
+            .decode_regions(&inputs(&files), &mut |i, w, h| {
+                asked.push(i);
+                pick(i, w, h)
+            })
+            .unwrap();
+        part.ready().synchronize().unwrap();
+        whole.ready().synchronize().unwrap();
+        let (mut regions, mut worst, mut differing) = (0, 0u8, 0usize);
+        for (i, (w, p)) in whole.images.iter().zip(&part.images).enumerate() {
+            let (Ok(w), Ok(p)) = (w, p) else {
+                assert_eq!(w.is_ok(), p.is_ok(), "{}", files[i].0);
+                continue;
+            };
+            assert_eq!(p.full_size, (w.width, w.height), "{}", files[i].0);
+            assert_eq!(p.path, w.path, "{}", files[i].0);
+            let info = parse(&files[i].1).unwrap();
+            let want = pick(i, w.width, w.height).filter(|r| {
+                i != 2
+                    && p.path == DecodePath::Cuda
+                    && info.orientation == 1
+                    && (r.width, r.height) != (w.width, w.height)
+            });
+            let Some(r) = want else {
+                assert_eq!(
+                    (p.origin, p.width, p.height),
+                    ((0, 0), w.width, w.height),
+                    "{}",
+                    files[i].0
+                );
+                continue;
+            };
+            assert!(
+                asked.contains(&i),
+                "{}: the region was not asked for",
+                files[i].0
+            );
+            assert_eq!(
+                (p.origin, p.width, p.height),
+                ((r.x, r.y), r.width, r.height),
+                "{}",
+                files[i].0
+            );
+            regions += 1;
+            let full = whole.download(i).unwrap().unwrap();
+            let got = part.download(i).unwrap().unwrap();
+            let stride = w.width as usize * 3;
+            for y in 0..r.height as usize {
+                let at = (r.y as usize + y) * stride + r.x as usize * 3;
+                let row = &full[at..at + r.width as usize * 3];
+                let mine = &got[y * r.width as usize * 3..(y + 1) * r.width as usize * 3];
+                for (a, b) in row.iter().zip(mine) {
+                    let d = a.abs_diff(*b);
+                    worst = worst.max(d);
+                    differing += usize::from(d > 0);
+                }
+            }
+        }
+        report(&format!(
+            "regions, {backend:?} hw_load {hw_load}: {regions} regions decoded, largest difference {worst}, {differing} bytes differ from the whole images"
+        ));
+        if backend == BackendChoice::Cuda {
+            assert!(
+                regions >= files.len() / 2,
+                "{regions} regions of {} images",
+                files.len()
+            );
+        }
+        assert!(worst <= 2, "largest difference {worst}");
+    }
+}

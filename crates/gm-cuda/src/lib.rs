@@ -12,12 +12,14 @@
 //!   PyTorch/JAX without a copy through DLPack.
 //! - [`Module`] and [`Kernel`]: PTX embedded in the binary, launched with typed arguments.
 //! - [`testing`]: the skip-or-fail helper for GPU tests.
+//! - [`nvtx`]: ranges and stream names for Nsight Systems (the `nvtx` feature; free without it).
 
 mod device;
 mod driver;
 mod error;
 mod memory;
 mod module;
+pub mod nvtx;
 pub mod ops;
 mod pool;
 mod stream;

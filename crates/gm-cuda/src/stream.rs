@@ -38,6 +38,13 @@ impl Stream {
         })
     }
 
+    /// Creates a new stream that profilers show as `name` (with the `nvtx` feature).
+    pub fn named(device: &Device, name: &std::ffi::CStr) -> Result<Stream> {
+        let s = Stream::new(device)?;
+        crate::nvtx::name_stream(&s, name);
+        Ok(s)
+    }
+
     /// Wraps a stream owned by someone else (for example the consumer's current PyTorch
     /// stream) so that our work can be ordered against it. The stream is not destroyed when
     /// the wrapper is dropped.

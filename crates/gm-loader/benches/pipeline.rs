@@ -8,7 +8,8 @@
 //! `GM_BENCH_BALANCED` (0 or 1) the run-time split between the engines and the CUDA backend,
 //! `GM_BENCH_BLOCKING_SYNC` (0 or 1) whether waiting host threads sleep, `GM_BENCH_CUDA_BATCHED`
 //! (0 or 1) the CUDA share's Huffman decoding on the GPU, `GM_BENCH_GPU_HUFFMAN` the CUDA
-//! backend's GPU-Huffman size threshold;
+//! backend's GPU-Huffman size threshold, `GM_BENCH_REGION` (0 or 1) whether the CUDA backend
+//! decodes only the crop's region;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
 //! (a shorter side, default 0 = off) adds a run from the device cache.
@@ -67,13 +68,10 @@ fn blocking_sync() -> bool {
     ) != 0
 }
 
-fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Loader {
-    let mut decoder = DecoderOptions {
-        hw_load: gm_loader::LOADER_HW_LOAD,
-        cuda_threads: gm_loader::LOADER_CUDA_THREADS,
-        chroma: gm_loader::LOADER_CHROMA,
-        ..DecoderOptions::default()
-    };
+/// The loader's decoder settings with the `GM_BENCH_*` overrides; built once, used for every
+/// loader and printed with every measurement.
+fn decoder_options() -> DecoderOptions {
+    let mut decoder = gm_loader::loader_decoder_options();
     if let Some(h) = std::env::var("GM_BENCH_HW_LOAD")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -82,7 +80,8 @@ fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Load
     }
     decoder.cuda_threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda_threads);
     decoder.balanced = env_usize("GM_BENCH_BALANCED", usize::from(decoder.balanced)) != 0;
-    decoder.cuda_batched = env_usize("GM_BENCH_CUDA_BATCHED", 0) != 0;
+    decoder.cuda_batched =
+        env_usize("GM_BENCH_CUDA_BATCHED", usize::from(decoder.cuda_batched)) != 0;
     decoder.gpu_huffman_pixels =
         env_usize("GM_BENCH_GPU_HUFFMAN", decoder.gpu_huffman_pixels as usize) as u64;
     if let Some(c) = std::env::var("GM_BENCH_CHROMA")
@@ -91,10 +90,29 @@ fn build(device: &Device, list: &PathBuf, workers: usize, stages: usize) -> Load
     {
         decoder.chroma = c;
     }
+    decoder
+}
+
+/// `GM_BENCH_REGION` (0 or 1), by default the loader's own setting.
+fn region_decode() -> bool {
+    env_usize(
+        "GM_BENCH_REGION",
+        usize::from(gm_loader::LOADER_REGION_DECODE),
+    ) != 0
+}
+
+fn build(
+    device: &Device,
+    list: &PathBuf,
+    decoder: &DecoderOptions,
+    workers: usize,
+    stages: usize,
+) -> Loader {
     Loader::builder(ListFile::new(list).unwrap())
         .device(device.clone())
-        .decoder(decoder)
+        .decoder(decoder.clone())
         .blocking_sync(Some(blocking_sync()))
+        .region_decode(region_decode())
         .gpu_stages(stages)
         .sampler(Sampler::shuffled(0))
         .batch_size(256)
@@ -135,6 +153,7 @@ fn main() {
     );
     let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).unwrap();
     let blocking = blocking_sync();
+    let decoder = decoder_options();
     let consumer = Stream::new(&device).unwrap();
     let repeat = env_usize("GM_BENCH_REPEAT", 50);
     let reps = env_usize("GM_BENCH_REPS", 3);
@@ -149,7 +168,7 @@ fn main() {
         .collect();
     for &(w, stages) in &configs {
         let free0 = device.info().unwrap().free_memory;
-        let mut l = build(&device, &list, w, stages);
+        let mut l = build(&device, &list, &decoder, w, stages);
         epoch(&mut l, 0, &consumer);
         let mut runs: Vec<(usize, f64, f64, f64)> = (1..=reps)
             .map(|e| epoch(&mut l, e as u64, &consumer))
@@ -161,11 +180,10 @@ fn main() {
         let s = l.stats();
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{blocking},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{blocking},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
             device.ordinal(),
-            std::env::var("GM_BENCH_HW_LOAD")
-                .unwrap_or_else(|_| gm_loader::LOADER_HW_LOAD.to_string()),
-            env_usize("GM_BENCH_CUDA_THREADS", gm_loader::LOADER_CUDA_THREADS),
+            decoder.hw_load,
+            decoder.cuda_threads,
             med.0,
             rate(med),
             rate(&runs[0]),
@@ -178,11 +196,13 @@ fn main() {
             s.paths.cuda,
             s.paths.cpu,
             s.bad,
-            std::env::var("GM_BENCH_CHROMA").unwrap_or_else(|_| "replicate".into()),
-            env_usize("GM_BENCH_BALANCED", usize::from(gm_loader::LOADER_BALANCED)) != 0,
-            env_usize("GM_BENCH_CUDA_BATCHED", 0) != 0,
+            format!("{:?}", decoder.chroma).to_lowercase(),
+            decoder.balanced,
+            decoder.cuda_batched,
             gm_cuda::max_connections().unwrap_or_default(),
-            env_usize("GM_BENCH_GPU_HUFFMAN", 1_000_000),
+            decoder.gpu_huffman_pixels,
+            region_decode(),
+            s.regions,
             per_batch(s.read_us),
             per_batch(s.decode_us),
             per_batch(s.decode_plan_us),
@@ -225,7 +245,7 @@ fn main() {
     if soak > 0 {
         let (w, stages) = configs.last().copied().unwrap_or((4, 2));
         let free0 = device.info().unwrap().free_memory;
-        let mut l = build(&device, &list, w, stages);
+        let mut l = build(&device, &list, &decoder, w, stages);
         let (mut done, mut next_mark, mut e) = (0usize, 0usize, 0u64);
         let t = Instant::now();
         while done < soak {

@@ -57,6 +57,23 @@ pub const LOADER_BLOCKING_SYNC: bool = false;
 /// gets the CPU decoders' colours.
 pub const LOADER_CHROMA: ChromaUpsampling = ChromaUpsampling::Replicate;
 
+/// The decoder settings a loader starts from: the decoder's defaults with [`LOADER_HW_LOAD`],
+/// [`LOADER_CUDA_THREADS`], [`LOADER_BALANCED`] and [`LOADER_CHROMA`]. Change fields of it and
+/// pass it to [`LoaderBuilder::decoder`] to keep the rest.
+pub fn loader_decoder_options() -> DecoderOptions {
+    DecoderOptions {
+        hw_load: LOADER_HW_LOAD,
+        cuda_threads: LOADER_CUDA_THREADS,
+        balanced: LOADER_BALANCED,
+        chroma: LOADER_CHROMA,
+        ..DecoderOptions::default()
+    }
+}
+
+/// Whether the loader's CUDA-backend decodes stop at the region each sample's transform reads
+/// ([`LoaderBuilder::region_decode`]).
+pub const LOADER_REGION_DECODE: bool = true;
+
 /// How many substitutes are tried for one bad sample.
 pub const MAX_SUBSTITUTES: u32 = 8;
 
@@ -82,6 +99,8 @@ pub(crate) struct Shared {
     pub(crate) buffers: Mutex<Vec<Vec<u8>>>,
     pub(crate) cpu: bool,
     pub(crate) cache: Option<Arc<Cache>>,
+    /// Decode only the pixels each sample's transform reads ([`LoaderBuilder::region_decode`]).
+    pub(crate) region_decode: bool,
 }
 
 impl Shared {
@@ -92,6 +111,7 @@ impl Shared {
             name: self.dataset.name(index),
             reason,
         };
+        gm_cuda::nvtx::mark(c"gm-loader: bad sample");
         if self.stats.lock().record_bad(e.clone()) {
             tracing::warn!(sample = index, name = %e.name, reason = %e.reason, "bad sample");
         } else {
@@ -146,6 +166,7 @@ pub struct LoaderBuilder {
     gpu_stages: usize,
     cache: Option<DeviceCache>,
     blocking_sync: Option<bool>,
+    region_decode: bool,
 }
 
 impl LoaderBuilder {
@@ -244,9 +265,19 @@ impl LoaderBuilder {
         self
     }
 
+    /// Whether the GPU stages plan each sample's transform from the image header and have the
+    /// CUDA backend decode only the pixels it reads (a random-resized crop reads about half an
+    /// image), as DALI's `decoders.image_random_crop` does. Default [`LOADER_REGION_DECODE`].
+    /// Batches stay deterministic; they differ from whole-image decoding only by the rounding
+    /// of sample positions.
+    pub fn region_decode(mut self, on: bool) -> Self {
+        self.region_decode = on;
+        self
+    }
+
     /// Decoder settings (backend, engine share, threads, size limit, EXIF orientation). The
-    /// output format is always RGB: the transform does the rest. Default: the decoder's
-    /// defaults with [`LOADER_HW_LOAD`], [`LOADER_CUDA_THREADS`] and [`LOADER_CHROMA`].
+    /// output format is always RGB: the transform does the rest. Default:
+    /// [`loader_decoder_options`].
     pub fn decoder(mut self, options: DecoderOptions) -> Self {
         self.decoder = options;
         self
@@ -327,6 +358,7 @@ impl LoaderBuilder {
             buffers: Mutex::new(Vec::new()),
             cpu: gpu.is_empty(),
             cache,
+            region_decode: self.region_decode,
         });
         Ok(Loader {
             shared,
@@ -375,16 +407,11 @@ impl Loader {
             prefetch: 2,
             policy: BadSamplePolicy::Skip,
             seed: 0,
-            decoder: DecoderOptions {
-                hw_load: LOADER_HW_LOAD,
-                cuda_threads: LOADER_CUDA_THREADS,
-                balanced: LOADER_BALANCED,
-                chroma: LOADER_CHROMA,
-                ..DecoderOptions::default()
-            },
+            decoder: loader_decoder_options(),
             gpu_stages: 2,
             cache: None,
             blocking_sync: Some(LOADER_BLOCKING_SYNC),
+            region_decode: LOADER_REGION_DECODE,
         }
     }
 

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder};
-use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor};
+use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder, Roi};
+use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor, nvtx};
 use gm_transforms::{FusedKernel, FusedOp, OutputSpec, SampleRng, SourceImage};
 
 use crate::batch::{Batch, Images, Release};
@@ -115,11 +115,33 @@ impl GpuStage {
                 None
             } else {
                 let t = Instant::now();
-                let b = self.decoder.decode(&inputs)?;
+                let _nvtx = nvtx::range(c"gm-loader: decode batch");
+                // The samples behind `inputs` (the readable ones), for planning their regions.
+                let samples: Vec<usize> = round
+                    .iter()
+                    .filter(|p| p.bytes.is_ok())
+                    .map(|p| p.index)
+                    .collect();
+                let mut region = |k: usize, w: u32, h: u32| {
+                    if !shared.region_decode {
+                        return None;
+                    }
+                    let mut rng = SampleRng::new(shared.seed, epoch, *samples.get(k)? as u64);
+                    let (op, _) = shared.transforms.plan_image(w, h, &mut rng).ok()?;
+                    let [x0, y0, x1, y1] = op.source_window(w, h)?;
+                    Some(Roi {
+                        x: x0,
+                        y: y0,
+                        width: x1 - x0,
+                        height: y1 - y0,
+                    })
+                };
+                let b = self.decoder.decode_regions(&inputs, &mut region)?;
                 decode_us += t.elapsed().as_micros() as u64;
                 Some(b)
             };
             drop(inputs);
+            let _nvtx = nvtx::range(c"gm-loader: plan transforms");
             let t = Instant::now();
             let mut next = Vec::new();
             let mut k = 0usize;
@@ -132,10 +154,14 @@ impl GpuStage {
                         match (&b.images[i], b.device_ptr(i)) {
                             (Ok(img), Some(ptr)) => {
                                 let mut rng = SampleRng::new(shared.seed, epoch, p.index as u64);
+                                let (w, h) = img.full_size;
                                 shared
                                     .transforms
-                                    .plan_image(img.width, img.height, &mut rng)
+                                    .plan_image(w, h, &mut rng)
                                     .map(|(op, spec)| {
+                                        // The same plan as the region's: the op moves to
+                                        // the decoded pixels' origin.
+                                        let op = op.shifted(img.origin.0, img.origin.1);
                                         let source = SourceImage::rgb8(ptr, img.width, img.height);
                                         (source, op, spec)
                                     })
@@ -197,6 +223,12 @@ impl GpuStage {
                 s.paths.hardware += c.hardware as u64;
                 s.paths.cuda += c.cuda as u64;
                 s.paths.cpu += c.cpu as u64;
+                s.regions += b
+                    .images
+                    .iter()
+                    .flatten()
+                    .filter(|i| (i.width, i.height) != i.full_size)
+                    .count() as u64;
                 decoded.push(b);
             }
             round = next;
@@ -298,6 +330,7 @@ impl GpuStage {
         for d in decoded {
             stream.wait(d.ready())?;
         }
+        let _nvtx = nvtx::range(c"gm-loader: launch fused transform");
         let sources: Vec<SourceImage> = ready.iter().map(|r| r.source).collect();
         let ops: Vec<FusedOp> = ready.iter().map(|r| r.op).collect();
         self.kernel

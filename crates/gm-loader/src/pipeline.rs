@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded, unbounded};
+use gm_cuda::nvtx;
 use gm_transforms::OutputSpec;
 use parking_lot::Mutex;
 
@@ -233,7 +234,10 @@ impl Iterator for Epoch<'_> {
             }
             let rx = self.rx.as_ref()?;
             let t = Instant::now();
-            let got = rx.recv();
+            let got = {
+                let _nvtx = nvtx::range(c"gm-loader: consumer waits for a batch");
+                rx.recv()
+            };
             {
                 let mut s = self.shared.stats.lock();
                 s.wait_us += t.elapsed().as_micros() as u64;
@@ -274,6 +278,7 @@ fn reader(
 ) {
     while let Ok(job) = jobs.recv() {
         let _span = tracing::debug_span!("gm_loader_read", batch = job.position).entered();
+        let _nvtx = nvtx::range(c"gm-loader: read batch");
         let t = Instant::now();
         let items = catch_unwind(AssertUnwindSafe(|| {
             let mut items = Vec::with_capacity(job.indices.len());
@@ -362,12 +367,16 @@ fn stage_loop(
         // A stage may run ahead of the consumer by the ready queue and one batch per stage,
         // no more: batches finished early wait in memory until their turn.
         let lead = plan.prefetch + n;
+        let held = (position >= due.load(Ordering::Acquire) + lead)
+            .then(|| nvtx::range(c"gm-loader: stage waits for the consumer"));
         while position >= due.load(Ordering::Acquire) + lead {
             if stop.load(Ordering::Relaxed) {
                 return;
             }
             std::thread::sleep(Duration::from_micros(200));
         }
+        drop(held);
+        let waiting = nvtx::range(c"gm-loader: stage waits for its read");
         let read = loop {
             if stop.load(Ordering::Relaxed) {
                 return;
@@ -387,8 +396,10 @@ fn stage_loop(
             let mut s = shared.stats.lock();
             s.max_read_ahead = s.max_read_ahead.max(arrived.len() + 1);
         }
+        drop(waiting);
         let _span =
             tracing::debug_span!("gm_loader_stage", batch = position, stage = index).entered();
+        let _nvtx = nvtx::range(c"gm-loader: stage runs batch");
         let result = match read.items {
             Err(message) => Err(LoaderError::WorkerPanic {
                 stage: "host worker",

@@ -49,6 +49,9 @@ pub struct Stats {
     pub wall_us: u64,
     /// Images per decode path.
     pub paths: PathTotals,
+    /// Of the images decoded on the GPU, those decoded only in the region their transform
+    /// reads ([`crate::LoaderBuilder::region_decode`]).
+    pub regions: u64,
     /// Most batches seen ready and waiting for the consumer.
     pub max_ready: usize,
     /// Most batches read ahead of the GPU stage.

@@ -150,6 +150,27 @@ pub struct FusedOp {
 }
 
 impl FusedOp {
+    /// The source pixels this op reads, as (x0, y0, x1, y1) with exclusive ends, in an image
+    /// of `width` x `height`: a decoder can decode just that region (then run
+    /// [`FusedOp::shifted`] by its origin on it). `None` with padding, whose window is
+    /// computed differently.
+    pub fn source_window(&self, width: u32, height: u32) -> Option<[u32; 4]> {
+        if self.pad.is_some() || width == 0 || height == 0 {
+            return None;
+        }
+        let ([x0, y0, x1, y1], ..) = self.windows(width, height);
+        Some([x0 as u32, y0 as u32, x1 as u32, y1 as u32])
+    }
+
+    /// The same op on a region of the source that starts at (`x`, `y`) and holds its
+    /// [`FusedOp::source_window`]: it reads the same pixels, and computes the same output
+    /// up to floating-point rounding of the sample positions.
+    pub fn shifted(mut self, x: u32, y: u32) -> FusedOp {
+        self.crop.x -= x as f32;
+        self.crop.y -= y as f32;
+        self
+    }
+
     /// The tap window and the data region: (window x0, y0, x1, y1, valid x0, y0, x1, y1).
     pub(crate) fn windows(&self, width: u32, height: u32) -> ([i32; 4], [i32; 4], [f32; 3]) {
         match self.pad {

@@ -349,3 +349,43 @@ fn user_structs_with_named_fields_take_part() {
     ep.visit(&mut |_| n += 1);
     assert_eq!(n, 8);
 }
+
+proptest! {
+    /// What a decoder that decodes only `source_window` hands the kernel: the region's pixels,
+    /// and the op shifted by its origin. The output matches the whole image's, up to rounding
+    /// of the sample positions.
+    #[test]
+    fn an_op_on_its_source_window_equals_the_op_on_the_whole_image(
+        w in 1u32..160, h in 1u32..160, seed in any::<u64>(), index in 0u64..1000,
+    ) {
+        let mut rng = SampleRng::new(seed ^ 0x5eed, 0, index);
+        let img: Vec<u8> = (0..w * h * 3).map(|_| rng.next_u64() as u8).collect();
+        let chain = Compose(vec![
+            Box::new(RandomResizedCrop::new(24, 20)),
+            Box::new(HorizontalFlip(0.5)),
+            Box::new(ToDtype(DType::F32, Layout::Chw)),
+        ]);
+        let (op, spec) = chain.plan_image(w, h, &mut SampleRng::new(seed, 1, index)).unwrap();
+        let [x0, y0, x1, y1] = op.source_window(w, h).unwrap();
+        prop_assert!(x0 < x1 && x1 <= w && y0 < y1 && y1 <= h, "{x0} {y0} {x1} {y1} in {w}x{h}");
+        let (rw, rh) = ((x1 - x0) as usize, (y1 - y0) as usize);
+        let region: Vec<u8> = (y0 as usize..y1 as usize)
+            .flat_map(|y| {
+                let row = (y * w as usize + x0 as usize) * 3;
+                img[row..row + rw * 3].to_vec()
+            })
+            .collect();
+        let mut whole = vec![0u8; spec.image_bytes()];
+        fused(&HostImage::rgb8(&img, w, h), &op, &spec, &mut whole);
+        let mut part = vec![0u8; spec.image_bytes()];
+        let shifted = op.shifted(x0, y0);
+        fused(&HostImage::rgb8(&region, rw as u32, rh as u32), &shifted, &spec, &mut part);
+        let (a, b): (&[f32], &[f32]) = (bytemuck::cast_slice(&whole), bytemuck::cast_slice(&part));
+        let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        prop_assert!(worst <= 0.02, "largest difference {worst} (of 0..255)");
+        // Padding has no source window: it is decoded whole.
+        let padded = Compose(vec![Box::new(Pad { left: 1, top: 0, right: 0, bottom: 0, fill: [0.0; 3] })]);
+        let (pop, _) = padded.plan_image(w, h, &mut SampleRng::new(seed, 1, index)).unwrap();
+        prop_assert_eq!(pop.source_window(w, h), None);
+    }
+}

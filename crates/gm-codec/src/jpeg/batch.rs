@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use gm_cuda::{
     Device, DeviceMemory, DevicePool, DevicePtr, Event, PinnedPool, PoolConfig, PoolStats,
-    PooledDeviceBuffer, Stream,
+    PooledDeviceBuffer, Stream, nvtx,
 };
 use parking_lot::Mutex;
 
@@ -223,13 +223,31 @@ impl DecodePath {
     }
 }
 
+/// A region of an image: its top-left pixel and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Roi {
+    /// Left edge.
+    pub x: u32,
+    /// Top edge.
+    pub y: u32,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
 /// A decoded image inside a [`DecodedBatch`]'s device buffer, tightly packed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodedImage {
-    /// Width in pixels (after orientation).
+    /// Width in pixels of what was decoded (after orientation): the whole image's, or the
+    /// region's when only a region was asked for ([`ImageDecoder::decode_regions`]).
     pub width: u32,
-    /// Height in pixels (after orientation).
+    /// Height in pixels of what was decoded.
     pub height: u32,
+    /// Where the decoded pixels start in the whole image: (0, 0) unless a region was decoded.
+    pub origin: (u32, u32),
+    /// The whole image's size (after orientation).
+    pub full_size: (u32, u32),
     /// Pixel layout.
     pub format: PixelFormat,
     /// Byte offset in the batch buffer.
@@ -426,7 +444,7 @@ impl ImageDecoder {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ImageDecoder {
             device: device.clone(),
-            stream: Stream::new(device)?,
+            stream: Stream::named(device, c"gm-codec: JPEG batches")?,
             pool: DevicePool::new(device, PoolConfig::unbounded("decoded images")),
             planes: DevicePool::new(device, PoolConfig::unbounded("decoded YCbCr planes")),
             pinned: PinnedPool::new(device, PoolConfig::unbounded("image upload staging"), true),
@@ -587,7 +605,23 @@ impl ImageDecoder {
     /// Decodes `inputs` into one device buffer. Never fails because of one input: each gets
     /// its result. An `Err` means the GPU itself failed.
     pub fn decode(&mut self, inputs: &[EncodedImage<'_>]) -> Result<DecodedBatch, DecoderError> {
+        self.decode_regions(inputs, &mut |_, _, _| None)
+    }
+
+    /// [`ImageDecoder::decode`], asking `region(input index, width, height)` for the part of
+    /// each image its user will read (sizes after orientation; `None`: all of it). The CUDA
+    /// backend then decodes only that region (nvJPEG's ROI decoding: less Huffman, IDCT and
+    /// colour work, and less memory), as DALI's `decoders.image_random_crop` does; the engines
+    /// and the CPU decode whole images, and images turned by EXIF orientation or decoded to
+    /// planes are decoded whole. Each [`DecodedImage`] says what it holds (`origin`,
+    /// `full_size`).
+    pub fn decode_regions(
+        &mut self,
+        inputs: &[EncodedImage<'_>],
+        region: &mut dyn FnMut(usize, u32, u32) -> Option<Roi>,
+    ) -> Result<DecodedBatch, DecoderError> {
         let t0 = Instant::now();
+        let planning = nvtx::range(c"gm-codec: plan JPEG batch");
         self.device.bind_to_thread()?;
         let o = self.options.clone();
         let fmt = o.format;
@@ -639,6 +673,31 @@ impl ImageDecoder {
             }
         }
 
+        // Regions, for the images the CUDA workers decode to RGB as they are.
+        let rois: Vec<Option<Roi>> = plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match p {
+                Plan::Gpu {
+                    backend: Backend::Cuda,
+                    info,
+                    planes: None,
+                } if self.gpu_batched.is_none()
+                    && (info.orientation == 1 || !o.apply_orientation) =>
+                {
+                    let (w, h) = (info.width, info.height);
+                    region(i, w, h).filter(|r| {
+                        r.width > 0
+                            && r.height > 0
+                            && r.x.checked_add(r.width).is_some_and(|e| e <= w)
+                            && r.y.checked_add(r.height).is_some_and(|e| e <= h)
+                            && (r.width, r.height) != (w, h)
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        drop(planning);
         let mut timings = BatchTimings {
             plan_us: t0.elapsed().as_micros() as u64,
             ..BatchTimings::default()
@@ -657,14 +716,21 @@ impl ImageDecoder {
                 }
                 Plan::Failed(k) => Err(k.clone()),
             };
+            let roi = rois[results.len()];
             results.push(match dims {
-                Ok((w, h)) => {
+                Ok(full_size) => {
+                    let (origin, (w, h)) = match roi {
+                        Some(r) => ((r.x, r.y), (r.width, r.height)),
+                        None => ((0, 0), full_size),
+                    };
                     let len = w as usize * h as usize * ch;
                     let offset = total;
                     total += len.div_ceil(ALIGN) * ALIGN;
                     Ok(DecodedImage {
                         width: w,
                         height: h,
+                        origin,
+                        full_size,
                         format: fmt,
                         offset,
                         len,
@@ -765,6 +831,7 @@ impl ImageDecoder {
                         pixels: u64::from(info.width) * u64::from(info.height),
                         format,
                         dst,
+                        roi: rois[i],
                     };
                     if *backend == Backend::Hardware {
                         hw_jobs.push((i, job));
@@ -823,6 +890,7 @@ impl ImageDecoder {
                 });
                 for w in cuda.iter_mut().take(workers) {
                     s.spawn(move || {
+                        let _nvtx = nvtx::range(c"nvJPEG CUDA backend: worker");
                         let t = Instant::now();
                         if let Err(e) = w.begin(start) {
                             failures.lock().push((usize::MAX, e.to_string()));
@@ -850,6 +918,7 @@ impl ImageDecoder {
                 let cpu_threads = opts.cpu_threads.max(1).min(cpu_jobs.len());
                 for _ in 0..cpu_threads {
                     s.spawn(move || {
+                        let _nvtx = nvtx::range(c"gm-codec: CPU decode");
                         let t = Instant::now();
                         loop {
                             let k = next_cpu.fetch_add(1, Ordering::Relaxed);
@@ -950,6 +1019,11 @@ impl ImageDecoder {
         for i in retry {
             match cpu_decode(&plans[i], inputs[i].data, &o) {
                 Ok(px) => {
+                    // A region asked of the CUDA backend: the CPU decoded the whole image.
+                    let px = match (&results[i], rois[i]) {
+                        (Ok(img), Some(r)) => crop_rows(&px, img.full_size.0, ch, r),
+                        _ => px,
+                    };
                     if let Ok(img) = &mut results[i] {
                         img.path = DecodePath::Cpu;
                     }
@@ -1072,6 +1146,7 @@ impl ImageDecoder {
         retry: &mut Vec<usize>,
         results: &mut [Result<DecodedImage, ImageError>],
     ) {
+        let _nvtx = nvtx::range(c"nvJPEG: engines' failed batch, one by one on CUDA");
         let Some(w) = self.cuda.first_mut() else {
             retry.extend(jobs.iter().map(|(i, _)| *i));
             return;
@@ -1160,6 +1235,11 @@ fn run_engines(
     check: bool,
     start: &Event,
 ) -> EngineOutcome {
+    let _nvtx = nvtx::range(if check {
+        c"nvJPEG engines: batch"
+    } else {
+        c"nvJPEG GPU Huffman: batch"
+    });
     let t = Instant::now();
     let mut out = EngineOutcome {
         us: 0,
@@ -1175,6 +1255,7 @@ fn run_engines(
         };
         chunk.clear();
         at.clear();
+        let checking = check.then(|| nvtx::range(c"nvJPEG engines: check images"));
         for k in range {
             let job = jobs[k].1;
             if check && !h.supports(job.data, job.orientation) {
@@ -1184,6 +1265,7 @@ fn run_engines(
                 at.push(k);
             }
         }
+        drop(checking);
         if chunk.is_empty() {
             continue;
         }
@@ -1198,6 +1280,18 @@ fn run_engines(
     }
     out.us = t.elapsed().as_micros() as u64;
     out
+}
+
+/// The rows of `r` from a packed image `width` pixels wide with `ch` bytes per pixel.
+fn crop_rows(px: &[u8], width: u32, ch: usize, r: Roi) -> Vec<u8> {
+    let (stride, row) = (width as usize * ch, r.width as usize * ch);
+    (r.y as usize..(r.y + r.height) as usize)
+        .flat_map(|y| {
+            let at = y * stride + r.x as usize * ch;
+            px.get(at..at + row).unwrap_or_default()
+        })
+        .copied()
+        .collect()
 }
 
 /// A CPU decode of a planned image into the output layout.

@@ -23,7 +23,7 @@ pub mod route;
 pub use batch::{
     BackendChoice, BatchTimings, ChromaUpsampling, DecodePath, DecodedBatch, DecodedImage,
     DecoderError, DecoderOptions, EncodedImage, ImageDecoder, ImageError, ImageErrorKind,
-    PathCounts, PixelFormat, to_layout,
+    PathCounts, PixelFormat, Roi, to_layout,
 };
 pub use color::{PlaneLayout, ycc_to_rgb_device, ycc_to_rgb_host};
 pub use cpu::{RgbImage, decode_rgb, orient};

@@ -6,9 +6,9 @@
 
 use std::os::raw::c_int;
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use gm_cuda::{Device, Event, Stream};
+use gm_cuda::{Device, Event, Stream, nvtx};
 
 use super::nvjpeg_sys::{self as sys, Api, ApiError, nvjpegImage_t, status_name};
 
@@ -49,9 +49,10 @@ pub struct NvJpeg {
     api: Api,
     device: Device,
     hw_handle: Option<sys::nvjpegHandle_t>,
-    /// A handle on the GPU_HYBRID backend: its batched call does the Huffman decoding of a
-    /// whole batch on the GPU.
-    gpu_handle: Option<sys::nvjpegHandle_t>,
+    /// A handle on the GPU_HYBRID backend, whose batched call does the Huffman decoding of a
+    /// whole batch on the GPU: created by the first decoder that asks for it
+    /// ([`HardwareDecoder::gpu_huffman`]), since each handle holds its own device memory.
+    gpu_handle: OnceLock<Option<sys::nvjpegHandle_t>>,
     handle: sys::nvjpegHandle_t,
     hybrid: sys::nvjpegJpegDecoder_t,
     gpu_hybrid: sys::nvjpegJpegDecoder_t,
@@ -98,57 +99,34 @@ impl NvJpeg {
             api,
             device: device.clone(),
             hw_handle: None,
-            gpu_handle: None,
+            gpu_handle: OnceLock::new(),
             handle: ptr::null_mut(),
             hybrid: ptr::null_mut(),
             gpu_hybrid: ptr::null_mut(),
             engines: 0,
         };
-        let mut h = ptr::null_mut();
-        // SAFETY: null allocators select nvJPEG's defaults; `h` receives the handle.
-        let hw = unsafe {
-            (nv.api.nvjpegCreateEx)(
-                sys::NVJPEG_BACKEND_HARDWARE,
-                ptr::null_mut(),
-                ptr::null_mut(),
-                0,
-                &mut h,
-            )
-        };
-        if hw == sys::NVJPEG_STATUS_SUCCESS {
-            nv.hw_handle = Some(h);
-            let (mut engines, mut cores) = (0, 0);
-            // SAFETY: valid handle, two out-parameters.
-            let st = unsafe { (nv.api.nvjpegGetHardwareDecoderInfo)(h, &mut engines, &mut cores) };
-            if st == sys::NVJPEG_STATUS_SUCCESS {
-                nv.engines = engines;
+        match nv.create_handle(sys::NVJPEG_BACKEND_HARDWARE) {
+            Ok(h) => {
+                nv.hw_handle = Some(h);
+                let (mut engines, mut cores) = (0, 0);
+                // SAFETY: valid handle, two out-parameters.
+                let st =
+                    unsafe { (nv.api.nvjpegGetHardwareDecoderInfo)(h, &mut engines, &mut cores) };
+                if st == sys::NVJPEG_STATUS_SUCCESS {
+                    nv.engines = engines;
+                }
             }
-        } else {
-            tracing::info!(
-                status = status_name(hw),
+            Err(status) => tracing::info!(
+                status = status_name(status),
                 "no nvJPEG hardware backend on this GPU"
-            );
+            ),
         }
-        let mut g = ptr::null_mut();
-        // SAFETY: as above, GPU_HYBRID backend.
-        let st = unsafe {
-            (nv.api.nvjpegCreateEx)(
-                sys::NVJPEG_BACKEND_GPU_HYBRID,
-                ptr::null_mut(),
-                ptr::null_mut(),
-                0,
-                &mut g,
-            )
-        };
-        if st == sys::NVJPEG_STATUS_SUCCESS {
-            nv.gpu_handle = Some(g);
-        }
-        let mut h = ptr::null_mut();
-        // SAFETY: as above, default backend.
-        check("nvjpegCreateEx", unsafe {
-            (nv.api.nvjpegCreateEx)(0, ptr::null_mut(), ptr::null_mut(), 0, &mut h)
-        })?;
-        nv.handle = h;
+        nv.handle = nv
+            .create_handle(sys::NVJPEG_BACKEND_DEFAULT)
+            .map_err(|status| NvJpegError {
+                op: "nvjpegCreateEx",
+                status,
+            })?;
         // SAFETY: valid handle; out-parameters receive the decoders.
         check("nvjpegDecoderCreate(HYBRID)", unsafe {
             (nv.api.nvjpegDecoderCreate)(nv.handle, sys::NVJPEG_BACKEND_HYBRID, &mut nv.hybrid)
@@ -163,6 +141,32 @@ impl NvJpeg {
         })?;
         tracing::debug!(path = %nv.api.path, version = ?nv.api.version, engines = nv.engines, "nvJPEG opened");
         Ok(Arc::new(nv))
+    }
+
+    /// A library handle on `backend`, with nvJPEG's default allocators.
+    fn create_handle(&self, backend: c_int) -> Result<sys::nvjpegHandle_t, sys::nvjpegStatus_t> {
+        let mut h = ptr::null_mut();
+        // SAFETY: null allocators select nvJPEG's defaults; `h` receives the handle, which
+        // Drop destroys.
+        let st = unsafe {
+            (self.api.nvjpegCreateEx)(backend, ptr::null_mut(), ptr::null_mut(), 0, &mut h)
+        };
+        if st == sys::NVJPEG_STATUS_SUCCESS {
+            Ok(h)
+        } else {
+            Err(st)
+        }
+    }
+
+    /// The GPU_HYBRID handle, created on first use; `None` where nvJPEG cannot create it.
+    fn gpu_handle(&self) -> Option<sys::nvjpegHandle_t> {
+        *self.gpu_handle.get_or_init(|| {
+            self.create_handle(sys::NVJPEG_BACKEND_GPU_HYBRID)
+                .inspect_err(|&st| {
+                    tracing::info!(status = status_name(st), "no nvJPEG GPU_HYBRID handle")
+                })
+                .ok()
+        })
     }
 
     /// Whether the NVJPG hardware backend is available.
@@ -199,8 +203,8 @@ impl Drop for NvJpeg {
             if let Some(h) = self.hw_handle {
                 (self.api.nvjpegDestroy)(h);
             }
-            if let Some(h) = self.gpu_handle {
-                (self.api.nvjpegDestroy)(h);
+            if let Some(Some(h)) = self.gpu_handle.get() {
+                (self.api.nvjpegDestroy)(*h);
             }
         }
     }
@@ -278,6 +282,8 @@ pub(crate) struct GpuJob<'a> {
     pub pixels: u64,
     pub format: NvFormat,
     pub dst: nvjpegImage_t,
+    /// Only this region (CUDA backend only; `dst` is sized for it).
+    pub roi: Option<super::batch::Roi>,
 }
 
 // SAFETY: the pointers in `dst` are device addresses, never dereferenced on the host; `data`
@@ -316,7 +322,7 @@ impl HardwareDecoder {
     /// A batched decoder on the GPU_HYBRID handle (Huffman decoding on the GPU, the whole
     /// batch at once); `None` where nvJPEG could not create that backend.
     pub fn gpu_huffman(nv: &Arc<NvJpeg>) -> Result<Option<Self>, SetupError> {
-        match nv.gpu_handle {
+        match nv.gpu_handle() {
             Some(handle) => Self::on_handle(nv, handle, None).map(Some),
             None => Ok(None),
         }
@@ -335,7 +341,7 @@ impl HardwareDecoder {
             jpeg_stream: ptr::null_mut(),
             params: Vec::new(),
             initialized: None,
-            stream: Stream::new(&nv.device)?,
+            stream: Stream::named(&nv.device, c"nvJPEG engines")?,
             // The engines' thread waits on it for each chunk of a balanced batch: sleeping
             // leaves its core to the CUDA workers' Huffman decoding.
             done: Event::blocking(&nv.device)?,
@@ -594,7 +600,7 @@ impl CudaWorker {
             jpeg_stream: ptr::null_mut(),
             params: ptr::null_mut(),
             next_pinned: 0,
-            stream: Stream::new(&nv.device)?,
+            stream: Stream::named(&nv.device, c"nvJPEG CUDA backend")?,
             gpu_huffman_pixels,
         };
         // SAFETY: valid handle and decoders; out-parameters receive new objects, which Drop
@@ -662,10 +668,14 @@ impl CudaWorker {
         let k = self.next_pinned;
         self.next_pinned ^= 1;
         // The pinned buffer's previous copy must be done before the host phase refills it.
-        self.pinned_free[k].synchronize().map_err(|_| NvJpegError {
-            op: "waiting for a pinned buffer",
-            status: 6,
-        })?;
+        {
+            let _nvtx = nvtx::range(c"nvJPEG CUDA backend: wait for a pinned buffer");
+            self.pinned_free[k].synchronize().map_err(|_| NvJpegError {
+                op: "waiting for a pinned buffer",
+                status: 6,
+            })?;
+        }
+        let _nvtx = nvtx::range(c"nvJPEG CUDA backend: host phase and enqueue");
         // SAFETY: every object belongs to this worker or to `nv`; `job.data` outlives the
         // calls (nvjpegJpegStreamParse copies what it keeps: save_stream is 0 and the host
         // phase finishes before we return); `job.dst` is device memory sized for the output.
@@ -691,6 +701,19 @@ impl CudaWorker {
                     self.params,
                     c_int::from(job.orientation),
                 ),
+            )?;
+            // The params are this worker's for every image: (0, 0, -1, -1) is the whole one.
+            let (x, y, w, h) = job.roi.map_or((0, 0, -1, -1), |r| {
+                (
+                    r.x as c_int,
+                    r.y as c_int,
+                    r.width as c_int,
+                    r.height as c_int,
+                )
+            });
+            check(
+                "nvjpegDecodeParamsSetROI",
+                (api.nvjpegDecodeParamsSetROI)(self.params, x, y, w, h),
             )?;
             let mut which = 0;
             if job.pixels >= self.gpu_huffman_pixels {

@@ -23,6 +23,7 @@ pub type cudaStream_t = *mut c_void;
 pub const NVJPEG_STATUS_SUCCESS: nvjpegStatus_t = 0;
 
 /// `nvjpegBackend_t`.
+pub const NVJPEG_BACKEND_DEFAULT: c_int = 0;
 pub const NVJPEG_BACKEND_HYBRID: c_int = 1;
 pub const NVJPEG_BACKEND_GPU_HYBRID: c_int = 2;
 pub const NVJPEG_BACKEND_HARDWARE: c_int = 3;
@@ -165,6 +166,7 @@ api! {
     nvjpegDecodeParamsDestroy: fn(nvjpegDecodeParams_t);
     nvjpegDecodeParamsSetOutputFormat: fn(nvjpegDecodeParams_t, c_int);
     nvjpegDecodeParamsSetExifOrientation: fn(nvjpegDecodeParams_t, c_int);
+    nvjpegDecodeParamsSetROI: fn(nvjpegDecodeParams_t, c_int, c_int, c_int, c_int);
     nvjpegBufferPinnedCreate: fn(nvjpegHandle_t, *mut c_void, *mut nvjpegBufferPinned_t);
     nvjpegBufferPinnedDestroy: fn(nvjpegBufferPinned_t);
     nvjpegBufferDeviceCreate: fn(nvjpegHandle_t, *mut c_void, *mut nvjpegBufferDevice_t);

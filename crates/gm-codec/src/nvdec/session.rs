@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gm_cuda::{Device, DevicePtr, Event, Stream};
+use gm_cuda::{Device, DevicePtr, Event, Stream, nvtx};
 use gm_demux::{Codec, CodecInfo, DecodePlan, IndexingDemuxer, Keep};
 
 use super::api::{Nvcuvid, nvcuvid};
@@ -156,7 +156,7 @@ impl DecoderSession {
     pub fn new(device: &Device, budget: Option<Arc<DecoderBudget>>) -> Result<DecoderSession> {
         let api = nvcuvid().map_err(|e| CodecError::Pool(format!("NVDEC unavailable: {e}")))?;
         device.bind_to_thread()?;
-        let stream = Stream::new(device)?;
+        let stream = Stream::named(device, c"NVDEC session")?;
         let mut lock: sys::CUvideoctxlock = std::ptr::null_mut();
         // SAFETY: creates a lock for our (current) primary context.
         let code = unsafe { (api.ctx_lock_create)(&mut lock, device.raw_context().cast()) };
@@ -264,7 +264,11 @@ impl DecoderSession {
         };
         self.state.consumer = Some(ptr);
         for run in &plan.runs {
-            let packets = demux.read_run(run)?;
+            let packets = {
+                let _nvtx = nvtx::range(c"gm-codec: read a run's packets");
+                demux.read_run(run)?
+            };
+            let _nvtx = nvtx::range(c"NVDEC: decode a run");
             self.state.begin_run(&run.keep);
             for p in &packets {
                 // Each run ends with end-of-stream, which resets the parser: no discontinuity

@@ -8,6 +8,7 @@ use super::common::*;
 use gm_codec::jpeg::DecoderOptions;
 use gm_cuda::{Device, Stream, gpu_test_device};
 use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, Images, Loader, LoaderError, Sampler};
+use gm_transforms::{HorizontalFlip, RandomResizedCrop};
 
 fn gpu_loader(device: &Device, data: Arc<dyn Dataset>, workers: usize) -> gm_loader::LoaderBuilder {
     Loader::builder_shared(data)
@@ -162,6 +163,72 @@ fn a_balanced_decoder_gives_the_same_batches_up_to_the_decoders_rounding() {
     // Both decoders follow the JPEG IDCT to within a step or two of rounding.
     assert!(worst <= 8, "largest difference {worst}");
     assert!(differ * 10 < total, "{differ} of {total} bytes differ");
+}
+
+#[test]
+fn region_decoding_gives_the_same_batches_up_to_rounding_and_stays_deterministic() {
+    let device = gpu_test_device!("region_decoding_gives_the_same_batches");
+    let data: Arc<dyn Dataset> = Arc::new(photos(6));
+    let build = |region: bool, stages: usize| {
+        gpu_loader(&device, data.clone(), 3)
+            .gpu_stages(stages)
+            .region_decode(region)
+            .decoder(DecoderOptions {
+                hw_load: 0.3,
+                cuda_threads: 3,
+                ..gm_loader::loader_decoder_options()
+            })
+            .sampler(Sampler::shuffled(4))
+            .batch_size(32)
+            .transforms(vec![
+                Box::new(RandomResizedCrop::new(48, 40)),
+                Box::new(HorizontalFlip(0.5)),
+            ])
+            .build()
+            .unwrap()
+    };
+    let mut whole_loader = build(false, 2);
+    let whole = run_epoch(&mut whole_loader, 1);
+    let mut loader = build(true, 2);
+    let region = run_epoch(&mut loader, 1);
+    let (w, r) = (whole_loader.stats(), loader.stats());
+    eprintln!(
+        "paths: whole {:?}, region {:?}; {} of {} images decoded as regions",
+        w.paths, r.paths, r.regions, r.samples
+    );
+    assert_eq!(w.regions, 0);
+    assert_eq!(
+        (r.paths.cuda, r.paths.hardware),
+        (w.paths.cuda, w.paths.hardware)
+    );
+    // Most CUDA-backend images: a random-resized crop rarely reads a whole image.
+    assert!(r.regions * 2 >= r.paths.cuda && r.regions > 0, "{r:?}");
+    // Deterministic: the same batches with 3 stages.
+    let mut three = build(true, 3);
+    assert_same(
+        &region,
+        &run_epoch(&mut three, 1),
+        "region decoding, 2 and 3 stages",
+    );
+    assert_eq!(whole.len(), region.len());
+    let (mut worst, mut differ, mut total) = (0u8, 0usize, 0usize);
+    for (a, b) in whole.iter().zip(&region) {
+        assert_eq!(
+            (a.position, &a.indices, &a.labels, &a.shape),
+            (b.position, &b.indices, &b.labels, &b.shape)
+        );
+        for (x, y) in a.bytes.iter().zip(&b.bytes) {
+            worst = worst.max(x.abs_diff(*y));
+            differ += usize::from(x != y);
+        }
+        total += a.bytes.len();
+    }
+    eprintln!(
+        "region against whole decoding: {differ} of {total} bytes differ, by at most {worst}"
+    );
+    // The same decoded pixels; sample positions rounded from a shifted origin.
+    assert!(worst <= 2, "largest difference {worst}");
+    assert!(differ * 20 < total, "{differ} of {total} bytes differ");
 }
 
 #[test]
