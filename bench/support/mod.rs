@@ -10,6 +10,11 @@ pub fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// `name` from the environment as a switch (0 is off, any other number on), or `default`.
+pub fn env_flag(name: &str, default: bool) -> bool {
+    env_usize(name, usize::from(default)) != 0
+}
+
 /// `name` from the environment as a comma-separated list, or `default`.
 pub fn env_list(name: &str, default: &str) -> Vec<String> {
     std::env::var(name)

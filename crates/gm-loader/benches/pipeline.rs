@@ -21,7 +21,7 @@
 
 #[path = "../../../bench/support/mod.rs"]
 mod support;
-use support::{cpu_seconds, env_usize, rss_kb};
+use support::{cpu_seconds, env_flag, env_usize, rss_kb};
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -60,59 +60,48 @@ fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
     path
 }
 
-/// `GM_BENCH_BLOCKING_SYNC` (0 or 1), by default the loader's own setting.
-fn blocking_sync() -> bool {
-    env_usize(
-        "GM_BENCH_BLOCKING_SYNC",
-        usize::from(gm_loader::LOADER_BLOCKING_SYNC),
-    ) != 0
+/// The loader's settings with the `GM_BENCH_*` overrides: read once, used for every loader
+/// and printed with every measurement.
+struct Settings {
+    decoder: DecoderOptions,
+    blocking_sync: bool,
+    region_decode: bool,
 }
 
-/// The loader's decoder settings with the `GM_BENCH_*` overrides; built once, used for every
-/// loader and printed with every measurement.
-fn decoder_options() -> DecoderOptions {
-    let mut decoder = gm_loader::loader_decoder_options();
-    if let Some(h) = std::env::var("GM_BENCH_HW_LOAD")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        decoder.hw_load = h;
+impl Settings {
+    fn from_env() -> Settings {
+        let mut decoder = gm_loader::loader_decoder_options();
+        if let Some(h) = std::env::var("GM_BENCH_HW_LOAD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            decoder.hw_load = h;
+        }
+        decoder.cuda_threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda_threads);
+        decoder.balanced = env_flag("GM_BENCH_BALANCED", decoder.balanced);
+        decoder.cuda_batched = env_flag("GM_BENCH_CUDA_BATCHED", decoder.cuda_batched);
+        decoder.gpu_huffman_pixels =
+            env_usize("GM_BENCH_GPU_HUFFMAN", decoder.gpu_huffman_pixels as usize) as u64;
+        if let Some(c) = std::env::var("GM_BENCH_CHROMA")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            decoder.chroma = c;
+        }
+        Settings {
+            decoder,
+            blocking_sync: env_flag("GM_BENCH_BLOCKING_SYNC", gm_loader::LOADER_BLOCKING_SYNC),
+            region_decode: env_flag("GM_BENCH_REGION", gm_loader::LOADER_REGION_DECODE),
+        }
     }
-    decoder.cuda_threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda_threads);
-    decoder.balanced = env_usize("GM_BENCH_BALANCED", usize::from(decoder.balanced)) != 0;
-    decoder.cuda_batched =
-        env_usize("GM_BENCH_CUDA_BATCHED", usize::from(decoder.cuda_batched)) != 0;
-    decoder.gpu_huffman_pixels =
-        env_usize("GM_BENCH_GPU_HUFFMAN", decoder.gpu_huffman_pixels as usize) as u64;
-    if let Some(c) = std::env::var("GM_BENCH_CHROMA")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        decoder.chroma = c;
-    }
-    decoder
 }
 
-/// `GM_BENCH_REGION` (0 or 1), by default the loader's own setting.
-fn region_decode() -> bool {
-    env_usize(
-        "GM_BENCH_REGION",
-        usize::from(gm_loader::LOADER_REGION_DECODE),
-    ) != 0
-}
-
-fn build(
-    device: &Device,
-    list: &PathBuf,
-    decoder: &DecoderOptions,
-    workers: usize,
-    stages: usize,
-) -> Loader {
+fn build(device: &Device, list: &PathBuf, set: &Settings, workers: usize, stages: usize) -> Loader {
     Loader::builder(ListFile::new(list).unwrap())
         .device(device.clone())
-        .decoder(decoder.clone())
-        .blocking_sync(Some(blocking_sync()))
-        .region_decode(region_decode())
+        .decoder(set.decoder.clone())
+        .blocking_sync(Some(set.blocking_sync))
+        .region_decode(set.region_decode)
         .gpu_stages(stages)
         .sampler(Sampler::shuffled(0))
         .batch_size(256)
@@ -152,8 +141,8 @@ fn main() {
             .expect("usage: gm-loader--pipeline DIR"),
     );
     let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).unwrap();
-    let blocking = blocking_sync();
-    let decoder = decoder_options();
+    let set = Settings::from_env();
+    let decoder = &set.decoder;
     let consumer = Stream::new(&device).unwrap();
     let repeat = env_usize("GM_BENCH_REPEAT", 50);
     let reps = env_usize("GM_BENCH_REPS", 3);
@@ -168,7 +157,7 @@ fn main() {
         .collect();
     for &(w, stages) in &configs {
         let free0 = device.info().unwrap().free_memory;
-        let mut l = build(&device, &list, &decoder, w, stages);
+        let mut l = build(&device, &list, &set, w, stages);
         epoch(&mut l, 0, &consumer);
         let mut runs: Vec<(usize, f64, f64, f64)> = (1..=reps)
             .map(|e| epoch(&mut l, e as u64, &consumer))
@@ -180,7 +169,7 @@ fn main() {
         let s = l.stats();
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{blocking},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
             device.ordinal(),
             decoder.hw_load,
             decoder.cuda_threads,
@@ -198,10 +187,11 @@ fn main() {
             s.bad,
             format!("{:?}", decoder.chroma).to_lowercase(),
             decoder.balanced,
+            set.blocking_sync,
             decoder.cuda_batched,
             gm_cuda::max_connections().unwrap_or_default(),
             decoder.gpu_huffman_pixels,
-            region_decode(),
+            set.region_decode,
             s.regions,
             per_batch(s.read_us),
             per_batch(s.decode_us),
@@ -245,7 +235,7 @@ fn main() {
     if soak > 0 {
         let (w, stages) = configs.last().copied().unwrap_or((4, 2));
         let free0 = device.info().unwrap().free_memory;
-        let mut l = build(&device, &list, &decoder, w, stages);
+        let mut l = build(&device, &list, &set, w, stages);
         let (mut done, mut next_mark, mut e) = (0usize, 0usize, 0u64);
         let t = Instant::now();
         while done < soak {

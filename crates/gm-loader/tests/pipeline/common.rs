@@ -88,6 +88,26 @@ pub fn assert_same(a: &[Seen], b: &[Seen], what: &str) {
     }
 }
 
+/// Two epochs of the same samples decoded differently: asserts the same batches (positions,
+/// indices, labels, shapes) and returns the largest byte difference, the bytes that differ
+/// and the bytes in all.
+pub fn byte_difference(a: &[Seen], b: &[Seen]) -> (u8, usize, usize) {
+    assert_eq!(a.len(), b.len(), "batch counts");
+    let (mut worst, mut differ, mut total) = (0u8, 0usize, 0usize);
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(
+            (x.position, &x.indices, &x.labels, &x.shape),
+            (y.position, &y.indices, &y.labels, &y.shape)
+        );
+        for (u, v) in x.bytes.iter().zip(&y.bytes) {
+            worst = worst.max(u.abs_diff(*v));
+            differ += usize::from(u != v);
+        }
+        total += x.bytes.len();
+    }
+    (worst, differ, total)
+}
+
 pub fn seen(b: &Batch) -> Seen {
     Seen {
         position: b.position,

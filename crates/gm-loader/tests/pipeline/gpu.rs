@@ -145,20 +145,7 @@ fn a_balanced_decoder_gives_the_same_batches_up_to_the_decoders_rounding() {
     // Only the engines' and the CUDA backend's shares move; the CPU keeps its images.
     assert_eq!(b.cpu, f.cpu);
     assert_eq!(b.hardware + b.cuda, f.hardware + f.cuda);
-    assert_eq!(fixed.len(), balanced.len());
-    let mut worst = 0u8;
-    let mut differ = 0usize;
-    for (f, b) in fixed.iter().zip(&balanced) {
-        assert_eq!(
-            (f.position, &f.indices, &f.labels, &f.shape),
-            (b.position, &b.indices, &b.labels, &b.shape)
-        );
-        for (x, y) in f.bytes.iter().zip(&b.bytes) {
-            worst = worst.max(x.abs_diff(*y));
-            differ += usize::from(x != y);
-        }
-    }
-    let total: usize = fixed.iter().map(|s| s.bytes.len()).sum();
+    let (worst, differ, total) = byte_difference(&fixed, &balanced);
     eprintln!("{differ} of {total} bytes differ, by at most {worst}");
     // Both decoders follow the JPEG IDCT to within a step or two of rounding.
     assert!(worst <= 8, "largest difference {worst}");
@@ -210,19 +197,7 @@ fn region_decoding_gives_the_same_batches_up_to_rounding_and_stays_deterministic
         &run_epoch(&mut three, 1),
         "region decoding, 2 and 3 stages",
     );
-    assert_eq!(whole.len(), region.len());
-    let (mut worst, mut differ, mut total) = (0u8, 0usize, 0usize);
-    for (a, b) in whole.iter().zip(&region) {
-        assert_eq!(
-            (a.position, &a.indices, &a.labels, &a.shape),
-            (b.position, &b.indices, &b.labels, &b.shape)
-        );
-        for (x, y) in a.bytes.iter().zip(&b.bytes) {
-            worst = worst.max(x.abs_diff(*y));
-            differ += usize::from(x != y);
-        }
-        total += a.bytes.len();
-    }
+    let (worst, differ, total) = byte_difference(&whole, &region);
     eprintln!(
         "region against whole decoding: {differ} of {total} bytes differ, by at most {worst}"
     );
