@@ -51,7 +51,7 @@ fn staged_uploads_flow_through_two_streams_into_tensors() {
         results.push((t, bytes));
     }
     for (i, (t, bytes)) in results.iter().enumerate() {
-        t.wait_ready(&consumer).unwrap();
+        t.wait_on(&consumer).unwrap();
         let got =
             ops::checksum_range(&consumer, t.storage(), t.byte_offset(), bytes.len()).unwrap();
         assert_eq!(

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gm_cuda::DType;
 use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, ImageFolder, Loader, Sampler, Stats};
-use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype, Transform};
+use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `gm demo`.
@@ -82,19 +82,16 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             p.strip_prefix(&dir).unwrap_or(p).display().to_string()
         })
         .collect();
-    let chain: Vec<Box<dyn Transform>> = vec![
-        Box::new(RandomResizedCrop::new(args.size, args.size)),
-        Box::new(HorizontalFlip(0.5)),
-        Box::new(Normalize::IMAGENET),
-        Box::new(ToDtype(DType::F16, Layout::Chw)),
-    ];
     let builder = Loader::builder(folder)
         .sampler(Sampler::shuffled(0))
         .batch_size(args.batch)
         .workers(args.workers)
         .prefetch(3)
         .bad_samples(BadSamplePolicy::Skip)
-        .transforms(chain);
+        .transform(RandomResizedCrop::new(args.size, args.size))
+        .transform(HorizontalFlip(0.5))
+        .transform(Normalize::IMAGENET)
+        .transform(ToDtype(DType::F16, Layout::Chw));
     let builder = if args.cpu { builder.cpu() } else { builder };
     let builder = match args.cache {
         Some(side) => builder.device_cache(DeviceCache::shorter_side(side)),

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use gm_cuda::{DType, Device};
 use gm_loader::{ClipLoader, Sampler, VideoDataset};
-use gm_transforms::{Layout, Resize, ToDtype, Transform};
+use gm_transforms::{Layout, Resize, ToDtype};
 
 const W: usize = 160;
 const H: usize = 90;
@@ -54,14 +54,11 @@ pub fn run(videos: Option<&Path>, epochs: u64, out: &Path) -> Result<()> {
     for s in dataset.skipped() {
         println!("  left out: {} ({})", s.name, s.reason);
     }
-    let chain: Vec<Box<dyn Transform>> = vec![
-        Box::new(Resize::Exact(W as u32, H as u32)),
-        Box::new(ToDtype(DType::U8, Layout::Hwc)),
-    ];
     let mut loader = ClipLoader::builder(dataset)
         .device(&device)
         .sessions(4)
-        .transforms(chain)
+        .transform(Resize::Exact(W as u32, H as u32))
+        .transform(ToDtype(DType::U8, Layout::Hwc))
         .sampler(Sampler::shuffled(0))
         .batch_size(4)
         .build()?;

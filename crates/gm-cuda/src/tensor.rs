@@ -95,7 +95,7 @@ impl From<PooledDeviceBuffer> for Storage {
 /// ready on. Cloning shares the memory.
 ///
 /// Whoever fills a tensor sets its ready event; whoever reads it on another stream first calls
-/// [`Tensor::wait_ready`] with that stream (the DLPack export does this for the consumer's
+/// [`Tensor::wait_on`] with that stream (the DLPack export does this for the consumer's
 /// stream), so no one ever synchronizes the device.
 #[derive(Debug, Clone)]
 pub struct Tensor {
@@ -244,7 +244,7 @@ impl Tensor {
     }
 
     /// Makes `stream` wait (on the device) until the contents are ready.
-    pub fn wait_ready(&self, stream: &Stream) -> Result<()> {
+    pub fn wait_on(&self, stream: &Stream) -> Result<()> {
         match &self.ready {
             Some(e) => stream.wait(e),
             None => Ok(()),
@@ -258,7 +258,7 @@ impl Tensor {
                 "to_host_bytes needs a contiguous tensor".into(),
             ));
         }
-        self.wait_ready(stream)?;
+        self.wait_on(stream)?;
         let mut out = vec![0u8; self.numel() * self.dtype.size()];
         stream.download(&*self.storage, self.byte_offset, &mut out)?;
         Ok(out)
@@ -293,7 +293,7 @@ impl Tensor {
 
     fn prepare_export(&self, consumer: Option<&Stream>) -> Result<()> {
         if let Some(stream) = consumer {
-            self.wait_ready(stream)?;
+            self.wait_on(stream)?;
         }
         Ok(())
     }

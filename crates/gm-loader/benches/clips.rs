@@ -20,14 +20,13 @@ use std::time::Instant;
 
 use gm_cuda::{DType, Device, Stream};
 use gm_loader::{ClipLoader, Sampler, VideoDataset};
-use gm_transforms::{Layout, Resize, ToDtype, Transform};
+use gm_transforms::{Compose, Layout, Resize, ToDtype};
 use support::{cpu_seconds, env_list, env_usize, median_spread};
 
-fn chain() -> Vec<Box<dyn Transform>> {
-    vec![
-        Box::new(Resize::Exact(224, 224)),
-        Box::new(ToDtype(DType::U8, Layout::Chw)),
-    ]
+fn chain() -> Compose {
+    Compose::new()
+        .then(Resize::Exact(224, 224))
+        .then(ToDtype(DType::U8, Layout::Chw))
 }
 
 struct Run {
@@ -67,7 +66,7 @@ fn measure(device: &Device, path: &Path, run: &Run, copies: usize, reps: usize) 
     let limit = run.batches.unwrap_or(usize::MAX);
     // Warm-up: decoders created, pool filled.
     for b in loader.epoch(0).take(limit.min(16)) {
-        b.unwrap().frames.wait_ready(&consumer).unwrap();
+        b.unwrap().frames.wait_on(&consumer).unwrap();
     }
     consumer.synchronize().unwrap();
     let before = loader.stats();
@@ -78,7 +77,7 @@ fn measure(device: &Device, path: &Path, run: &Run, copies: usize, reps: usize) 
         let mut n = 0u64;
         for b in loader.epoch(1 + rep as u64).take(limit) {
             let b = b.unwrap();
-            b.frames.wait_ready(&consumer).unwrap();
+            b.frames.wait_on(&consumer).unwrap();
             n += (b.frames.shape()[0] * b.frames.shape()[1]) as u64;
         }
         consumer.synchronize().unwrap();

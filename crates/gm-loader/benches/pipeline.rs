@@ -29,15 +29,14 @@ use std::time::Instant;
 use gm_codec::jpeg::DecoderOptions;
 use gm_cuda::{DType, Device, Stream};
 use gm_loader::{DeviceCache, ListFile, Loader, Sampler};
-use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype, Transform};
+use gm_transforms::{Compose, HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype};
 
-fn chain() -> Vec<Box<dyn Transform>> {
-    vec![
-        Box::new(RandomResizedCrop::new(224, 224)),
-        Box::new(HorizontalFlip(0.5)),
-        Box::new(Normalize::IMAGENET),
-        Box::new(ToDtype(DType::F16, Layout::Chw)),
-    ]
+fn chain() -> Compose {
+    Compose::new()
+        .then(RandomResizedCrop::new(224, 224))
+        .then(HorizontalFlip(0.5))
+        .then(Normalize::IMAGENET)
+        .then(ToDtype(DType::F16, Layout::Chw))
 }
 
 fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
@@ -98,7 +97,7 @@ impl Settings {
 
 fn build(device: &Device, list: &PathBuf, set: &Settings, workers: usize, stages: usize) -> Loader {
     Loader::builder(ListFile::new(list).unwrap())
-        .device(device.clone())
+        .device(device)
         .decoder(set.decoder.clone())
         .blocking_sync(Some(set.blocking_sync))
         .region_decode(set.region_decode)
@@ -121,7 +120,7 @@ fn epoch(l: &mut Loader, e: u64, consumer: &Stream) -> (usize, f64, f64, f64) {
     let mut n = 0;
     for b in l.epoch(e) {
         let mut b = b.unwrap();
-        consumer.wait(b.ready_event.as_ref().unwrap()).unwrap();
+        b.wait_on(consumer).unwrap();
         b.record_stream(consumer).unwrap();
         n += b.len();
     }
@@ -206,7 +205,7 @@ fn main() {
     if cache_side > 0 {
         let t = Instant::now();
         let mut l = Loader::builder(ListFile::new(&list).unwrap())
-            .device(device.clone())
+            .device(&device)
             .sampler(Sampler::shuffled(0))
             .batch_size(256)
             .drop_last(true)

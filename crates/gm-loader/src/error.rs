@@ -1,21 +1,120 @@
 //! What can go wrong while loading, for one sample or for the whole loader.
 
-use crate::dataset::DatasetError;
+use std::path::PathBuf;
+
+use gm_codec::jpeg::ImageErrorKind;
+use gm_codec::nvdec::FrameStatus;
+use gm_episodes::EpisodeError;
+use gm_transforms::{OutputSpec, PlanError};
+
+use crate::image::DatasetError;
 
 /// One sample that could not be loaded, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("sample {index} ({name}): {reason}")]
 pub struct SampleError {
     /// Index in the dataset.
     pub index: usize,
     /// File path or name.
     pub name: String,
-    /// The reason (missing file, truncated, corrupt, unsupported, ...).
-    pub reason: String,
+    /// The reason.
+    pub reason: SampleErrorKind,
+}
+
+/// Why a sample (an image, a clip, a video file) could not be loaded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SampleErrorKind {
+    /// The file could not be read.
+    #[error("cannot read: {message}")]
+    Read {
+        /// The I/O error's kind (`NotFound`, `PermissionDenied`, ...).
+        kind: std::io::ErrorKind,
+        /// The I/O error in words.
+        message: String,
+    },
+    /// The image could not be decoded (not an image, truncated, corrupt, too large...).
+    #[error(transparent)]
+    Decode(#[from] ImageErrorKind),
+    /// The image's header could not be read without decoding it.
+    #[error("{0}")]
+    Header(String),
+    /// The decoder gave back an image of another size than its header said.
+    #[error("decoded as {width}x{height}, which its header did not say")]
+    DecodedSize {
+        /// Decoded width.
+        width: u32,
+        /// Decoded height.
+        height: u32,
+    },
+    /// The transform chain could not be planned for this sample.
+    #[error("transforms: {0}")]
+    Transform(#[from] PlanError),
+    /// The sample's output differs in size or type from the rest of its batch.
+    #[error(
+        "the output is {}x{} {:?} {:?} but the batch's is {}x{} {:?} {:?}: end the chain \
+         with a fixed-size step (CenterCrop, RandomResizedCrop, Resize to width and height)",
+        got.width, got.height, got.dtype, got.layout,
+        want.width, want.height, want.dtype, want.layout
+    )]
+    OutputSize {
+        /// This sample's output.
+        got: OutputSpec,
+        /// The batch's output.
+        want: OutputSpec,
+    },
+    /// A video's packets could not be read or planned.
+    #[error("{message}")]
+    Demux {
+        /// The demuxer's error in words.
+        message: String,
+    },
+    /// NVDEC failed on a video.
+    #[error("{message}")]
+    Codec {
+        /// The decoder's error in words.
+        message: String,
+    },
+    /// NVDEC decoded a frame but flagged it (concealed errors).
+    #[error("frame {frame}: the decoder reported {status:?}")]
+    FrameStatus {
+        /// Frame index (presentation order).
+        frame: u32,
+        /// What the decoder said.
+        status: FrameStatus,
+    },
+    /// A video could not be cut into episodes.
+    #[error("{path}: {source}")]
+    Episodes {
+        /// The (first) video of the scene.
+        path: PathBuf,
+        /// Why.
+        source: EpisodeError,
+    },
+    /// A video without frames.
+    #[error("{0}: no video frames")]
+    NoFrames(PathBuf),
+    /// A substitute clip has another number of cameras than the clip it replaces.
+    #[error("substitute {0} has another shape")]
+    SubstituteShape(usize),
+    /// A state the loader does not expect (a bug).
+    #[error("internal: {0}")]
+    Internal(&'static str),
+}
+
+impl SampleErrorKind {
+    /// A read error, keeping its kind.
+    pub(crate) fn read(e: &std::io::Error) -> SampleErrorKind {
+        SampleErrorKind::Read {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// Errors of the loader.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoaderError {
     /// The dataset could not be opened.
     #[error(transparent)]
@@ -23,9 +122,21 @@ pub enum LoaderError {
     /// The builder's settings do not fit together.
     #[error("loader configuration: {0}")]
     Config(String),
+    /// A directory or file the loader needs could not be read or made.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
     /// A bad sample under [`BadSamplePolicy::Fail`](crate::BadSamplePolicy::Fail).
     #[error("bad sample: {0}")]
     BadSample(SampleError),
+    /// A video file that could not be indexed or cut, under
+    /// [`BadFiles::Fail`](crate::BadFiles::Fail).
+    #[error("video: {0}")]
+    BadVideo(SampleError),
     /// A sample's transform chain could not be planned, or its output differs in size from the
     /// rest of the batch.
     #[error("transforms for {0}")]
@@ -44,9 +155,12 @@ pub enum LoaderError {
     /// The image decoder failed as a whole.
     #[error(transparent)]
     Decoder(#[from] gm_codec::jpeg::DecoderError),
-    /// A video could not be indexed, planned or decoded.
+    /// The video decoders (NVDEC) failed as a whole.
+    #[error("NVDEC: {0}")]
+    Codec(#[from] gm_codec::CodecError),
+    /// A video could not be demuxed.
     #[error("video: {0}")]
-    Video(String),
+    Demux(#[from] gm_demux::DemuxError),
     /// The device cache would not fit.
     #[error(
         "the device cache needs {needed} bytes for {images} images but {available} are available \

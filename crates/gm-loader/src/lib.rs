@@ -22,34 +22,26 @@
 //! each sample's augmentation only on (seed, epoch, dataset index), so the worker count never
 //! changes a batch; [`LoaderState`] saves and restores the position within an epoch.
 
-mod batch;
-mod builder;
-mod cache;
-mod cpu_stage;
-mod dataset;
+mod bad_samples;
 mod error;
-mod gpu_stage;
-mod pipeline;
+mod image;
 mod sampler;
+mod settings;
 mod state;
-mod stats;
 mod video;
 
-pub use batch::{Batch, HostTensor, Images};
-pub use builder::{
-    BadSamplePolicy, LOADER_BALANCED, LOADER_BLOCKING_SYNC, LOADER_CHROMA, LOADER_CUDA_THREADS,
-    LOADER_HW_LOAD, LOADER_REGION_DECODE, Loader, LoaderBuilder, MAX_SUBSTITUTES,
-    loader_decoder_options,
+pub use bad_samples::{BadSamplePolicy, MAX_SUBSTITUTES};
+pub use error::{LoaderError, SampleError, SampleErrorKind};
+pub use image::{
+    Batch, Dataset, DatasetError, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder,
+    Images, InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, cached_size,
 };
-pub use cache::{DeviceCache, cached_size};
-pub use dataset::{
-    Dataset, DatasetError, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile,
+pub use image::{
+    LOADER_BALANCED, LOADER_BLOCKING_SYNC, LOADER_CHROMA, LOADER_CUDA_THREADS, LOADER_HW_LOAD,
+    LOADER_REGION_DECODE, loader_decoder_options,
 };
-pub use error::{LoaderError, SampleError};
-pub use pipeline::Epoch;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use state::LoaderState;
-pub use stats::{PathTotals, Stats};
 pub use video::{
     BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,
     VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name, surface_source,

@@ -53,3 +53,48 @@ impl LoaderState {
         Ok(())
     }
 }
+
+/// Where an epoch's consumer stands: shared by [`Epoch`](crate::Epoch) and
+/// [`ClipEpoch`](crate::ClipEpoch).
+#[derive(Debug, Clone)]
+pub(crate) struct Cursor {
+    state: LoaderState,
+    /// Batches in the epoch.
+    end: usize,
+}
+
+impl Cursor {
+    pub(crate) fn new(state: LoaderState, end: usize) -> Cursor {
+        Cursor { state, end }
+    }
+
+    /// The state to save for resuming after the last batch yielded.
+    pub(crate) fn state(&self) -> LoaderState {
+        self.state.clone()
+    }
+
+    /// Batches left in the epoch.
+    pub(crate) fn remaining(&self) -> usize {
+        self.end.saturating_sub(self.state.next_batch)
+    }
+
+    /// The position of the next batch.
+    pub(crate) fn next_batch(&self) -> usize {
+        self.state.next_batch
+    }
+
+    /// Batches in the epoch.
+    pub(crate) fn end(&self) -> usize {
+        self.end
+    }
+
+    /// Moves past the next batch.
+    pub(crate) fn advance(&mut self) {
+        self.state.next_batch += 1;
+    }
+
+    /// Moves past batch `position`.
+    pub(crate) fn passed(&mut self, position: usize) {
+        self.state.next_batch = position + 1;
+    }
+}

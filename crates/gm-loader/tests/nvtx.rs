@@ -223,7 +223,7 @@ fn the_loaders_phases_are_nvtx_ranges() {
     let Some(device) = gm_cuda::testing::device_or_skip("NVTX ranges on the GPU") else {
         return;
     };
-    let (seen, stats) = check_epoch(move |b| b.device(device.clone()).gpu_stages(2));
+    let (seen, stats) = check_epoch(move |b| b.device(&device).gpu_stages(2));
     let batches = pushed(&seen, "gm-loader: stage runs batch");
     for name in [
         "gm-loader: decode batch",

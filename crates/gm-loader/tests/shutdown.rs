@@ -18,7 +18,7 @@ fn dropping_mid_epoch_and_worker_panics_stop_every_thread() {
     let Some(device) = gm_cuda::testing::device_or_skip("shutdown on the GPU") else {
         return;
     };
-    check(move |b| b.device(device.clone()).gpu_stages(3));
+    check(move |b| b.device(&device).gpu_stages(3));
 }
 
 fn check(place: impl Fn(LoaderBuilder) -> LoaderBuilder) {

@@ -16,16 +16,15 @@ use gm_loader::{
     surface_source,
 };
 use gm_transforms::{
-    Compose, FusedKernel, HorizontalFlip, Layout, RandomResizedCrop, SampleRng, ToDtype, Transform,
+    Compose, FusedKernel, HorizontalFlip, Layout, RandomResizedCrop, SampleRng, ToDtype,
 };
 use video_common::{fixture, videos};
 
-fn chain() -> Vec<Box<dyn Transform>> {
-    vec![
-        Box::new(RandomResizedCrop::new(40, 32)),
-        Box::new(HorizontalFlip(0.5)),
-        Box::new(ToDtype(DType::U8, Layout::Hwc)),
-    ]
+fn chain() -> Compose {
+    Compose::new()
+        .then(RandomResizedCrop::new(40, 32))
+        .then(HorizontalFlip(0.5))
+        .then(ToDtype(DType::U8, Layout::Hwc))
 }
 
 const PER_FRAME: usize = 32 * 40 * 3;
@@ -45,7 +44,7 @@ impl Reference {
             session: DecoderSession::new(device, None).unwrap(),
             kernel: FusedKernel::new(device).unwrap(),
             pool: DevicePool::new(device, PoolConfig::unbounded("reference")),
-            compose: Compose(chain()),
+            compose: chain(),
             demuxers: HashMap::new(),
         }
     }

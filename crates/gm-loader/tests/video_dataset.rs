@@ -198,7 +198,7 @@ fn files_that_cannot_be_indexed_are_skipped_or_fail() {
     assert_eq!(d.scenes(), 1);
     let skipped = d.skipped();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
-    assert!(skipped[0].name.contains("notes.mp4") && !skipped[0].reason.is_empty());
+    assert!(skipped[0].name.contains("notes.mp4") && !skipped[0].reason.to_string().is_empty());
     assert!(skipped[1].name.contains("gone.mp4"), "{skipped:?}");
     let e = VideoDataset::builder()
         .videos(&list)

@@ -13,6 +13,7 @@ use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding};
 
 /// Why a chain cannot be planned for an image.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlanError {
     /// A step needs something the image does not have.
     #[error("{step}: {reason}")]
@@ -175,6 +176,38 @@ pub trait Transform: std::fmt::Debug + Send + Sync {
 pub struct Compose(pub Vec<Box<dyn Transform>>);
 
 impl Compose {
+    /// An empty chain.
+    pub fn new() -> Compose {
+        Compose(Vec::new())
+    }
+
+    /// The chain with `step` appended: `Compose::new().then(Resize..).then(CenterCrop..)`.
+    #[must_use]
+    pub fn then(mut self, step: impl Transform + 'static) -> Compose {
+        self.push(step);
+        self
+    }
+
+    /// Appends `step`.
+    pub fn push(&mut self, step: impl Transform + 'static) {
+        self.0.push(Box::new(step));
+    }
+
+    /// Appends every step of `other`, in order.
+    pub fn extend(&mut self, other: Compose) {
+        self.0.extend(other.0);
+    }
+
+    /// Steps in the chain.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the chain has no step.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The fused-kernel parameters of the chain for a `width` x `height` image.
     pub fn plan_image(
         &self,
@@ -191,6 +224,12 @@ impl Compose {
             });
         }
         Ok(st.finish())
+    }
+}
+
+impl From<Vec<Box<dyn Transform>>> for Compose {
+    fn from(steps: Vec<Box<dyn Transform>>) -> Compose {
+        Compose(steps)
     }
 }
 

@@ -9,7 +9,7 @@ use gm_demux::{FileSource, GopCache, IndexOptions, IndexingDemuxer, VideoIndex};
 use gm_episodes::{EpisodeGenerator, GapPolicy, MultiCamera, TimedEpisodes, Timeline};
 use parking_lot::Mutex;
 
-use crate::error::{LoaderError, SampleError};
+use crate::error::{LoaderError, SampleError, SampleErrorKind};
 
 /// File extensions [`VideoDatasetBuilder::directory`] takes as videos.
 pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "m4v", "mov"];
@@ -248,8 +248,10 @@ impl VideoDatasetBuilder {
             return Err(LoaderError::Config("a video dataset needs videos".into()));
         }
         if let Some(dir) = &self.index_cache {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| LoaderError::Config(format!("index cache {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|source| LoaderError::Io {
+                path: dir.clone(),
+                source,
+            })?;
         }
         let paths: Vec<PathBuf> = self.scenes.iter().flatten().cloned().collect();
         let indexes = index_all(&paths, self.index_cache.as_deref(), self.index_options);
@@ -307,9 +309,8 @@ impl VideoDatasetBuilder {
                         .push(dataset.starts[dataset.starts.len() - 1] + count);
                     dataset.scenes.push(scene);
                 }
-                Err(reason) if self.bad_files == BadFiles::Skip => {
-                    tracing::warn!(scene = s, %reason, "video left out of the dataset");
-                    dataset.skipped.push(SampleError {
+                Err(reason) => {
+                    let e = SampleError {
                         index: s,
                         name: scene
                             .iter()
@@ -317,17 +318,24 @@ impl VideoDatasetBuilder {
                             .collect::<Vec<_>>()
                             .join(", "),
                         reason,
-                    });
+                    };
+                    if self.bad_files == BadFiles::Fail {
+                        return Err(LoaderError::BadVideo(e));
+                    }
+                    tracing::warn!(scene = s, reason = %e.reason, "video left out of the dataset");
+                    dataset.skipped.push(e);
                     // The videos indexed for this scene stay in `videos` unused: ids stay stable.
                 }
-                Err(reason) => return Err(LoaderError::Video(reason)),
             }
         }
         Ok(dataset)
     }
 
-    fn cutter(&self, all: &[Video], videos: &[usize]) -> Result<Cutter, String> {
-        let name = || all[videos[0]].path.display().to_string();
+    fn cutter(&self, all: &[Video], videos: &[usize]) -> Result<Cutter, SampleErrorKind> {
+        let name = |source| SampleErrorKind::Episodes {
+            path: all[videos[0]].path.clone(),
+            source,
+        };
         let frames = |v: usize| all[v].demux.index().frame_count();
         match self.spec {
             EpisodeSpec::Frames {
@@ -339,7 +347,7 @@ impl VideoDatasetBuilder {
                 EpisodeGenerator::new(n, length, stride)
                     .and_then(|g| g.with_step(step))
                     .map(Cutter::Frames)
-                    .map_err(|e| format!("{}: {e}", name()))
+                    .map_err(name)
             }
             EpisodeSpec::Timed {
                 seconds,
@@ -352,7 +360,7 @@ impl VideoDatasetBuilder {
                     Some(tol) => t.and_then(|t| t.with_tolerance(tol)),
                     None => t,
                 };
-                t.map(Cutter::Timed).map_err(|e| format!("{}: {e}", name()))
+                t.map(Cutter::Timed).map_err(name)
             }
             EpisodeSpec::Timed {
                 seconds,
@@ -368,7 +376,7 @@ impl VideoDatasetBuilder {
                     Some(tol) => cams.and_then(|c| c.with_tolerance(tol)),
                     None => cams,
                 }
-                .map_err(|e| format!("{}: {e}", name()))?
+                .map_err(name)?
                 .with_gap_policy(self.gaps);
                 // Gaps are found now, not in the middle of an epoch.
                 let mut valid = Vec::new();
@@ -376,7 +384,7 @@ impl VideoDatasetBuilder {
                     match cams.episode(k as i64) {
                         Ok(Some(_)) => valid.push(k),
                         Ok(None) => {}
-                        Err(e) => return Err(format!("{}: {e}", name())),
+                        Err(e) => return Err(name(e)),
                     }
                 }
                 let all_valid = valid.len() == cams.episode_count();
@@ -390,8 +398,10 @@ impl VideoDatasetBuilder {
 }
 
 fn list_videos(dir: &Path) -> Result<Vec<PathBuf>, LoaderError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| LoaderError::Config(format!("video directory {}: {e}", dir.display())))?;
+    let entries = std::fs::read_dir(dir).map_err(|source| LoaderError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut out: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -427,8 +437,8 @@ fn index_all(
     paths: &[PathBuf],
     cache: Option<&Path>,
     options: IndexOptions,
-) -> Vec<Result<IndexingDemuxer, String>> {
-    let results: Mutex<Vec<Option<Result<IndexingDemuxer, String>>>> =
+) -> Vec<Result<IndexingDemuxer, SampleErrorKind>> {
+    let results: Mutex<Vec<Option<Result<IndexingDemuxer, SampleErrorKind>>>> =
         Mutex::new((0..paths.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
@@ -450,7 +460,7 @@ fn index_all(
     results
         .into_inner()
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("not indexed".into())))
+        .map(|r| r.unwrap_or(Err(SampleErrorKind::Internal("not indexed"))))
         .collect()
 }
 
@@ -458,16 +468,18 @@ fn open_one(
     path: &Path,
     cache: Option<&Path>,
     options: IndexOptions,
-) -> Result<IndexingDemuxer, String> {
+) -> Result<IndexingDemuxer, SampleErrorKind> {
     let index = match cache {
         Some(dir) => VideoIndex::open_cached(path, &dir.join(index_file_name(path)), options),
         None => VideoIndex::open(path, options),
     }
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| SampleErrorKind::Demux {
+        message: e.to_string(),
+    })?;
     if index.frame_count() == 0 {
-        return Err(format!("{}: no video frames", path.display()));
+        return Err(SampleErrorKind::NoFrames(path.to_path_buf()));
     }
-    let source = FileSource::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let source = FileSource::open(path).map_err(|e| SampleErrorKind::read(&e))?;
     Ok(IndexingDemuxer::new(Arc::new(index), Arc::new(source)))
 }
 

@@ -17,28 +17,11 @@ use gm_transforms::{
 };
 use parking_lot::Mutex;
 
+use super::batch::ClipBatch;
 use super::dataset::{Clip, VideoDataset};
 use super::stats::ClipStats;
-use crate::builder::{BadSamplePolicy, MAX_SUBSTITUTES};
-use crate::error::{LoaderError, SampleError};
-
-/// A batch of clips.
-#[derive(Debug)]
-pub struct ClipBatch {
-    /// `[B, T, C, H, W]` (or `[B, T, H, W, C]`); `[B, cameras, T, ...]` for multi-camera
-    /// datasets; of the chain's output type.
-    pub frames: Tensor,
-    /// Dataset episode of each clip.
-    pub episodes: Vec<usize>,
-    /// Each clip's `(video, frame indices)`, one per camera.
-    pub sources: Vec<Vec<(usize, Vec<usize>)>>,
-    /// The epoch.
-    pub epoch: u64,
-    /// Position of the batch in the epoch.
-    pub position: usize,
-    /// Recorded when every frame is in place.
-    pub ready_event: Arc<Event>,
-}
+use crate::bad_samples::BadSamples;
+use crate::error::{LoaderError, SampleError, SampleErrorKind};
 
 /// What a job sends per batch: the batch, `None` when every clip of it was bad and skipped,
 /// or the error that ends the epoch.
@@ -52,7 +35,7 @@ pub(crate) struct Shared {
     pub(crate) pool: DevicePool,
     pub(crate) device: Device,
     pub(crate) seed: u64,
-    pub(crate) policy: BadSamplePolicy,
+    pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
 }
 
@@ -67,7 +50,7 @@ struct Filling {
     /// Videos of this batch not decoded yet.
     videos_left: usize,
     /// Reason per bad clip slot.
-    bad: HashMap<usize, String>,
+    bad: HashMap<usize, SampleErrorKind>,
 }
 
 impl Shared {
@@ -206,11 +189,11 @@ impl Shared {
             let mut ops = Vec::with_capacity(clip.cameras.len());
             for (v, _) in &clip.cameras {
                 let (op, s) = self.plan(d, *v, epoch, e)?;
-                if spec.is_some_and(|first| first != s) {
+                if let Some(want) = spec.filter(|first| *first != s) {
                     return Err(LoaderError::Plan(SampleError {
                         index: e,
                         name: d.name(e),
-                        reason: "clips of one batch must have the same output size".into(),
+                        reason: SampleErrorKind::OutputSize { got: s, want },
                     }));
                 }
                 spec = Some(s);
@@ -255,7 +238,7 @@ impl Shared {
                 LoaderError::Plan(SampleError {
                     index: episode,
                     name: d.path(v).display().to_string(),
-                    reason: err.to_string(),
+                    reason: err.into(),
                 })
             })
     }
@@ -270,7 +253,7 @@ impl Shared {
         v: usize,
         slots: &[Slot],
         filling: &[Option<Filling>],
-    ) -> Vec<(Slot, String)> {
+    ) -> Vec<(Slot, SampleErrorKind)> {
         let failed = self.decode_slots(session, kernel, v, slots, filling);
         if failed.is_empty() || failed.len() < slots.len() {
             return failed;
@@ -306,21 +289,29 @@ impl Shared {
         v: usize,
         slots: &[Slot],
         filling: &[Option<Filling>],
-    ) -> Vec<(Slot, String)> {
+    ) -> Vec<(Slot, SampleErrorKind)> {
         let d = &*self.dataset;
         let demux = &d.videos[v].demux;
         let frames: Vec<usize> = slots.iter().map(|s| s.frame).collect();
         let plan = match demux.plan(&frames) {
             Ok(p) => p,
-            Err(e) => return slots.iter().map(|s| (*s, e.to_string())).collect(),
+            Err(e) => {
+                let reason = SampleErrorKind::Demux {
+                    message: e.to_string(),
+                };
+                return slots.iter().map(|s| (*s, reason.clone())).collect();
+            }
         };
-        let mut concealed: Vec<(Slot, String)> = Vec::new();
+        let mut concealed: Vec<(Slot, SampleErrorKind)> = Vec::new();
         let r = session.decode(demux, &plan, &mut |f| {
             if f.status != FrameStatus::Ok {
                 for &r in f.slots {
                     concealed.push((
                         slots[r as usize],
-                        format!("frame {}: the decoder reported {:?}", f.frame, f.status),
+                        SampleErrorKind::FrameStatus {
+                            frame: f.frame,
+                            status: f.status,
+                        },
                     ));
                 }
             }
@@ -334,7 +325,9 @@ impl Shared {
             Ok(())
         });
         if let Err(e) = r {
-            let reason = format!("{}: {e}", d.path(v).display());
+            let reason = SampleErrorKind::Codec {
+                message: format!("{}: {e}", d.path(v).display()),
+            };
             return slots.iter().map(|s| (*s, reason.clone())).collect();
         }
         concealed
@@ -350,22 +343,23 @@ impl Shared {
     ) -> Outcome {
         let mut attempt = 0;
         while !b.bad.is_empty() {
-            let mut bad: Vec<(usize, String)> = b.bad.drain().collect();
-            bad.sort_unstable();
+            let mut bad: Vec<(usize, SampleErrorKind)> = b.bad.drain().collect();
+            bad.sort_unstable_by_key(|(c, _)| *c);
             for (c, reason) in &bad {
                 self.bad_clip(b.episodes[*c], reason.clone())?;
             }
-            if self.policy != BadSamplePolicy::Substitute || attempt >= MAX_SUBSTITUTES {
+            // Every bad clip of this round has failed `attempt + 1` times.
+            if !self.bad.may_substitute(attempt + 1) {
                 return self.compact(session, epoch, b, &bad);
             }
             attempt += 1;
+            // The clip path numbers its draws from 1: kept so that batches repeat.
             for (c, _) in &bad {
-                let e = self.substitute(epoch, b.position, *c, attempt);
+                let e = self.bad.substitute(epoch, b.position, *c, attempt);
                 let clip = match self.dataset.clip(e) {
                     Some(clip) if clip.cameras.len() == b.clips[*c].cameras.len() => clip,
                     _ => {
-                        b.bad
-                            .insert(*c, format!("substitute {e} has another shape"));
+                        b.bad.insert(*c, SampleErrorKind::SubstituteShape(e));
                         continue;
                     }
                 };
@@ -376,7 +370,10 @@ impl Shared {
                         return Err(LoaderError::Plan(SampleError {
                             index: e,
                             name: self.dataset.name(e),
-                            reason: "clips of one batch must have the same output size".into(),
+                            reason: SampleErrorKind::OutputSize {
+                                got: s,
+                                want: b.spec,
+                            },
                         }));
                     }
                     ops.push(op);
@@ -423,29 +420,15 @@ impl Shared {
         self.ready(session, epoch, b)
     }
 
-    fn bad_clip(&self, episode: usize, reason: String) -> Result<(), LoaderError> {
+    /// Counts a bad clip; `Err` under [`BadSamplePolicy::Fail`](crate::BadSamplePolicy).
+    fn bad_clip(&self, episode: usize, reason: SampleErrorKind) -> Result<(), LoaderError> {
         let e = SampleError {
             index: episode,
             name: self.dataset.name(episode),
             reason,
         };
-        tracing::debug!(episode, name = %e.name, reason = %e.reason, "bad clip");
-        let mut s = self.stats.lock();
-        s.bad_clips += 1;
-        if s.first_bad.len() < 16 && !s.first_bad.contains(&e) {
-            s.first_bad.push(e.clone());
-        }
-        match self.policy {
-            BadSamplePolicy::Fail => Err(LoaderError::BadSample(e)),
-            _ => Ok(()),
-        }
-    }
-
-    /// The episode that stands in for clip `clip` of batch `position` on try `attempt`.
-    fn substitute(&self, epoch: u64, position: usize, clip: usize, attempt: u32) -> usize {
-        let key = ((position as u64) << 24) ^ ((clip as u64) << 4) ^ u64::from(attempt);
-        let mut rng = SampleRng::new(self.seed ^ 0x5ab5_7170_7e00_0000, epoch, key);
-        rng.below(self.dataset.len() as u64) as usize
+        let first = self.stats.lock().record_bad(e.clone());
+        self.bad.report(e, first)
     }
 
     /// Drops the bad clips: the good ones move down, in order, on the session's stream.
@@ -454,7 +437,7 @@ impl Shared {
         session: &DecoderSession,
         epoch: u64,
         mut b: Filling,
-        bad: &[(usize, String)],
+        bad: &[(usize, SampleErrorKind)],
     ) -> Outcome {
         let per_clip = b.flat.numel() / b.episodes.len().max(1) * b.flat.dtype().size();
         let mut keep = 0;
@@ -508,14 +491,14 @@ impl Shared {
             s.clips += b.episodes.len() as u64;
             s.frames += (b.episodes.len() * slots_per_clip(d)) as u64;
         }
-        Ok(Some(ClipBatch {
+        Ok(Some(ClipBatch::new(
             frames,
-            episodes: b.episodes,
-            sources: b.clips.into_iter().map(|c| c.cameras).collect(),
+            b.episodes,
+            b.clips.into_iter().map(|c| c.cameras).collect(),
             epoch,
-            position: b.position,
-            ready_event: event,
-        }))
+            b.position,
+            event,
+        )))
     }
 }
 

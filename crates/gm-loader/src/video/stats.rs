@@ -29,6 +29,17 @@ pub struct ClipStats {
 }
 
 impl ClipStats {
+    /// Counts a bad clip; true when it is kept in `first_bad` (not seen before, while there
+    /// is room).
+    pub(crate) fn record_bad(&mut self, e: SampleError) -> bool {
+        self.bad_clips += 1;
+        let new = self.first_bad.len() < 16 && !self.first_bad.contains(&e);
+        if new {
+            self.first_bad.push(e);
+        }
+        new
+    }
+
     /// Frames decoded per frame delivered (1.0: nothing decoded in vain).
     pub fn decode_amplification(&self) -> f64 {
         if self.frames == 0 {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use gm_cuda::DType;
 use gm_loader::{Batch, Dataset, ImageFolder, InMemory, Label, Loader, LoaderError};
 use gm_transforms::{
-    CenterCrop, HorizontalFlip, Layout, Normalize, RandomResizedCrop, Resize, ToDtype, Transform,
+    CenterCrop, HorizontalFlip, Layout, Normalize, RandomResizedCrop, Resize, ToDtype, Compose,
 };
 
 /// The bundled demo images (ImageFolder layout; `frames/` holds one truncated file).
@@ -41,21 +41,19 @@ pub fn photos(times: usize) -> InMemory {
 }
 
 /// The ImageNet training chain: random-resized crop, flip, normalize, f16 CHW.
-pub fn train_chain(size: u32) -> Vec<Box<dyn Transform>> {
-    vec![
-        Box::new(RandomResizedCrop::new(size, size)),
-        Box::new(HorizontalFlip(0.5)),
-        Box::new(Normalize::IMAGENET),
-        Box::new(ToDtype(DType::F16, Layout::Chw)),
-    ]
+pub fn train_chain(size: u32) -> Compose {
+    Compose::new()
+        .then(RandomResizedCrop::new(size, size))
+        .then(HorizontalFlip(0.5))
+        .then(Normalize::IMAGENET)
+        .then(ToDtype(DType::F16, Layout::Chw))
 }
 
 /// A deterministic chain with u8 HWC output, for pixel comparisons.
-pub fn eval_chain(size: u32) -> Vec<Box<dyn Transform>> {
-    vec![
-        Box::new(Resize::Shorter(size + size / 7)),
-        Box::new(CenterCrop(size, size)),
-    ]
+pub fn eval_chain(size: u32) -> Compose {
+    Compose::new()
+        .then(Resize::Shorter(size + size / 7))
+        .then(CenterCrop(size, size))
 }
 
 /// Everything an epoch yields, with the images' bytes.

@@ -4,13 +4,13 @@
 use std::sync::Arc;
 
 use super::common::*;
-use gm_codec::jpeg::decode_host;
+use gm_codec::jpeg::{ImageErrorKind, decode_host};
 use gm_loader::{
     BadSamplePolicy, Dataset, ImageFolder, Images, ListFile, Loader, LoaderError, LoaderState,
-    Sampler,
+    SampleErrorKind, Sampler,
 };
 use gm_transforms::cpu::{HostImage, fused};
-use gm_transforms::{Compose, Matrix, PixelFormat, SampleRng};
+use gm_transforms::{Matrix, PixelFormat, SampleRng};
 
 #[test]
 fn image_folder_sorts_classes_and_files_and_skips_other_files() {
@@ -103,7 +103,7 @@ fn batches_come_in_sampler_order_and_hold_the_right_images() {
     let mut bytes = Vec::new();
     reference.read(i, &mut bytes).unwrap();
     let img = decode_host(&bytes, u64::MAX, true).unwrap();
-    let (op, spec) = Compose(eval_chain(48))
+    let (op, spec) = eval_chain(48)
         .plan_image(img.width, img.height, &mut SampleRng::new(0, 0, i as u64))
         .unwrap();
     let mut want = vec![0u8; spec.image_bytes()];
@@ -275,9 +275,17 @@ fn bad_samples_are_skipped_substituted_or_fail_the_epoch() {
     assert_eq!(st.first_errors[0].index, truncated);
     assert!(st.first_errors[0].name.contains("truncated.jpeg"));
     assert!(
-        st.first_errors[0].reason.contains("truncated"),
+        st.first_errors[0].reason.to_string().contains("truncated"),
         "{}",
         st.first_errors[0]
+    );
+    assert!(
+        matches!(
+            st.first_errors[0].reason,
+            SampleErrorKind::Decode(ImageErrorKind::Truncated(_))
+        ),
+        "{:?}",
+        st.first_errors[0].reason
     );
 
     let mut sub = build(BadSamplePolicy::Substitute);
@@ -330,14 +338,30 @@ fn missing_files_and_non_images_are_bad_samples() {
     let st = l.stats();
     assert_eq!(st.bad, 2);
     assert!(
-        st.first_errors[0].reason.contains("cannot read"),
+        st.first_errors[0].reason.to_string().contains("cannot read"),
         "{}",
         st.first_errors[0]
     );
     assert!(
-        st.first_errors[1].reason.contains("not an image"),
+        st.first_errors[1].reason.to_string().contains("not an image"),
         "{}",
         st.first_errors[1]
+    );
+    // The reasons are typed: a caller can tell a missing file from a file that is no image.
+    assert!(
+        matches!(
+            st.first_errors[0].reason,
+            SampleErrorKind::Read {
+                kind: std::io::ErrorKind::NotFound,
+                ..
+            }
+        ),
+        "{:?}",
+        st.first_errors[0].reason
+    );
+    assert_eq!(
+        st.first_errors[1].reason,
+        SampleErrorKind::Decode(ImageErrorKind::NotAnImage)
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -12,7 +12,7 @@ use gm_transforms::{HorizontalFlip, RandomResizedCrop};
 
 fn gpu_loader(device: &Device, data: Arc<dyn Dataset>, workers: usize) -> gm_loader::LoaderBuilder {
     Loader::builder_shared(data)
-        .device(device.clone())
+        .device(device)
         .workers(workers)
 }
 
@@ -77,7 +77,7 @@ fn gpu_output_is_close_to_the_cpu_pipeline() {
             .batch_size(7)
             .transforms(eval_chain(96));
         let b = if gpu {
-            b.device(device.clone())
+            b.device(&device)
         } else {
             b.cpu()
         };
@@ -167,10 +167,8 @@ fn region_decoding_gives_the_same_batches_up_to_rounding_and_stays_deterministic
             })
             .sampler(Sampler::shuffled(4))
             .batch_size(32)
-            .transforms(vec![
-                Box::new(RandomResizedCrop::new(48, 40)),
-                Box::new(HorizontalFlip(0.5)),
-            ])
+            .transform(RandomResizedCrop::new(48, 40))
+            .transform(HorizontalFlip(0.5))
             .build()
             .unwrap()
     };
@@ -229,7 +227,7 @@ fn gpu_bad_samples_follow_the_policy() {
     let st = skip.stats();
     assert_eq!((st.bad, st.skipped), (1, 1));
     assert!(
-        st.first_errors[0].reason.contains("truncated"),
+        st.first_errors[0].reason.to_string().contains("truncated"),
         "{}",
         st.first_errors[0]
     );
@@ -272,7 +270,7 @@ fn gpu_memory_is_reused_and_consumers_order_on_the_ready_event() {
             };
             // Read on our own stream after the ready event, then hand the batch back while
             // the read may still be queued.
-            consumer.wait(b.ready_event.as_ref().unwrap()).unwrap();
+            b.wait_on(&consumer).unwrap();
             let bytes = t.to_host_bytes(&consumer).unwrap();
             sums.push(bytes.iter().map(|&x| u64::from(x)).sum::<u64>());
             b.record_stream(&consumer).unwrap();

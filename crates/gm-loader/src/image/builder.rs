@@ -4,31 +4,20 @@ use std::sync::Arc;
 
 use gm_codec::jpeg::{ChromaUpsampling, DecoderOptions, PixelFormat};
 use gm_cuda::{DType, Device, DevicePool, PoolStats};
-use gm_transforms::{Compose, Layout, SampleRng, ToDtype, Transform};
+use gm_transforms::{Compose, Layout, ToDtype, Transform};
 use parking_lot::Mutex;
 
-use crate::cache::{Cache, DeviceCache};
-use crate::dataset::Dataset;
-use crate::error::{LoaderError, SampleError};
-use crate::gpu_stage::GpuStage;
-use crate::pipeline::{Epoch, EpochPlan};
+use super::cache::DeviceCache;
+use super::context::Shared;
+use super::dataset::Dataset;
+use super::gpu_stage::GpuStage;
+use super::pipeline::{Epoch, EpochPlan};
+use super::stats::Stats;
+use crate::bad_samples::BadSamplePolicy;
+use crate::error::LoaderError;
 use crate::sampler::Sampler;
+use crate::settings::{Placement, Settings, default_gpu};
 use crate::state::LoaderState;
-use crate::stats::Stats;
-
-/// What happens to a sample that cannot be read or decoded. Whatever the policy, the sample
-/// is counted and the first errors are kept ([`Stats::first_errors`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BadSamplePolicy {
-    /// Leave it out: its batch is one image shorter.
-    #[default]
-    Skip,
-    /// Put another sample in its place (drawn from the seed, the epoch and the position, so
-    /// runs repeat); after [`MAX_SUBSTITUTES`] failed tries the slot is skipped.
-    Substitute,
-    /// End the epoch with [`LoaderError::BadSample`].
-    Fail,
-}
 
 /// The engines' share of a batch in the loader's decoders (the rest goes to nvJPEG's CUDA
 /// backend, whose Huffman decoding runs on `LOADER_CUDA_THREADS` host threads per stage).
@@ -74,94 +63,14 @@ pub fn loader_decoder_options() -> DecoderOptions {
 /// ([`LoaderBuilder::region_decode`]).
 pub const LOADER_REGION_DECODE: bool = true;
 
-/// How many substitutes are tried for one bad sample.
-pub const MAX_SUBSTITUTES: u32 = 8;
-
-/// Where the pipeline runs.
-#[derive(Debug, Clone)]
-enum Placement {
-    /// GPU `LOCAL_RANK` (or 0) when there is one, else the CPU.
-    Auto,
-    Gpu(Device),
-    Cpu,
-}
-
-/// Settings shared by the pipeline's threads.
-pub(crate) struct Shared {
-    pub(crate) dataset: Arc<dyn Dataset>,
-    pub(crate) transforms: Compose,
-    pub(crate) seed: u64,
-    pub(crate) policy: BadSamplePolicy,
-    pub(crate) max_pixels: u64,
-    pub(crate) apply_orientation: bool,
-    pub(crate) stats: Mutex<Stats>,
-    /// Read buffers handed back by the stage, so reading allocates nothing in steady state.
-    pub(crate) buffers: Mutex<Vec<Vec<u8>>>,
-    pub(crate) cpu: bool,
-    pub(crate) cache: Option<Arc<Cache>>,
-    /// Decode only the pixels each sample's transform reads ([`LoaderBuilder::region_decode`]).
-    pub(crate) region_decode: bool,
-}
-
-impl Shared {
-    /// Counts a bad sample; `Err` under [`BadSamplePolicy::Fail`].
-    pub(crate) fn bad_sample(&self, index: usize, reason: String) -> Result<(), LoaderError> {
-        let e = SampleError {
-            index,
-            name: self.dataset.name(index),
-            reason,
-        };
-        gm_cuda::nvtx::mark(c"gm-loader: bad sample");
-        if self.stats.lock().record_bad(e.clone()) {
-            tracing::warn!(sample = index, name = %e.name, reason = %e.reason, "bad sample");
-        } else {
-            tracing::debug!(sample = index, name = %e.name, reason = %e.reason, "bad sample");
-        }
-        match self.policy {
-            BadSamplePolicy::Fail => Err(LoaderError::BadSample(e)),
-            _ => Ok(()),
-        }
-    }
-
-    /// The dataset index that stands in for slot `slot` of batch `position` on try `attempt`.
-    pub(crate) fn substitute(
-        &self,
-        epoch: u64,
-        position: usize,
-        slot: usize,
-        attempt: u32,
-    ) -> usize {
-        let key = ((position as u64) << 24) ^ ((slot as u64) << 4) ^ u64::from(attempt);
-        let mut rng = SampleRng::new(self.seed ^ 0x5ab5_7170_7e00_0000, epoch, key);
-        rng.below(self.dataset.len() as u64) as usize
-    }
-
-    pub(crate) fn take_buffer(&self) -> Vec<u8> {
-        self.buffers.lock().pop().unwrap_or_default()
-    }
-
-    pub(crate) fn give_buffer(&self, buf: Vec<u8>) {
-        let mut b = self.buffers.lock();
-        // Enough for a few batches in flight; beyond that, let them go.
-        if b.len() < 4096 {
-            b.push(buf);
-        }
-    }
-}
-
 /// Builds a [`Loader`], in the style of burn's `DataLoaderBuilder`.
 pub struct LoaderBuilder {
     dataset: Arc<dyn Dataset>,
-    sampler: Sampler,
-    batch_size: usize,
-    drop_last: bool,
-    transforms: Vec<Box<dyn Transform>>,
+    settings: Settings,
+    transforms: Compose,
     output: Option<(DType, Layout)>,
-    placement: Placement,
     workers: usize,
     prefetch: usize,
-    policy: BadSamplePolicy,
-    seed: u64,
     decoder: DecoderOptions,
     gpu_stages: usize,
     cache: Option<DeviceCache>,
@@ -189,26 +98,34 @@ impl LoaderBuilder {
 
     /// Sample order (default: sequential).
     pub fn sampler(mut self, sampler: Sampler) -> Self {
-        self.sampler = sampler;
+        self.settings.sampler = sampler;
         self
     }
 
     /// Images per batch (default 32).
     pub fn batch_size(mut self, n: usize) -> Self {
-        self.batch_size = n;
+        self.settings.batch_size = n;
         self
     }
 
     /// Drop a short last batch (default: keep it).
     pub fn drop_last(mut self, drop: bool) -> Self {
-        self.drop_last = drop;
+        self.settings.drop_last = drop;
         self
     }
 
-    /// The transform chain, planned per sample and run as one fused kernel. It must end in a
-    /// fixed output size (a crop or a resize to width and height) so that images stack.
-    pub fn transforms(mut self, chain: Vec<Box<dyn Transform>>) -> Self {
-        self.transforms = chain;
+    /// Appends a step to the transform chain, which is planned per sample and run as one
+    /// fused kernel. The chain must end in a fixed output size (a crop or a resize to width
+    /// and height) so that images stack.
+    pub fn transform(mut self, step: impl Transform + 'static) -> Self {
+        self.transforms.push(step);
+        self
+    }
+
+    /// Replaces the transform chain with a prepared one (a [`Compose`], or a
+    /// `Vec<Box<dyn Transform>>`); see [`LoaderBuilder::transform`].
+    pub fn transforms(mut self, chain: impl Into<Compose>) -> Self {
+        self.transforms = chain.into();
         self
     }
 
@@ -219,15 +136,15 @@ impl LoaderBuilder {
         self
     }
 
-    /// Run on this GPU.
-    pub fn device(mut self, device: Device) -> Self {
-        self.placement = Placement::Gpu(device);
+    /// Run on this GPU (default: GPU `LOCAL_RANK`, or 0, when there is one, else the CPU).
+    pub fn device(mut self, device: &Device) -> Self {
+        self.settings.placement = Placement::Gpu(device.clone());
         self
     }
 
     /// Run on the CPU: CPU decoding and the transforms' CPU twins, host tensors out.
     pub fn cpu(mut self) -> Self {
-        self.placement = Placement::Cpu;
+        self.settings.placement = Placement::Cpu;
         self
     }
 
@@ -245,13 +162,13 @@ impl LoaderBuilder {
 
     /// What to do with bad samples (default: skip).
     pub fn bad_samples(mut self, policy: BadSamplePolicy) -> Self {
-        self.policy = policy;
+        self.settings.policy = policy;
         self
     }
 
     /// Seed of the augmentations and of substitutes (default 0).
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.settings.seed = seed;
         self
     }
 
@@ -285,7 +202,7 @@ impl LoaderBuilder {
 
     /// Checks the settings, picks the device and creates the decoder.
     pub fn build(self) -> Result<Loader, LoaderError> {
-        if self.batch_size == 0 {
+        if self.settings.batch_size == 0 {
             return Err(LoaderError::Config("batch size must be at least 1".into()));
         }
         if self.dataset.is_empty() {
@@ -293,46 +210,18 @@ impl LoaderBuilder {
         }
         let mut chain = self.transforms;
         if let Some((dtype, layout)) = self.output {
-            chain.push(Box::new(ToDtype(dtype, layout)));
+            chain.push(ToDtype(dtype, layout));
         }
-        let (device, placement) = match self.placement {
-            Placement::Gpu(d) => (Some(d), None),
-            Placement::Cpu => (None, Some("CPU (asked for)".to_string())),
-            Placement::Auto => match gm_cuda::available() {
-                Ok(_) => {
-                    let ordinal = crate::sampler::DistEnv::from_env()?.map_or(0, |e| e.local_rank);
-                    (Some(Device::new(ordinal)?), None)
-                }
-                Err(e) => {
-                    tracing::info!(reason = %e, "no GPU: the loader runs on the CPU");
-                    (None, Some(format!("CPU ({e})")))
-                }
-            },
-        };
+        let (device, placement) = pick_device(&self.settings.placement)?;
         let mut decoder = self.decoder;
         decoder.format = PixelFormat::Rgb;
         let (gpu, pool, placement) = match device {
             Some(d) => {
-                if let Some(on) = self.blocking_sync {
-                    d.set_blocking_sync(on)?;
-                }
-                let pool = GpuStage::new_batch_pool(&d);
-                let stages = (0..self.gpu_stages)
-                    .map(|_| {
-                        GpuStage::new(&d, decoder.clone(), pool.clone())
-                            .map(|s| Arc::new(Mutex::new(s)))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let what = format!(
-                    "GPU {} ({}), {} stage{}",
-                    d.ordinal(),
-                    d.name(),
-                    stages.len(),
-                    if stages.len() == 1 { "" } else { "s" }
-                );
+                let (stages, pool, what) =
+                    start_stages(&d, &decoder, self.gpu_stages, self.blocking_sync)?;
                 (stages, Some(pool), what)
             }
-            None => (Vec::new(), None, placement.unwrap_or_default()),
+            None => (Vec::new(), None, placement),
         };
         let cache = match (self.cache, gpu.first()) {
             (None, _) => None,
@@ -341,17 +230,23 @@ impl LoaderBuilder {
                     "the device cache needs a GPU; this loader runs on the CPU".into(),
                 ));
             }
-            (Some(spec), Some(stage)) => Some(Arc::new(crate::cache::build(
-                &mut stage.lock(),
-                self.dataset.as_ref(),
-                &spec,
-            )?)),
+            (Some(spec), Some(stage)) => {
+                let mut stage = stage.lock();
+                let stage = &mut *stage;
+                Some(Arc::new(super::cache::build(
+                    &stage.device,
+                    &mut stage.decoder,
+                    &mut stage.kernel,
+                    self.dataset.as_ref(),
+                    &spec,
+                )?))
+            }
         };
         let shared = Arc::new(Shared {
+            bad: self.settings.bad_samples(self.dataset.len()),
             dataset: self.dataset,
-            transforms: Compose(chain),
-            seed: self.seed,
-            policy: self.policy,
+            transforms: chain,
+            seed: self.settings.seed,
             max_pixels: decoder.max_pixels,
             apply_orientation: decoder.apply_orientation,
             stats: Mutex::new(Stats::default()),
@@ -365,13 +260,53 @@ impl LoaderBuilder {
             gpu,
             batch_pool: pool,
             placement,
-            sampler: self.sampler,
-            batch_size: self.batch_size,
-            drop_last: self.drop_last,
+            settings: self.settings,
             workers: self.workers.max(1),
             prefetch: self.prefetch.max(1),
         })
     }
+}
+
+/// The GPU to run on, or `None` and why the loader runs on the CPU.
+fn pick_device(placement: &Placement) -> Result<(Option<Device>, String), LoaderError> {
+    Ok(match placement {
+        Placement::Gpu(d) => (Some(d.clone()), String::new()),
+        Placement::Cpu => (None, "CPU (asked for)".to_string()),
+        Placement::Auto => match gm_cuda::available() {
+            Ok(_) => (Some(default_gpu()?), String::new()),
+            Err(e) => {
+                tracing::info!(reason = %e, "no GPU: the loader runs on the CPU");
+                (None, format!("CPU ({e})"))
+            }
+        },
+    })
+}
+
+/// The GPU stages sharing one batch pool, and where they run in words.
+type Stages = (Vec<Arc<Mutex<GpuStage>>>, DevicePool, String);
+
+/// Starts `n` GPU stages on `d`, each with its own decoder.
+fn start_stages(
+    d: &Device,
+    decoder: &DecoderOptions,
+    n: usize,
+    blocking_sync: Option<bool>,
+) -> Result<Stages, LoaderError> {
+    if let Some(on) = blocking_sync {
+        d.set_blocking_sync(on)?;
+    }
+    let pool = GpuStage::new_batch_pool(d);
+    let stages = (0..n)
+        .map(|_| GpuStage::new(d, decoder.clone(), pool.clone()).map(|s| Arc::new(Mutex::new(s))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let what = format!(
+        "GPU {} ({}), {} stage{}",
+        d.ordinal(),
+        d.name(),
+        stages.len(),
+        if stages.len() == 1 { "" } else { "s" }
+    );
+    Ok((stages, pool, what))
 }
 
 /// The image loader: iterate [`Loader::epoch`] for each epoch.
@@ -380,9 +315,7 @@ pub struct Loader {
     pub(crate) gpu: Vec<Arc<Mutex<GpuStage>>>,
     batch_pool: Option<DevicePool>,
     placement: String,
-    sampler: Sampler,
-    batch_size: usize,
-    drop_last: bool,
+    settings: Settings,
     workers: usize,
     prefetch: usize,
 }
@@ -397,16 +330,11 @@ impl Loader {
     pub fn builder_shared(dataset: Arc<dyn Dataset>) -> LoaderBuilder {
         LoaderBuilder {
             dataset,
-            sampler: Sampler::sequential(),
-            batch_size: 32,
-            drop_last: false,
-            transforms: Vec::new(),
+            settings: Settings::new(32),
+            transforms: Compose::new(),
             output: None,
-            placement: Placement::Auto,
             workers: 4,
             prefetch: 2,
-            policy: BadSamplePolicy::Skip,
-            seed: 0,
             decoder: loader_decoder_options(),
             gpu_stages: 2,
             cache: None,
@@ -430,24 +358,9 @@ impl Loader {
         &self.shared.dataset
     }
 
-    /// Sample order of an epoch.
-    fn order(&self, epoch: u64) -> Vec<Vec<usize>> {
-        let order = self.sampler.indices(self.shared.dataset.len(), epoch);
-        order
-            .chunks(self.batch_size)
-            .filter(|c| !self.drop_last || c.len() == self.batch_size)
-            .map(<[usize]>::to_vec)
-            .collect()
-    }
-
     /// Batches in an epoch.
     pub fn batches_per_epoch(&self) -> usize {
-        let n = self.sampler.indices(self.shared.dataset.len(), 0).len();
-        if self.drop_last {
-            n / self.batch_size
-        } else {
-            n.div_ceil(self.batch_size)
-        }
+        self.settings.batches_per_epoch(self.shared.dataset.len())
     }
 
     /// The batches of `epoch`, from the first.
@@ -463,19 +376,12 @@ impl Loader {
 
     /// The state before batch `next_batch` of `epoch`.
     pub fn state(&self, epoch: u64, next_batch: usize) -> LoaderState {
-        LoaderState {
-            epoch,
-            next_batch,
-            seed: self.shared.seed,
-            sampler: self.sampler,
-            dataset_len: self.shared.dataset.len(),
-            batch_size: self.batch_size,
-            drop_last: self.drop_last,
-        }
+        self.settings
+            .state(epoch, next_batch, self.shared.dataset.len())
     }
 
     fn start(&mut self, epoch: u64, first: usize) -> Epoch<'_> {
-        let batches = self.order(epoch);
+        let batches = self.settings.batches(self.shared.dataset.len(), epoch);
         let base = self.state(epoch, first);
         Epoch::spawn(EpochPlan {
             shared: self.shared.clone(),

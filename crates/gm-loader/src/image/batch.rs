@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use gm_cuda::{CudaError, DType, Event, Stream, Tensor};
 
-use crate::dataset::Label;
+use super::dataset::Label;
+use crate::error::LoaderError;
 
 /// A batch tensor in host memory: the CPU pipeline's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +21,8 @@ pub struct HostTensor {
 /// The images of a batch.
 #[derive(Debug)]
 pub enum Images {
-    /// In GPU memory, from the loader's pool; ready after [`Batch::ready_event`].
+    /// In GPU memory, from the loader's pool; ready after [`Batch::ready_event`] (see
+    /// [`Batch::wait_on`]).
     Device(Tensor),
     /// In host memory (the loader runs on the CPU).
     Host(HostTensor),
@@ -58,8 +60,9 @@ impl Images {
 
 /// One batch, in sampler order.
 ///
-/// On the GPU the images are written on the loader's stream; a consumer waits on
-/// `ready_event` from its own stream (or calls `Tensor::wait_ready`) before reading, and calls
+/// On the GPU the images are written on the loader's stream; a consumer calls
+/// [`Batch::wait_on`] with its own stream before reading (or waits on [`Batch::ready_event`]),
+/// and calls
 /// [`Batch::record_stream`] if its reads are still queued when the batch is dropped, so that
 /// the memory is not handed to the next batch before they ran.
 #[derive(Debug)]
@@ -75,18 +78,62 @@ pub struct Batch {
     /// Position of this batch in the epoch, from 0.
     pub position: usize,
     /// Recorded when the images are in place (GPU only).
-    pub ready_event: Option<Arc<Event>>,
-    pub(crate) release: Option<Release>,
+    ready_event: Option<Arc<Event>>,
+    release: Option<Release>,
 }
 
 /// Where the batch's memory goes back to, and after what.
 #[derive(Debug)]
-pub(crate) struct Release {
-    pub(crate) stage: Stream,
-    pub(crate) after: Vec<Event>,
+struct Release {
+    stage: Stream,
+    after: Vec<Event>,
 }
 
 impl Batch {
+    /// A batch; `gpu` is the ready event and the stage stream the memory goes back to.
+    pub(crate) fn new(
+        images: Images,
+        labels: Vec<Label>,
+        indices: Vec<usize>,
+        epoch: u64,
+        position: usize,
+        gpu: Option<(Arc<Event>, Stream)>,
+    ) -> Batch {
+        let (ready_event, release) = match gpu {
+            Some((event, stage)) => (
+                Some(event),
+                Some(Release {
+                    stage,
+                    after: Vec::new(),
+                }),
+            ),
+            None => (None, None),
+        };
+        Batch {
+            images,
+            labels,
+            indices,
+            epoch,
+            position,
+            ready_event,
+            release,
+        }
+    }
+
+    /// The event the images are ready on (GPU only).
+    pub fn ready_event(&self) -> Option<&Arc<Event>> {
+        self.ready_event.as_ref()
+    }
+
+    /// Makes `stream` wait (on the device) until the images are in place; nothing to wait
+    /// for on the CPU path.
+    pub fn wait_on(&self, stream: &Stream) -> Result<(), LoaderError> {
+        if let Some(e) = &self.ready_event {
+            stream.wait(e)?;
+        }
+        Ok(())
+    }
+
     /// Number of images.
     pub fn len(&self) -> usize {
         self.labels.len()

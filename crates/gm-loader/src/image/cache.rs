@@ -5,13 +5,14 @@
 use std::time::Instant;
 
 use gm_codec::jpeg::formats::dimensions;
-use gm_codec::jpeg::{EncodedImage, SourceFormat, parse, sniff};
-use gm_cuda::{DType, DeviceBuffer, Tensor};
-use gm_transforms::{FusedOp, Interp, Layout, OutputSpec, SourceImage};
+use gm_codec::jpeg::{
+    DecodedBatch, EncodedImage, ImageDecoder, ImageErrorKind, SourceFormat, parse, sniff,
+};
+use gm_cuda::{DType, Device, DeviceBuffer, Stream, Tensor};
+use gm_transforms::{FusedKernel, FusedOp, Interp, Layout, OutputSpec, SourceImage};
 
-use crate::dataset::Dataset;
-use crate::error::LoaderError;
-use crate::gpu_stage::GpuStage;
+use super::dataset::Dataset;
+use crate::error::{LoaderError, SampleErrorKind};
 
 /// What the cache holds: each image as 8-bit RGB with its shorter side scaled down to
 /// `shorter_side` (aspect kept, never scaled up; antialiased), so that random crops still see
@@ -50,7 +51,7 @@ pub(crate) struct Entry {
 /// The cached images of a dataset.
 pub(crate) struct Cache {
     pub(crate) memory: Tensor,
-    pub(crate) entries: Vec<Result<Entry, String>>,
+    pub(crate) entries: Vec<Result<Entry, SampleErrorKind>>,
     pub(crate) bytes: u64,
 }
 
@@ -76,44 +77,49 @@ pub fn cached_size(w: u32, h: u32, side: u32) -> (u32, u32) {
     }
 }
 
-/// An image's upright size from its header, without decoding it.
+/// An image's upright size from its header.
 fn header_size(
     data: &[u8],
     max_pixels: u64,
     apply_orientation: bool,
-) -> Result<(u32, u32), String> {
+) -> Result<(u32, u32), SampleErrorKind> {
     let (w, h) = match sniff(data) {
-        None => return Err("not an image (no JPEG, PNG, BMP, WebP or TIFF signature)".into()),
+        None => return Err(ImageErrorKind::NotAnImage.into()),
         Some(SourceFormat::Jpeg) => parse(data)
-            .map_err(|e| format!("corrupt: {e}"))?
+            .map_err(|e| ImageErrorKind::Corrupt(e.to_string()))?
             .oriented_size(apply_orientation),
-        Some(f) => dimensions(data, f, max_pixels)?,
+        Some(f) => dimensions(data, f, max_pixels).map_err(SampleErrorKind::Header)?,
     };
     if u64::from(w) * u64::from(h) > max_pixels {
-        return Err(format!(
-            "too large: {w}x{h} is over the {max_pixels}-pixel limit"
-        ));
+        return Err(ImageErrorKind::TooLarge(format!(
+            "{w}x{h} is over the {max_pixels}-pixel limit"
+        ))
+        .into());
     }
     Ok((w, h))
 }
 
-/// Sizes every image from its header, checks the total against the device, then decodes and
-/// resizes them all into one buffer on `stage`'s decoder, a batch at a time.
-pub(crate) fn build(
-    stage: &mut GpuStage,
+/// Where the cache's images go: one entry per sample, and the bytes they take.
+struct Sizes {
+    entries: Vec<Result<Entry, SampleErrorKind>>,
+    total: usize,
+}
+
+/// Sizes every image from its header (reading each file once) and lays them out.
+fn lay_out(
     dataset: &dyn Dataset,
     spec: &DeviceCache,
-) -> Result<Cache, LoaderError> {
-    let t0 = Instant::now();
-    let opts = stage.decoder.options().clone();
+    max_pixels: u64,
+    apply_orientation: bool,
+) -> Sizes {
     let mut buf = Vec::new();
-    let mut entries: Vec<Result<Entry, String>> = Vec::with_capacity(dataset.len());
+    let mut entries = Vec::with_capacity(dataset.len());
     let mut total = 0usize;
     for i in 0..dataset.len() {
         buf.clear();
         let size = match dataset.read(i, &mut buf) {
-            Err(e) => Err(format!("cannot read: {e}")),
-            Ok(()) => header_size(&buf, opts.max_pixels, opts.apply_orientation),
+            Err(e) => Err(SampleErrorKind::read(&e)),
+            Ok(()) => header_size(&buf, max_pixels, apply_orientation),
         };
         entries.push(size.map(|(w, h)| {
             let (width, height) = cached_size(w, h, spec.shorter_side);
@@ -126,10 +132,20 @@ pub(crate) fn build(
             }
         }));
     }
-    let free = stage.device.info()?.free_memory as u64;
+    Sizes { entries, total }
+}
+
+/// Checks `total` bytes for `images` images against the device's free memory and the spec's
+/// bound.
+fn check_room(
+    device: &Device,
+    total: usize,
+    images: usize,
+    spec: &DeviceCache,
+) -> Result<(), LoaderError> {
+    let free = device.info()?.free_memory as u64;
     let room = free.saturating_sub(HEADROOM);
     let limit = spec.max_bytes.map_or(room, |m| m.min(room));
-    let images = entries.iter().filter(|e| e.is_ok()).count();
     tracing::info!(
         images,
         mb = total as f64 / 1e6,
@@ -143,79 +159,40 @@ pub(crate) fn build(
             images,
         });
     }
+    Ok(())
+}
+
+/// Sizes every image from its header, checks the total against the device, then decodes and
+/// resizes them all into one buffer with `decoder` and `kernel`, a batch at a time.
+pub(crate) fn build(
+    device: &Device,
+    decoder: &mut ImageDecoder,
+    kernel: &mut FusedKernel,
+    dataset: &dyn Dataset,
+    spec: &DeviceCache,
+) -> Result<Cache, LoaderError> {
+    let t0 = Instant::now();
+    let opts = decoder.options().clone();
+    let Sizes { mut entries, total } =
+        lay_out(dataset, spec, opts.max_pixels, opts.apply_orientation);
+    let images = entries.iter().filter(|e| e.is_ok()).count();
+    check_room(device, total, images, spec)?;
     let memory = Tensor::new(
-        DeviceBuffer::alloc(&stage.device, total.max(1))?,
+        DeviceBuffer::alloc(device, total.max(1))?,
         &[total.max(1)],
         DType::U8,
     )?;
-    let stream = stage.decoder.stream().clone();
+    let stream = decoder.stream().clone();
     let ok: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].is_ok()).collect();
     let mut bufs: Vec<Vec<u8>> = Vec::new();
     for chunk in ok.chunks(256) {
-        bufs.resize_with(chunk.len(), Vec::new);
-        let mut names = Vec::with_capacity(chunk.len());
-        for (b, &i) in bufs.iter_mut().zip(chunk) {
-            b.clear();
-            if let Err(e) = dataset.read(i, b) {
-                entries[i] = Err(format!("cannot read: {e}"));
-            }
-            names.push(dataset.name(i));
-        }
-        let inputs: Vec<EncodedImage<'_>> = bufs
-            .iter()
-            .zip(&names)
-            .map(|(data, name)| EncodedImage { name, data })
-            .collect();
-        let decoded = stage.decoder.decode(&inputs)?;
+        let decoded = decode_chunk(decoder, dataset, chunk, &mut bufs, &mut entries)?;
         stream.wait(decoded.ready())?;
         for (k, &i) in chunk.iter().enumerate() {
             let Ok(e) = entries[i] else { continue };
-            let img = match &decoded.images[k] {
-                Err(err) => {
-                    entries[i] = Err(err.kind.to_string());
-                    continue;
-                }
-                Ok(img) => img,
-            };
-            let Some(ptr) = decoded.device_ptr(k) else {
-                continue;
-            };
-            if cached_size(img.width, img.height, spec.shorter_side) != (e.width, e.height) {
-                entries[i] = Err(format!(
-                    "decoded as {}x{}, which its header did not say",
-                    img.width, img.height
-                ));
-                continue;
+            if let Err(reason) = resize_into(kernel, &stream, &memory, &decoded, k, e, spec)? {
+                entries[i] = Err(reason);
             }
-            let src = SourceImage::rgb8(ptr, img.width, img.height);
-            let out = OutputSpec {
-                width: e.width,
-                height: e.height,
-                layout: Layout::Hwc,
-                dtype: DType::U8,
-                bgr: false,
-                grey: false,
-                interp: if e.width < img.width {
-                    Interp::Antialias
-                } else {
-                    Interp::Bilinear
-                },
-                scale: [1.0; 3],
-                bias: [0.0; 3],
-            };
-            let view = memory.view(
-                e.offset,
-                &[1, e.height as usize, e.width as usize, 3],
-                DType::U8,
-            )?;
-            stage.kernel.run(
-                &stream,
-                &[src],
-                &[FusedOp::full(img.width, img.height)],
-                &out,
-                &view,
-                0,
-            )?;
         }
     }
     // Once, before the first epoch: the stages read the cache from their own streams.
@@ -231,6 +208,86 @@ pub(crate) fn build(
         entries,
         bytes: total as u64,
     })
+}
+
+/// Reads and decodes the samples of `chunk`; a sample that cannot be read again is marked bad.
+fn decode_chunk(
+    decoder: &mut ImageDecoder,
+    dataset: &dyn Dataset,
+    chunk: &[usize],
+    bufs: &mut Vec<Vec<u8>>,
+    entries: &mut [Result<Entry, SampleErrorKind>],
+) -> Result<DecodedBatch, LoaderError> {
+    bufs.resize_with(chunk.len(), Vec::new);
+    let mut names = Vec::with_capacity(chunk.len());
+    for (b, &i) in bufs.iter_mut().zip(chunk) {
+        b.clear();
+        if let Err(e) = dataset.read(i, b) {
+            entries[i] = Err(SampleErrorKind::read(&e));
+        }
+        names.push(dataset.name(i));
+    }
+    let inputs: Vec<EncodedImage<'_>> = bufs
+        .iter()
+        .zip(&names)
+        .map(|(data, name)| EncodedImage { name, data })
+        .collect();
+    Ok(decoder.decode(&inputs)?)
+}
+
+/// Resizes decoded image `k` into its cache entry; `Ok(Err(..))` when the image is bad.
+fn resize_into(
+    kernel: &mut FusedKernel,
+    stream: &Stream,
+    memory: &Tensor,
+    decoded: &DecodedBatch,
+    k: usize,
+    e: Entry,
+    spec: &DeviceCache,
+) -> Result<Result<(), SampleErrorKind>, LoaderError> {
+    let img = match &decoded.images[k] {
+        Err(err) => return Ok(Err(err.kind.clone().into())),
+        Ok(img) => img,
+    };
+    let Some(ptr) = decoded.device_ptr(k) else {
+        return Ok(Ok(()));
+    };
+    if cached_size(img.width, img.height, spec.shorter_side) != (e.width, e.height) {
+        return Ok(Err(SampleErrorKind::DecodedSize {
+            width: img.width,
+            height: img.height,
+        }));
+    }
+    let src = SourceImage::rgb8(ptr, img.width, img.height);
+    let out = OutputSpec {
+        width: e.width,
+        height: e.height,
+        layout: Layout::Hwc,
+        dtype: DType::U8,
+        bgr: false,
+        grey: false,
+        interp: if e.width < img.width {
+            Interp::Antialias
+        } else {
+            Interp::Bilinear
+        },
+        scale: [1.0; 3],
+        bias: [0.0; 3],
+    };
+    let view = memory.view(
+        e.offset,
+        &[1, e.height as usize, e.width as usize, 3],
+        DType::U8,
+    )?;
+    kernel.run(
+        stream,
+        &[src],
+        &[FusedOp::full(img.width, img.height)],
+        &out,
+        &view,
+        0,
+    )?;
+    Ok(Ok(()))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub const IMAGE_EXTENSIONS: &[&str] = &["jpg", "jpeg", "png", "bmp", "webp", "ti
 
 /// A dataset could not be opened.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DatasetError {
     /// A directory or list file could not be read.
     #[error("{path}: {source}")]

@@ -13,51 +13,18 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded, unbounded};
 use gm_cuda::nvtx;
-use gm_transforms::OutputSpec;
 use parking_lot::Mutex;
 
-use crate::batch::Batch;
-use crate::builder::Shared;
+use super::batch::Batch;
+use super::context::Shared;
+use super::gpu_stage::GpuStage;
+use super::read::{Prepared, prepare};
+use super::stats::Stats;
 use crate::error::{LoaderError, panic_message};
-use crate::gpu_stage::GpuStage;
-use crate::state::LoaderState;
-use crate::stats::Stats;
+use crate::state::{Cursor, LoaderState};
 
 /// How often blocked threads look at the stop flag: bounds the time dropping takes.
 const POLL: Duration = Duration::from_millis(20);
-
-/// One sample after the host worker.
-pub(crate) enum Prepared {
-    /// Encoded bytes, for the GPU decoder.
-    Bytes(Vec<u8>),
-    /// The transformed image (CPU path).
-    Pixels { data: Vec<u8>, spec: OutputSpec },
-    /// Could not be read (or, on the CPU path, decoded or transformed).
-    Failed(String),
-    /// Served from the device cache: nothing to read.
-    Cached,
-}
-
-/// The host worker's part for sample `index`.
-pub(crate) fn prepare(shared: &Shared, epoch: u64, index: usize) -> Prepared {
-    if shared.cache.is_some() {
-        return Prepared::Cached;
-    }
-    let mut buf = shared.take_buffer();
-    if let Err(e) = shared.dataset.read(index, &mut buf) {
-        shared.give_buffer(buf);
-        return Prepared::Failed(format!("cannot read: {e}"));
-    }
-    if !shared.cpu {
-        return Prepared::Bytes(buf);
-    }
-    let out = crate::cpu_stage::decode_and_transform(shared, epoch, index, &buf);
-    shared.give_buffer(buf);
-    match out {
-        Ok((data, spec)) => Prepared::Pixels { data, spec },
-        Err(reason) => Prepared::Failed(reason),
-    }
-}
 
 struct Job {
     position: usize,
@@ -66,10 +33,19 @@ struct Job {
 
 struct ReadBatch {
     position: usize,
-    items: Result<Vec<(usize, Prepared)>, String>,
+    /// The samples, or the worker's panic.
+    items: Result<Vec<(usize, Prepared)>, LoaderError>,
 }
 
-type Delivery = (usize, Result<Option<Batch>, LoaderError>);
+/// What a stage hands the consumer.
+enum Delivery {
+    /// Batch `position`: the batch, `None` when every sample of it was bad and skipped, or
+    /// the error that ends the epoch.
+    Batch(usize, Result<Option<Batch>, LoaderError>),
+    /// An error that belongs to no batch (a stage that panicked or could not start): it ends
+    /// the epoch at once.
+    Fatal(LoaderError),
+}
 
 /// Everything an epoch's threads need.
 pub(crate) struct EpochPlan {
@@ -95,10 +71,9 @@ pub struct Epoch<'a> {
     due: Arc<AtomicUsize>,
     threads: Vec<JoinHandle<()>>,
     shared: Arc<Shared>,
-    state: LoaderState,
+    cursor: Cursor,
     /// Batches that arrived before the one due.
     early: BTreeMap<usize, Result<Option<Batch>, LoaderError>>,
-    end: usize,
     started: Instant,
     done: bool,
     _loader: PhantomData<&'a mut ()>,
@@ -131,8 +106,7 @@ impl Epoch<'_> {
             }
         }
         drop((job_rx, read_txs));
-        let end = plan.batches.len();
-        let state = plan.state.clone();
+        let cursor = Cursor::new(plan.state.clone(), plan.batches.len());
         let shared = plan.shared.clone();
         let plan = Arc::new(plan);
         let mut done = false;
@@ -161,9 +135,8 @@ impl Epoch<'_> {
             due,
             threads,
             shared,
-            state,
+            cursor,
             early: BTreeMap::new(),
-            end,
             started: Instant::now(),
             done,
             _loader: PhantomData,
@@ -172,7 +145,7 @@ impl Epoch<'_> {
 
     /// The state to save for resuming after the last batch yielded.
     pub fn state(&self) -> LoaderState {
-        self.state.clone()
+        self.cursor.state()
     }
 
     /// Counters and stage times so far (all epochs of the loader).
@@ -182,7 +155,7 @@ impl Epoch<'_> {
 
     /// Batches left in this epoch (skipped empty batches included).
     pub fn remaining(&self) -> usize {
-        self.end.saturating_sub(self.state.next_batch)
+        self.cursor.remaining()
     }
 
     fn shutdown(&mut self) {
@@ -208,21 +181,21 @@ impl Iterator for Epoch<'_> {
             if self.done {
                 return None;
             }
-            let due = self.state.next_batch;
-            if due >= self.end {
+            let due = self.cursor.next_batch();
+            if due >= self.cursor.end() {
                 self.shutdown();
                 return None;
             }
             if let Some(r) = self.early.remove(&due) {
                 match r {
                     Ok(Some(batch)) => {
-                        self.state.next_batch = due + 1;
+                        self.cursor.passed(due);
                         self.due.store(due + 1, Ordering::Release);
                         return Some(Ok(batch));
                     }
                     // Every sample of the batch was bad and skipped.
                     Ok(None) => {
-                        self.state.next_batch = due + 1;
+                        self.cursor.passed(due);
                         self.due.store(due + 1, Ordering::Release);
                     }
                     Err(e) => {
@@ -247,11 +220,11 @@ impl Iterator for Epoch<'_> {
             }
             match got {
                 // A stage thread's panic has no position: report it at once.
-                Ok((usize::MAX, Err(e))) => {
+                Ok(Delivery::Fatal(e)) => {
                     self.shutdown();
                     return Some(Err(e));
                 }
-                Ok((pos, r)) => {
+                Ok(Delivery::Batch(pos, r)) => {
                     self.early.insert(pos, r);
                 }
                 Err(_) => {
@@ -290,7 +263,10 @@ fn reader(
             }
             items
         }))
-        .map_err(|p| panic_message(&*p));
+        .map_err(|p| LoaderError::WorkerPanic {
+            stage: "host worker",
+            message: panic_message(&*p),
+        });
         shared.stats.lock().read_us += t.elapsed().as_micros() as u64;
         if stop.load(Ordering::Relaxed) {
             return;
@@ -324,7 +300,7 @@ fn stage(
             stage: if shared.cpu { "CPU stage" } else { "GPU stage" },
             message: panic_message(&*p),
         };
-        let _ = out.send_timeout((usize::MAX, Err(e)), Duration::from_secs(1));
+        let _ = out.send_timeout(Delivery::Fatal(e), Duration::from_secs(1));
     }
 }
 
@@ -344,7 +320,7 @@ fn stage_loop(
     if let Some(g) = gpu.as_mut()
         && let Err(e) = g.bind()
     {
-        let _ = out.send((usize::MAX, Err(e)));
+        let _ = out.send(Delivery::Fatal(e));
         return;
     }
     // Batches read ahead of the one in the stage: enough to keep every worker busy and the
@@ -366,31 +342,12 @@ fn stage_loop(
         }
         // A stage may run ahead of the consumer by the ready queue and one batch per stage,
         // no more: batches finished early wait in memory until their turn.
-        let lead = plan.prefetch + n;
-        let held = (position >= due.load(Ordering::Acquire) + lead)
-            .then(|| nvtx::range(c"gm-loader: stage waits for the consumer"));
-        while position >= due.load(Ordering::Acquire) + lead {
-            if stop.load(Ordering::Relaxed) {
-                return;
-            }
-            std::thread::sleep(Duration::from_micros(200));
+        if !wait_for_consumer(position, plan.prefetch + n, due, stop) {
+            return;
         }
-        drop(held);
         let waiting = nvtx::range(c"gm-loader: stage waits for its read");
-        let read = loop {
-            if stop.load(Ordering::Relaxed) {
-                return;
-            }
-            if let Some(r) = arrived.remove(&position) {
-                break r;
-            }
-            match reads.recv_timeout(POLL) {
-                Ok(r) => {
-                    arrived.insert(r.position, r);
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
+        let Some(read) = wait_for_read(position, reads, &mut arrived, stop) else {
+            return;
         };
         {
             let mut s = shared.stats.lock();
@@ -400,37 +357,74 @@ fn stage_loop(
         let _span =
             tracing::debug_span!("gm_loader_stage", batch = position, stage = index).entered();
         let _nvtx = nvtx::range(c"gm-loader: stage runs batch");
-        let result = match read.items {
-            Err(message) => Err(LoaderError::WorkerPanic {
-                stage: "host worker",
-                message,
-            }),
-            Ok(items) => match gpu.as_mut() {
-                Some(g) => g.run_batch(shared, plan.epoch, position, items),
-                None => crate::cpu_stage::run_batch(shared, plan.epoch, position, items),
-            },
-        };
+        let result = read.items.and_then(|items| match gpu.as_mut() {
+            Some(g) => g.run_batch(shared, plan.epoch, position, items),
+            None => super::cpu_stage::run_batch(shared, plan.epoch, position, items),
+        });
         if let Ok(Some(b)) = &result {
             let mut s = shared.stats.lock();
             s.batches += 1;
             s.samples += b.len() as u64;
         }
         let fatal = result.is_err();
-        let mut msg = (position, result);
-        loop {
-            match out.send_timeout(msg, POLL) {
-                Ok(()) => break,
-                Err(SendTimeoutError::Timeout(m)) => {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    msg = m;
-                }
-                Err(SendTimeoutError::Disconnected(_)) => return,
-            }
-        }
-        if fatal {
+        if !deliver(out, Delivery::Batch(position, result), stop) || fatal {
             return;
+        }
+    }
+}
+
+/// Waits until batch `position` is within `lead` batches of the one the consumer waits for;
+/// false when the epoch stops.
+fn wait_for_consumer(position: usize, lead: usize, due: &AtomicUsize, stop: &AtomicBool) -> bool {
+    let held = (position >= due.load(Ordering::Acquire) + lead)
+        .then(|| nvtx::range(c"gm-loader: stage waits for the consumer"));
+    while position >= due.load(Ordering::Acquire) + lead {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    drop(held);
+    true
+}
+
+/// The read of batch `position`, keeping reads of later batches that come first in
+/// `arrived`; `None` when the epoch stops.
+fn wait_for_read(
+    position: usize,
+    reads: &Receiver<ReadBatch>,
+    arrived: &mut BTreeMap<usize, ReadBatch>,
+    stop: &AtomicBool,
+) -> Option<ReadBatch> {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Some(r) = arrived.remove(&position) {
+            return Some(r);
+        }
+        match reads.recv_timeout(POLL) {
+            Ok(r) => {
+                arrived.insert(r.position, r);
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
+/// Hands a batch to the consumer's queue; false when the epoch stops.
+fn deliver(out: &Sender<Delivery>, mut msg: Delivery, stop: &AtomicBool) -> bool {
+    loop {
+        match out.send_timeout(msg, POLL) {
+            Ok(()) => return true,
+            Err(SendTimeoutError::Timeout(m)) => {
+                if stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                msg = m;
+            }
+            Err(SendTimeoutError::Disconnected(_)) => return false,
         }
     }
 }

@@ -1,0 +1,81 @@
+//! What the image pipeline's threads share: the dataset, the chain, the policy, the stats and
+//! the read buffers.
+
+use std::sync::Arc;
+
+use gm_transforms::Compose;
+use parking_lot::Mutex;
+
+use super::cache::Cache;
+use super::dataset::Dataset;
+use super::stats::Stats;
+use crate::bad_samples::BadSamples;
+use crate::error::{LoaderError, SampleError, SampleErrorKind};
+
+/// Settings shared by the pipeline's threads.
+pub(crate) struct Shared {
+    pub(crate) dataset: Arc<dyn Dataset>,
+    pub(crate) transforms: Compose,
+    pub(crate) seed: u64,
+    pub(crate) bad: BadSamples,
+    pub(crate) max_pixels: u64,
+    pub(crate) apply_orientation: bool,
+    pub(crate) stats: Mutex<Stats>,
+    /// Read buffers handed back by the stage, so reading allocates nothing in steady state.
+    pub(crate) buffers: Mutex<Vec<Vec<u8>>>,
+    pub(crate) cpu: bool,
+    pub(crate) cache: Option<Arc<Cache>>,
+    /// Decode only the pixels each sample's transform reads
+    /// ([`LoaderBuilder::region_decode`](crate::LoaderBuilder::region_decode)).
+    pub(crate) region_decode: bool,
+}
+
+impl Shared {
+    /// Counts a bad sample; `Err` under [`BadSamplePolicy::Fail`](crate::BadSamplePolicy).
+    pub(crate) fn bad_sample(
+        &self,
+        index: usize,
+        reason: SampleErrorKind,
+    ) -> Result<(), LoaderError> {
+        let e = SampleError {
+            index,
+            name: self.dataset.name(index),
+            reason,
+        };
+        let first = self.stats.lock().record_bad(e.clone());
+        self.bad.report(e, first)
+    }
+
+    /// The error for sample `index`, whose transform cannot stack with the batch's.
+    pub(crate) fn plan_error(&self, index: usize, reason: SampleErrorKind) -> LoaderError {
+        LoaderError::Plan(SampleError {
+            index,
+            name: self.dataset.name(index),
+            reason,
+        })
+    }
+
+    pub(crate) fn take_buffer(&self) -> Vec<u8> {
+        self.buffers.lock().pop().unwrap_or_default()
+    }
+
+    pub(crate) fn give_buffer(&self, buf: Vec<u8>) {
+        let mut b = self.buffers.lock();
+        // Enough for a few batches in flight; beyond that, let them go.
+        if b.len() < 4096 {
+            b.push(buf);
+        }
+    }
+
+    /// Reads sample `index` into a pooled buffer.
+    pub(crate) fn read(&self, index: usize) -> Result<Vec<u8>, SampleErrorKind> {
+        let mut buf = self.take_buffer();
+        match self.dataset.read(index, &mut buf) {
+            Ok(()) => Ok(buf),
+            Err(e) => {
+                self.give_buffer(buf);
+                Err(SampleErrorKind::read(&e))
+            }
+        }
+    }
+}

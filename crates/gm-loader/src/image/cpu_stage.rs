@@ -1,0 +1,107 @@
+//! The CPU path: decoding on the host and the transforms' CPU twins, into a host tensor.
+
+use gm_transforms::OutputSpec;
+
+use super::batch::{Batch, HostTensor, Images};
+use super::context::Shared;
+use super::output::{batch_shape, common_spec};
+use super::read::{Prepared, prepare};
+use crate::bad_samples::{Next, Tally};
+use crate::error::{LoaderError, SampleErrorKind};
+
+/// One image of the batch, transformed.
+struct Good {
+    index: usize,
+    data: Vec<u8>,
+    spec: OutputSpec,
+}
+
+/// Finishes one batch on the CPU: bad samples per the policy, then the images stacked.
+pub(crate) fn run_batch(
+    shared: &Shared,
+    epoch: u64,
+    position: usize,
+    items: Vec<(usize, Prepared)>,
+) -> Result<Option<Batch>, LoaderError> {
+    let mut good: Vec<Good> = Vec::with_capacity(items.len());
+    let mut tally = Tally::default();
+    for (slot, (index, prepared)) in items.into_iter().enumerate() {
+        match fill_slot(shared, epoch, position, slot, index, prepared)? {
+            Some((g, attempt)) => {
+                tally.filled(attempt);
+                good.push(g);
+            }
+            None => tally.skip(),
+        }
+    }
+    {
+        let mut s = shared.stats.lock();
+        s.skipped += tally.skipped;
+        s.substituted += tally.substituted;
+        s.paths.cpu += good.len() as u64;
+    }
+    stack(shared, epoch, position, good)
+}
+
+/// The image of one slot (with the try that gave it), substitutes included; `None` when the
+/// slot is skipped.
+fn fill_slot(
+    shared: &Shared,
+    epoch: u64,
+    position: usize,
+    slot: usize,
+    mut index: usize,
+    mut prepared: Prepared,
+) -> Result<Option<(Good, u32)>, LoaderError> {
+    let mut attempt = 0u32;
+    loop {
+        let reason = match prepared {
+            Prepared::Pixels { data, spec } => return Ok(Some((Good { index, data, spec }, attempt))),
+            Prepared::Failed(reason) => reason,
+            Prepared::Bytes(b) => {
+                shared.give_buffer(b);
+                SampleErrorKind::Internal("undecoded bytes on the CPU path")
+            }
+            Prepared::Cached => SampleErrorKind::Internal("a device-cache slot on the CPU path"),
+        };
+        shared.bad_sample(index, reason)?;
+        match shared.bad.next(epoch, position, slot, attempt) {
+            Next::Skip => return Ok(None),
+            Next::Substitute(i) => index = i,
+        }
+        attempt += 1;
+        prepared = prepare(shared, epoch, index);
+    }
+}
+
+/// Stacks the images into a host tensor; `None` when every slot was skipped.
+fn stack(
+    shared: &Shared,
+    epoch: u64,
+    position: usize,
+    good: Vec<Good>,
+) -> Result<Option<Batch>, LoaderError> {
+    let spec = match common_spec(good.iter().map(|g| &g.spec)) {
+        Ok(Some(spec)) => spec,
+        Ok(None) => return Ok(None),
+        Err((k, reason)) => return Err(shared.plan_error(good[k].index, reason)),
+    };
+    let mut data = Vec::with_capacity(good.len() * spec.image_bytes());
+    let mut indices = Vec::with_capacity(good.len());
+    for g in &good {
+        data.extend_from_slice(&g.data);
+        indices.push(g.index);
+    }
+    Ok(Some(Batch::new(
+        Images::Host(HostTensor {
+            shape: batch_shape(good.len(), &spec),
+            dtype: spec.dtype,
+            data,
+        }),
+        indices.iter().map(|&i| shared.dataset.label(i)).collect(),
+        indices,
+        epoch,
+        position,
+        None,
+    )))
+}

@@ -1,0 +1,387 @@
+//! The GPU stage: one batched decode, then one fused transform launch into a pooled batch
+//! tensor, both on the decoder's stream.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder, Roi};
+use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor, nvtx};
+use gm_transforms::{FusedKernel, FusedOp, OutputSpec, SampleRng, SourceImage};
+
+use super::batch::{Batch, Images};
+use super::cache::{Cache, Entry};
+use super::context::Shared;
+use super::output::{batch_shape, common_spec};
+use super::read::Prepared;
+use crate::bad_samples::{Next, Tally};
+use crate::error::{LoaderError, SampleErrorKind};
+
+/// The decoder, the kernel and the batch pool of one loader.
+pub(crate) struct GpuStage {
+    pub(crate) device: Device,
+    pub(crate) decoder: ImageDecoder,
+    pub(crate) kernel: FusedKernel,
+    pool: DevicePool,
+}
+
+/// A slot of the batch still waiting for an image.
+struct Pending {
+    slot: usize,
+    index: usize,
+    bytes: Result<Vec<u8>, SampleErrorKind>,
+    attempt: u32,
+}
+
+/// What a slot's image and plan come to: ready, or the reason it is bad.
+type Planned = Result<(SourceImage, FusedOp, OutputSpec), SampleErrorKind>;
+
+/// A slot with its decoded image and planned transform.
+struct Ready {
+    slot: usize,
+    index: usize,
+    source: SourceImage,
+    op: FusedOp,
+    spec: OutputSpec,
+}
+
+impl GpuStage {
+    /// The pool every stage of a loader takes batch tensors from.
+    pub(crate) fn new_batch_pool(device: &Device) -> DevicePool {
+        DevicePool::new(device, PoolConfig::unbounded("gm-loader batches"))
+    }
+
+    pub(crate) fn new(
+        device: &Device,
+        options: DecoderOptions,
+        pool: DevicePool,
+    ) -> Result<GpuStage, LoaderError> {
+        Ok(GpuStage {
+            device: device.clone(),
+            decoder: ImageDecoder::new(device, options)?,
+            kernel: FusedKernel::new(device)?,
+            pool,
+        })
+    }
+
+    pub(crate) fn decoder_pool_stats(&self) -> PoolStats {
+        self.decoder.pool_stats()
+    }
+
+    /// Makes the device current on the stage thread.
+    pub(crate) fn bind(&self) -> Result<(), LoaderError> {
+        Ok(self.device.bind_to_thread()?)
+    }
+
+    /// Decodes and transforms one batch (or serves it from the device cache).
+    pub(crate) fn run_batch(
+        &mut self,
+        shared: &Shared,
+        epoch: u64,
+        position: usize,
+        items: Vec<(usize, Prepared)>,
+    ) -> Result<Option<Batch>, LoaderError> {
+        if let Some(cache) = shared.cache.as_deref() {
+            return self.run_cached(shared, cache, epoch, position, items);
+        }
+        let mut round: Vec<Pending> = items
+            .into_iter()
+            .enumerate()
+            .map(|(slot, (index, p))| Pending {
+                slot,
+                index,
+                bytes: match p {
+                    Prepared::Bytes(b) => Ok(b),
+                    Prepared::Failed(r) => Err(r),
+                    Prepared::Pixels { .. } | Prepared::Cached => Err(SampleErrorKind::Internal(
+                        "host pixels or a cache slot on the decoding path",
+                    )),
+                },
+                attempt: 0,
+            })
+            .collect();
+        // Decoded batches stay alive until the kernel that reads them is queued: dropping
+        // them then fences their memory behind it on this same stream.
+        let mut decoded: Vec<DecodedBatch> = Vec::new();
+        let mut ready: Vec<Ready> = Vec::with_capacity(round.len());
+        let mut tally = Tally::default();
+        let (mut decode_us, mut plan_us) = (0u64, 0u64);
+        while !round.is_empty() {
+            let batch = self.decode_round(shared, epoch, &round, &mut decode_us)?;
+            let _nvtx = nvtx::range(c"gm-loader: plan transforms");
+            let t = Instant::now();
+            let next = plan_round(
+                shared,
+                epoch,
+                position,
+                round,
+                batch.as_ref(),
+                &mut ready,
+                &mut tally,
+            )?;
+            plan_us += t.elapsed().as_micros() as u64;
+            if let Some(b) = batch {
+                record_decode(shared, &b);
+                decoded.push(b);
+            }
+            round = next;
+        }
+        let t = Instant::now();
+        let result = self.launch(shared, epoch, position, ready, &decoded);
+        drop(decoded);
+        let mut s = shared.stats.lock();
+        s.skipped += tally.skipped;
+        s.substituted += tally.substituted;
+        s.decode_us += decode_us;
+        s.transform_us += plan_us + t.elapsed().as_micros() as u64;
+        result
+    }
+
+    /// Decodes the readable samples of `round` in one batch, each only in the region its
+    /// transform reads when region decoding is on; `None` when none is readable.
+    fn decode_round(
+        &mut self,
+        shared: &Shared,
+        epoch: u64,
+        round: &[Pending],
+        decode_us: &mut u64,
+    ) -> Result<Option<DecodedBatch>, LoaderError> {
+        let names: Vec<String> = round.iter().map(|p| shared.dataset.name(p.index)).collect();
+        let inputs: Vec<EncodedImage<'_>> = round
+            .iter()
+            .zip(&names)
+            .filter_map(|(p, name)| {
+                p.bytes
+                    .as_ref()
+                    .ok()
+                    .map(|data| EncodedImage { name, data })
+            })
+            .collect();
+        if inputs.is_empty() {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        let _nvtx = nvtx::range(c"gm-loader: decode batch");
+        // The samples behind `inputs` (the readable ones), for planning their regions.
+        let samples: Vec<usize> = round
+            .iter()
+            .filter(|p| p.bytes.is_ok())
+            .map(|p| p.index)
+            .collect();
+        let mut region = |k: usize, w: u32, h: u32| {
+            if !shared.region_decode {
+                return None;
+            }
+            let mut rng = SampleRng::new(shared.seed, epoch, *samples.get(k)? as u64);
+            let (op, _) = shared.transforms.plan_image(w, h, &mut rng).ok()?;
+            let [x0, y0, x1, y1] = op.source_window(w, h)?;
+            Some(Roi {
+                x: x0,
+                y: y0,
+                width: x1 - x0,
+                height: y1 - y0,
+            })
+        };
+        let b = self.decoder.decode_regions(&inputs, &mut region)?;
+        *decode_us += t.elapsed().as_micros() as u64;
+        Ok(Some(b))
+    }
+
+    /// A batch from the device cache: no reading, no decoding; bad entries (found while the
+    /// cache was filled) follow the policy like any bad sample.
+    fn run_cached(
+        &mut self,
+        shared: &Shared,
+        cache: &Cache,
+        epoch: u64,
+        position: usize,
+        items: Vec<(usize, Prepared)>,
+    ) -> Result<Option<Batch>, LoaderError> {
+        let t = Instant::now();
+        let mut ready = Vec::with_capacity(items.len());
+        let mut tally = Tally::default();
+        for (slot, (first, _)) in items.into_iter().enumerate() {
+            let (mut index, mut attempt) = (first, 0u32);
+            loop {
+                let planned = match &cache.entries[index] {
+                    Err(reason) => Err(reason.clone()),
+                    Ok(e) => plan_cached(shared, cache, e, epoch, index),
+                };
+                match planned {
+                    Ok((source, op, spec)) => {
+                        tally.filled(attempt);
+                        ready.push(Ready {
+                            slot,
+                            index,
+                            source,
+                            op,
+                            spec,
+                        });
+                        break;
+                    }
+                    Err(reason) => {
+                        shared.bad_sample(index, reason)?;
+                        match shared.bad.next(epoch, position, slot, attempt) {
+                            Next::Skip => {
+                                tally.skip();
+                                break;
+                            }
+                            Next::Substitute(i) => index = i,
+                        }
+                        attempt += 1;
+                    }
+                }
+            }
+        }
+        let result = self.launch(shared, epoch, position, ready, &[]);
+        let mut s = shared.stats.lock();
+        s.skipped += tally.skipped;
+        s.substituted += tally.substituted;
+        s.transform_us += t.elapsed().as_micros() as u64;
+        result
+    }
+
+    fn launch(
+        &mut self,
+        shared: &Shared,
+        epoch: u64,
+        position: usize,
+        mut ready: Vec<Ready>,
+        decoded: &[DecodedBatch],
+    ) -> Result<Option<Batch>, LoaderError> {
+        ready.sort_by_key(|r| r.slot);
+        let spec = match common_spec(ready.iter().map(|r| &r.spec)) {
+            Ok(Some(spec)) => spec,
+            Ok(None) => return Ok(None),
+            Err((k, reason)) => return Err(shared.plan_error(ready[k].index, reason)),
+        };
+        let stream = self.decoder.stream().clone();
+        let mut tensor = Tensor::empty(
+            &self.pool,
+            &stream,
+            &batch_shape(ready.len(), &spec),
+            spec.dtype,
+        )?;
+        for d in decoded {
+            stream.wait(d.ready())?;
+        }
+        let _nvtx = nvtx::range(c"gm-loader: launch fused transform");
+        let sources: Vec<SourceImage> = ready.iter().map(|r| r.source).collect();
+        let ops: Vec<FusedOp> = ready.iter().map(|r| r.op).collect();
+        self.kernel
+            .run(&stream, &sources, &ops, &spec, &tensor, 0)?;
+        let event = Arc::new(Event::new(&self.device)?);
+        event.record(&stream)?;
+        tensor.set_ready_event(event.clone());
+        let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
+        Ok(Some(Batch::new(
+            Images::Device(tensor),
+            indices.iter().map(|&i| shared.dataset.label(i)).collect(),
+            indices,
+            epoch,
+            position,
+            Some((event, stream)),
+        )))
+    }
+}
+
+/// Plans the transform of each slot of a decoded round; ready slots go to `ready`, bad ones
+/// follow the policy, and the substitutes to decode next are returned.
+fn plan_round(
+    shared: &Shared,
+    epoch: u64,
+    position: usize,
+    round: Vec<Pending>,
+    batch: Option<&DecodedBatch>,
+    ready: &mut Vec<Ready>,
+    tally: &mut Tally,
+) -> Result<Vec<Pending>, LoaderError> {
+    let mut next = Vec::new();
+    let mut k = 0usize;
+    for p in round {
+        let planned = match (&p.bytes, batch) {
+            (Err(r), _) => Err(r.clone()),
+            (Ok(_), Some(b)) => {
+                let i = k;
+                k += 1;
+                plan_decoded(shared, epoch, p.index, b, i)
+            }
+            (Ok(_), None) => Err(SampleErrorKind::Internal("not decoded")),
+        };
+        if let Ok(b) = p.bytes {
+            shared.give_buffer(b);
+        }
+        match planned {
+            Ok((source, op, spec)) => {
+                tally.filled(p.attempt);
+                ready.push(Ready {
+                    slot: p.slot,
+                    index: p.index,
+                    source,
+                    op,
+                    spec,
+                });
+            }
+            Err(reason) => {
+                shared.bad_sample(p.index, reason)?;
+                match shared.bad.next(epoch, position, p.slot, p.attempt) {
+                    Next::Skip => tally.skip(),
+                    Next::Substitute(index) => next.push(Pending {
+                        slot: p.slot,
+                        index,
+                        bytes: shared.read(index),
+                        attempt: p.attempt + 1,
+                    }),
+                }
+            }
+        }
+    }
+    Ok(next)
+}
+
+/// The source and plan of image `i` of a decoded batch (sample `index`).
+fn plan_decoded(
+    shared: &Shared,
+    epoch: u64,
+    index: usize,
+    b: &DecodedBatch,
+    i: usize,
+) -> Planned {
+    match (&b.images[i], b.device_ptr(i)) {
+        (Ok(img), Some(ptr)) => {
+            let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
+            let (w, h) = img.full_size;
+            let (op, spec) = shared.transforms.plan_image(w, h, &mut rng)?;
+            // The same plan as the region's: the op moves to the decoded pixels' origin.
+            let op = op.shifted(img.origin.0, img.origin.1);
+            let source = SourceImage::rgb8(ptr, img.width, img.height);
+            Ok((source, op, spec))
+        }
+        (Err(e), _) => Err(e.kind.clone().into()),
+        (Ok(_), None) => Err(SampleErrorKind::Internal("decoded image without memory")),
+    }
+}
+
+/// The source and plan of a cached image (sample `index`).
+fn plan_cached(shared: &Shared, cache: &Cache, e: &Entry, epoch: u64, index: usize) -> Planned {
+    let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
+    let (op, spec) = shared.transforms.plan_image(e.width, e.height, &mut rng)?;
+    Ok((cache.source(e), op, spec))
+}
+
+/// Adds a decoded batch's timings and paths to the stats.
+fn record_decode(shared: &Shared, b: &DecodedBatch) {
+    let c = b.counts();
+    let mut s = shared.stats.lock();
+    s.decode_plan_us += b.timings.plan_us;
+    s.decode_hardware_us += b.timings.hardware_us;
+    s.decode_cuda_us += b.timings.cuda_us;
+    s.paths.hardware += c.hardware as u64;
+    s.paths.cuda += c.cuda as u64;
+    s.paths.cpu += c.cpu as u64;
+    s.regions += b
+        .images
+        .iter()
+        .flatten()
+        .filter(|i| (i.width, i.height) != i.full_size)
+        .count() as u64;
+}

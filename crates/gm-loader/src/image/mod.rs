@@ -1,0 +1,29 @@
+//! The image pipeline: datasets of encoded images, host workers reading them, GPU (or CPU)
+//! stages decoding and transforming them into batches.
+//!
+//! Imports point one way: `builder` -> `pipeline` -> the stages (`gpu_stage`, `cpu_stage`)
+//! -> `read` -> `context` -> the value types (`cache`, `batch`, `output`, `dataset`, `stats`).
+
+mod batch;
+mod builder;
+mod cache;
+mod context;
+mod cpu_stage;
+mod dataset;
+mod gpu_stage;
+mod output;
+mod pipeline;
+mod read;
+mod stats;
+
+pub use batch::{Batch, HostTensor, Images};
+pub use builder::{
+    LOADER_BALANCED, LOADER_BLOCKING_SYNC, LOADER_CHROMA, LOADER_CUDA_THREADS, LOADER_HW_LOAD,
+    LOADER_REGION_DECODE, Loader, LoaderBuilder, loader_decoder_options,
+};
+pub use cache::{DeviceCache, cached_size};
+pub use dataset::{
+    Dataset, DatasetError, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile,
+};
+pub use pipeline::Epoch;
+pub use stats::{PathTotals, Stats};

@@ -1,0 +1,105 @@
+//! The settings both loaders share: batching, order, seed, bad samples and where they run.
+
+use gm_cuda::Device;
+
+use crate::bad_samples::{BadSamplePolicy, BadSamples};
+use crate::error::LoaderError;
+use crate::sampler::{DistEnv, Sampler};
+use crate::state::LoaderState;
+
+/// Where a loader runs.
+#[derive(Debug, Clone)]
+pub(crate) enum Placement {
+    /// GPU `LOCAL_RANK` (or 0) when there is one, else the CPU where the loader has a CPU
+    /// path.
+    Auto,
+    /// This GPU.
+    Gpu(Device),
+    /// The CPU (image loader only).
+    Cpu,
+}
+
+/// The GPU a loader picks when none is given: `LOCAL_RANK` (torchrun, Slurm), or 0.
+pub(crate) fn default_gpu() -> Result<Device, LoaderError> {
+    let ordinal = DistEnv::from_env()?.map_or(0, |e| e.local_rank);
+    Ok(Device::new(ordinal)?)
+}
+
+/// What [`LoaderBuilder`](crate::LoaderBuilder) and
+/// [`ClipLoaderBuilder`](crate::ClipLoaderBuilder) both take.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) sampler: Sampler,
+    pub(crate) batch_size: usize,
+    pub(crate) drop_last: bool,
+    pub(crate) seed: u64,
+    pub(crate) policy: BadSamplePolicy,
+    pub(crate) placement: Placement,
+}
+
+impl Settings {
+    /// Sequential, seed 0, bad samples skipped, short last batch kept, default device.
+    pub(crate) fn new(batch_size: usize) -> Settings {
+        Settings {
+            sampler: Sampler::sequential(),
+            batch_size,
+            drop_last: false,
+            seed: 0,
+            policy: BadSamplePolicy::Skip,
+            placement: Placement::Auto,
+        }
+    }
+
+    /// The bad-sample routine over a dataset of `len` samples.
+    pub(crate) fn bad_samples(&self, len: usize) -> BadSamples {
+        BadSamples::new(self.policy, self.seed, len)
+    }
+
+    /// The state before batch `next_batch` of `epoch` over `dataset_len` samples.
+    pub(crate) fn state(&self, epoch: u64, next_batch: usize, dataset_len: usize) -> LoaderState {
+        LoaderState {
+            epoch,
+            next_batch,
+            seed: self.seed,
+            sampler: self.sampler,
+            dataset_len,
+            batch_size: self.batch_size,
+            drop_last: self.drop_last,
+        }
+    }
+
+    /// The dataset indices of each batch of `epoch`, in order.
+    pub(crate) fn batches(&self, dataset_len: usize, epoch: u64) -> Vec<Vec<usize>> {
+        let order = self.sampler.indices(dataset_len, epoch);
+        order
+            .chunks(self.batch_size)
+            .filter(|c| !self.drop_last || c.len() == self.batch_size)
+            .map(<[usize]>::to_vec)
+            .collect()
+    }
+
+    /// Batches in an epoch.
+    pub(crate) fn batches_per_epoch(&self, dataset_len: usize) -> usize {
+        let n = self.sampler.indices(dataset_len, 0).len();
+        if self.drop_last {
+            n / self.batch_size
+        } else {
+            n.div_ceil(self.batch_size)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_chunk_the_order_and_drop_a_short_last_one_when_asked() {
+        let mut s = Settings::new(4);
+        assert_eq!(s.batches(10, 0), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9]]);
+        assert_eq!(s.batches_per_epoch(10), 3);
+        s.drop_last = true;
+        assert_eq!(s.batches(10, 0).len(), 2);
+        assert_eq!(s.batches_per_epoch(10), 2);
+    }
+}

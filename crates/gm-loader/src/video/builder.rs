@@ -1,0 +1,220 @@
+//! The clip loader's settings and the loader they make.
+
+use std::sync::Arc;
+
+use gm_codec::nvdec::DecoderPool;
+use gm_cuda::{Device, DevicePool, PoolConfig};
+use gm_transforms::{Compose, Transform};
+use parking_lot::Mutex;
+
+use super::dataset::VideoDataset;
+use super::decode::Shared;
+use super::pipeline::ClipEpoch;
+use super::stats::ClipStats;
+use crate::bad_samples::BadSamplePolicy;
+use crate::error::LoaderError;
+use crate::sampler::Sampler;
+use crate::settings::{Placement, Settings, default_gpu};
+use crate::state::{Cursor, LoaderState};
+
+/// Settings of a [`ClipLoader`].
+pub struct ClipLoaderBuilder {
+    dataset: VideoDataset,
+    settings: Settings,
+    sessions: usize,
+    chain: Compose,
+    batches_per_job: Option<usize>,
+}
+
+impl ClipLoaderBuilder {
+    /// The GPU (default: GPU `LOCAL_RANK`, or 0).
+    pub fn device(mut self, device: &Device) -> Self {
+        self.settings.placement = Placement::Gpu(device.clone());
+        self
+    }
+
+    /// NVDEC sessions, one thread each (default 7: the decode engines of an H100 or H200).
+    pub fn sessions(mut self, n: usize) -> Self {
+        self.sessions = n.max(1);
+        self
+    }
+
+    /// Appends a step to the transform chain; the chain must end in a fixed output size.
+    pub fn transform(mut self, step: impl Transform + 'static) -> Self {
+        self.chain.push(step);
+        self
+    }
+
+    /// Replaces the transform chain with a prepared one (a [`Compose`], or a
+    /// `Vec<Box<dyn Transform>>`); see [`ClipLoaderBuilder::transform`].
+    pub fn transforms(mut self, chain: impl Into<Compose>) -> Self {
+        self.chain = chain.into();
+        self
+    }
+
+    /// Which episodes, in which order (default: sequential, every episode).
+    pub fn sampler(mut self, sampler: Sampler) -> Self {
+        self.settings.sampler = sampler;
+        self
+    }
+
+    /// Clips per batch (default 8).
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.settings.batch_size = n;
+        self
+    }
+
+    /// Drop a short last batch.
+    pub fn drop_last(mut self, yes: bool) -> Self {
+        self.settings.drop_last = yes;
+        self
+    }
+
+    /// The augmentation seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.settings.seed = seed;
+        self
+    }
+
+    /// What a clip that cannot be decoded does (default: left out of its batch).
+    pub fn bad_samples(mut self, policy: BadSamplePolicy) -> Self {
+        self.settings.policy = policy;
+        self
+    }
+
+    /// Consecutive batches per decoding job (default: 8 with a sequential sampler, where
+    /// consecutive batches continue the same videos, and 1 with a shuffled one).
+    pub fn batches_per_job(mut self, n: usize) -> Self {
+        self.batches_per_job = Some(n.max(1));
+        self
+    }
+
+    /// Starts the decoder sessions.
+    pub fn build(self) -> Result<ClipLoader, LoaderError> {
+        if self.settings.batch_size == 0 || self.dataset.is_empty() {
+            return Err(LoaderError::Config(
+                "a clip loader needs a batch size and at least one episode".into(),
+            ));
+        }
+        if self.chain.is_empty() {
+            return Err(LoaderError::Config(
+                "a clip loader needs transforms ending in a fixed size".into(),
+            ));
+        }
+        let device = match &self.settings.placement {
+            Placement::Gpu(d) => d.clone(),
+            Placement::Auto | Placement::Cpu => default_gpu()?,
+        };
+        let decoders = DecoderPool::new(&device, self.sessions, None)?;
+        let batches_per_job = self.batches_per_job.unwrap_or(match self.settings.sampler.order {
+            crate::sampler::Order::Sequential => 8,
+            crate::sampler::Order::Shuffled { .. } => 1,
+        });
+        Ok(ClipLoader {
+            shared: Arc::new(Shared {
+                bad: self.settings.bad_samples(self.dataset.len()),
+                dataset: Arc::new(self.dataset),
+                chain: self.chain,
+                kernels: Mutex::new(Vec::new()),
+                pool: DevicePool::new(&device, PoolConfig::unbounded("gm-loader clips")),
+                device,
+                seed: self.settings.seed,
+                stats: Mutex::new(ClipStats::default()),
+            }),
+            settings: self.settings,
+            batches_per_job,
+            decoders: Arc::new(decoders),
+        })
+    }
+}
+
+/// Clips from a [`VideoDataset`] in batches on one GPU: jobs of consecutive batches go to a
+/// pool of NVDEC sessions (one thread each), several at once, and come back in order.
+pub struct ClipLoader {
+    shared: Arc<Shared>,
+    settings: Settings,
+    batches_per_job: usize,
+    decoders: Arc<DecoderPool>,
+}
+
+impl ClipLoader {
+    /// Settings for a loader over `dataset`.
+    pub fn builder(dataset: VideoDataset) -> ClipLoaderBuilder {
+        ClipLoaderBuilder {
+            dataset,
+            settings: Settings::new(8),
+            sessions: 7,
+            chain: Compose::new(),
+            batches_per_job: None,
+        }
+    }
+
+    /// A loader over `dataset` on `device` with `sessions` NVDEC sessions; the chain must end
+    /// in a fixed output size. Shorthand for [`ClipLoader::builder`].
+    pub fn new(
+        dataset: VideoDataset,
+        device: &Device,
+        sessions: usize,
+        chain: impl Into<Compose>,
+        sampler: Sampler,
+        batch_size: usize,
+        seed: u64,
+    ) -> Result<ClipLoader, LoaderError> {
+        ClipLoader::builder(dataset)
+            .device(device)
+            .sessions(sessions)
+            .transforms(chain)
+            .sampler(sampler)
+            .batch_size(batch_size)
+            .seed(seed)
+            .build()
+    }
+
+    /// The dataset.
+    pub fn dataset(&self) -> &VideoDataset {
+        &self.shared.dataset
+    }
+
+    /// Counters so far (all epochs).
+    pub fn stats(&self) -> ClipStats {
+        self.shared.stats.lock().clone()
+    }
+
+    /// The state before batch `next_batch` of `epoch`.
+    pub fn state(&self, epoch: u64, next_batch: usize) -> LoaderState {
+        self.settings
+            .state(epoch, next_batch, self.shared.dataset.len())
+    }
+
+    /// The batches of `epoch` (the last one may be short unless dropped), decoded ahead on
+    /// the session threads; dropping the iterator stops and joins its thread.
+    pub fn epoch(&mut self, epoch: u64) -> ClipEpoch<'_> {
+        self.start(epoch, 0)
+    }
+
+    /// The batches that follow a saved state.
+    pub fn resume(&mut self, state: &LoaderState) -> Result<ClipEpoch<'_>, LoaderError> {
+        self.state(0, 0).check_same_loader(state)?;
+        Ok(self.start(state.epoch, state.next_batch))
+    }
+
+    fn start(&mut self, epoch: u64, first: usize) -> ClipEpoch<'_> {
+        let batches = self.settings.batches(self.shared.dataset.len(), epoch);
+        let end = batches.len();
+        let jobs: Vec<Vec<(usize, Vec<usize>)>> = batches
+            .into_iter()
+            .enumerate()
+            .skip(first)
+            .collect::<Vec<_>>()
+            .chunks(self.batches_per_job)
+            .map(<[_]>::to_vec)
+            .collect();
+        ClipEpoch::spawn(
+            jobs,
+            &self.shared,
+            &self.decoders,
+            epoch,
+            Cursor::new(self.state(epoch, first), end),
+        )
+    }
+}

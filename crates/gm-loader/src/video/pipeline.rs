@@ -1,0 +1,155 @@
+//! The threads of a clip epoch: jobs of consecutive batches go to the NVDEC sessions, at
+//! most a few at once, and their batches come back to the consumer in order.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, SendTimeoutError, Sender, bounded};
+use gm_codec::nvdec::DecoderPool;
+
+use super::batch::ClipBatch;
+use super::decode::{Outcome, Shared};
+use crate::error::LoaderError;
+use crate::state::{Cursor, LoaderState};
+
+/// Submits jobs, at most `in_flight` at once, and forwards their batches in order.
+fn order_jobs(
+    jobs: Vec<Vec<(usize, Vec<usize>)>>,
+    in_flight: usize,
+    shared: &Arc<Shared>,
+    decoders: &DecoderPool,
+    epoch: u64,
+    tx: &Sender<Outcome>,
+    stop: &Arc<AtomicBool>,
+) {
+    let mut pending: VecDeque<(usize, Receiver<Outcome>, Receiver<gm_codec::Result<()>>)> =
+        VecDeque::new();
+    let mut next = jobs.into_iter();
+    loop {
+        while pending.len() < in_flight {
+            let Some(job) = next.next() else { break };
+            let count = job.len();
+            let (btx, brx) = bounded(count + 1);
+            let (shared, stop) = (shared.clone(), stop.clone());
+            let done = decoders.submit(move |session| {
+                shared.run_job(session, epoch, job, &btx, &stop);
+                Ok(())
+            });
+            pending.push_back((count, brx, done));
+        }
+        let Some((count, brx, done)) = pending.pop_front() else {
+            return;
+        };
+        for _ in 0..count {
+            let r = match brx.recv() {
+                Ok(r) => r,
+                // The job ended without sending: it panicked, or the pool is gone.
+                Err(_) => Err(match done.recv() {
+                    Ok(Err(e)) => LoaderError::Codec(e),
+                    _ => LoaderError::WorkerPanic {
+                        stage: "clip decoder",
+                        message: "a decoding job ended without its batches".into(),
+                    },
+                }),
+            };
+            let fatal = r.is_err();
+            if !send(tx, r, stop) || fatal {
+                return;
+            }
+        }
+    }
+}
+
+fn send(tx: &Sender<Outcome>, mut msg: Outcome, stop: &AtomicBool) -> bool {
+    loop {
+        match tx.send_timeout(msg, Duration::from_millis(20)) {
+            Ok(()) => return true,
+            Err(SendTimeoutError::Timeout(m)) if !stop.load(Ordering::Relaxed) => msg = m,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The batches of one epoch of a [`ClipLoader`].
+pub struct ClipEpoch<'a> {
+    rx: Option<Receiver<Outcome>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    cursor: Cursor,
+    shared: Arc<Shared>,
+    _loader: std::marker::PhantomData<&'a mut ()>,
+}
+
+impl ClipEpoch<'_> {
+    /// Starts the thread that submits `jobs` of `epoch` and forwards their batches in order.
+    pub(crate) fn spawn(
+        jobs: Vec<Vec<(usize, Vec<usize>)>>,
+        shared: &Arc<Shared>,
+        decoders: &Arc<DecoderPool>,
+        epoch: u64,
+        cursor: Cursor,
+    ) -> ClipEpoch<'static> {
+        let in_flight = decoders.sessions() + 1;
+        let (tx, rx) = bounded(2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (shared2, decoders, stop2) = (shared.clone(), decoders.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("gm-loader-clips".into())
+            .spawn(move || order_jobs(jobs, in_flight, &shared2, &decoders, epoch, &tx, &stop2))
+            .ok();
+        ClipEpoch {
+            rx: Some(rx),
+            stop,
+            thread,
+            cursor,
+            shared: shared.clone(),
+            _loader: std::marker::PhantomData,
+        }
+    }
+
+    /// The state to save for resuming after the last batch yielded.
+    pub fn state(&self) -> LoaderState {
+        self.cursor.state()
+    }
+
+    /// Batches left in this epoch (batches whose every clip was bad included).
+    pub fn remaining(&self) -> usize {
+        self.cursor.remaining()
+    }
+}
+
+impl Iterator for ClipEpoch<'_> {
+    type Item = Result<ClipBatch, LoaderError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let waited = Instant::now();
+            let r = self.rx.as_ref()?.recv().ok()?;
+            self.shared.stats.lock().wait_us += waited.elapsed().as_micros() as u64;
+            match r {
+                Ok(Some(b)) => {
+                    self.cursor.passed(b.position);
+                    return Some(Ok(b));
+                }
+                // Every clip of that batch was bad and skipped.
+                Ok(None) => self.cursor.advance(),
+                Err(e) => {
+                    self.rx = None;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for ClipEpoch<'_> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.rx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
