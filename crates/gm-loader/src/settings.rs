@@ -96,7 +96,10 @@ mod tests {
     #[test]
     fn batches_chunk_the_order_and_drop_a_short_last_one_when_asked() {
         let mut s = Settings::new(4);
-        assert_eq!(s.batches(10, 0), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9]]);
+        assert_eq!(
+            s.batches(10, 0),
+            vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9]]
+        );
         assert_eq!(s.batches_per_epoch(10), 3);
         s.drop_last = true;
         assert_eq!(s.batches(10, 0).len(), 2);

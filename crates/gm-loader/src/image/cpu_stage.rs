@@ -56,7 +56,9 @@ fn fill_slot(
     let mut attempt = 0u32;
     loop {
         let reason = match prepared {
-            Prepared::Pixels { data, spec } => return Ok(Some((Good { index, data, spec }, attempt))),
+            Prepared::Pixels { data, spec } => {
+                return Ok(Some((Good { index, data, spec }, attempt)));
+            }
             Prepared::Failed(reason) => reason,
             Prepared::Bytes(b) => {
                 shared.give_buffer(b);

@@ -339,13 +339,7 @@ fn plan_round(
 }
 
 /// The source and plan of image `i` of a decoded batch (sample `index`).
-fn plan_decoded(
-    shared: &Shared,
-    epoch: u64,
-    index: usize,
-    b: &DecodedBatch,
-    i: usize,
-) -> Planned {
+fn plan_decoded(shared: &Shared, epoch: u64, index: usize, b: &DecodedBatch, i: usize) -> Planned {
     match (&b.images[i], b.device_ptr(i)) {
         (Ok(img), Some(ptr)) => {
             let mut rng = SampleRng::new(shared.seed, epoch, index as u64);

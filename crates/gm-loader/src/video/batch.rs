@@ -63,4 +63,3 @@ impl ClipBatch {
         self.episodes.is_empty()
     }
 }
-

@@ -106,10 +106,12 @@ impl ClipLoaderBuilder {
             Placement::Auto | Placement::Cpu => default_gpu()?,
         };
         let decoders = DecoderPool::new(&device, self.sessions, None)?;
-        let batches_per_job = self.batches_per_job.unwrap_or(match self.settings.sampler.order {
-            crate::sampler::Order::Sequential => 8,
-            crate::sampler::Order::Shuffled { .. } => 1,
-        });
+        let batches_per_job = self
+            .batches_per_job
+            .unwrap_or(match self.settings.sampler.order {
+                crate::sampler::Order::Sequential => 8,
+                crate::sampler::Order::Shuffled { .. } => 1,
+            });
         Ok(ClipLoader {
             shared: Arc::new(Shared {
                 bad: self.settings.bad_samples(self.dataset.len()),

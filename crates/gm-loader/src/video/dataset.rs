@@ -292,23 +292,7 @@ impl VideoDatasetBuilder {
                 Some(e) => Err(e),
             };
             match cutter {
-                Ok(cutter) => {
-                    let scene = Scene { videos, cutter };
-                    let count = scene.episode_count();
-                    if dataset.cameras == 0 {
-                        dataset.cameras = scene.videos.len();
-                    } else if dataset.cameras != scene.videos.len() {
-                        return Err(LoaderError::Config(format!(
-                            "scene {s} has {} cameras, the first scene {}",
-                            scene.videos.len(),
-                            dataset.cameras
-                        )));
-                    }
-                    dataset
-                        .starts
-                        .push(dataset.starts[dataset.starts.len() - 1] + count);
-                    dataset.scenes.push(scene);
-                }
+                Ok(cutter) => dataset.push_scene(s, Scene { videos, cutter })?,
                 Err(reason) => {
                     let e = SampleError {
                         index: s,
@@ -497,6 +481,23 @@ pub struct VideoDataset {
 }
 
 impl VideoDataset {
+    /// Adds scene `s` (its episodes follow the previous scenes').
+    fn push_scene(&mut self, s: usize, scene: Scene) -> Result<(), LoaderError> {
+        let count = scene.episode_count();
+        if self.cameras == 0 {
+            self.cameras = scene.videos.len();
+        } else if self.cameras != scene.videos.len() {
+            return Err(LoaderError::Config(format!(
+                "scene {s} has {} cameras, the first scene {}",
+                scene.videos.len(),
+                self.cameras
+            )));
+        }
+        self.starts.push(self.starts[self.starts.len() - 1] + count);
+        self.scenes.push(scene);
+        Ok(())
+    }
+
     /// Settings for a dataset.
     pub fn builder() -> VideoDatasetBuilder {
         VideoDatasetBuilder::default()

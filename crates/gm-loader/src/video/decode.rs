@@ -100,36 +100,7 @@ impl Shared {
         for (position, episodes) in batches {
             filling.push(Some(self.start_batch(session, epoch, position, episodes)?));
         }
-        // Requests per video, videos in order of first use so early batches finish early.
-        let mut order: Vec<usize> = Vec::new();
-        let mut wanted: HashMap<usize, Vec<Slot>> = HashMap::new();
-        for (k, b) in filling.iter_mut().enumerate() {
-            let Some(b) = b else { continue };
-            let mut used = Vec::new();
-            for (c, clip) in b.clips.iter().enumerate() {
-                for (cam, (v, frames)) in clip.cameras.iter().enumerate() {
-                    let list = wanted.entry(*v).or_insert_with(|| {
-                        order.push(*v);
-                        Vec::new()
-                    });
-                    let t = frames.len();
-                    let cams = clip.cameras.len();
-                    for (j, &f) in frames.iter().enumerate() {
-                        list.push(Slot {
-                            batch: k,
-                            clip: c,
-                            camera: cam,
-                            slot: (c * cams + cam) * t + j,
-                            frame: f,
-                        });
-                    }
-                    used.push(*v);
-                }
-            }
-            used.sort_unstable();
-            used.dedup();
-            b.videos_left = used.len();
-        }
+        let (order, wanted) = requests(&mut filling);
         let mut next_to_send = 0;
         for v in order {
             if stop.load(Ordering::Relaxed) {
@@ -355,69 +326,82 @@ impl Shared {
             attempt += 1;
             // The clip path numbers its draws from 1: kept so that batches repeat.
             for (c, _) in &bad {
-                let e = self.bad.substitute(epoch, b.position, *c, attempt);
-                let clip = match self.dataset.clip(e) {
-                    Some(clip) if clip.cameras.len() == b.clips[*c].cameras.len() => clip,
-                    _ => {
-                        b.bad.insert(*c, SampleErrorKind::SubstituteShape(e));
-                        continue;
-                    }
-                };
-                let mut ops = Vec::with_capacity(clip.cameras.len());
-                for (v, _) in &clip.cameras {
-                    let (op, s) = self.plan(&self.dataset, *v, epoch, e)?;
-                    if s != b.spec {
-                        return Err(LoaderError::Plan(SampleError {
-                            index: e,
-                            name: self.dataset.name(e),
-                            reason: SampleErrorKind::OutputSize {
-                                got: s,
-                                want: b.spec,
-                            },
-                        }));
-                    }
-                    ops.push(op);
-                }
-                b.episodes[*c] = e;
-                b.clips[*c] = clip;
-                b.plans[*c] = ops;
-                self.stats.lock().substituted += 1;
+                self.substitute_clip(&mut b, epoch, *c, attempt)?;
             }
-            // Decode the replacements, video by video, into the same slots.
-            let mut per_video: HashMap<usize, Vec<Slot>> = HashMap::new();
-            for (c, _) in &bad {
-                let clip = &b.clips[*c];
-                let cams = clip.cameras.len();
-                for (cam, (v, frames)) in clip.cameras.iter().enumerate() {
-                    let t = frames.len();
-                    for (j, &f) in frames.iter().enumerate() {
-                        per_video.entry(*v).or_default().push(Slot {
-                            batch: 0,
-                            clip: *c,
-                            camera: cam,
-                            slot: (c * cams + cam) * t + j,
-                            frame: f,
-                        });
-                    }
-                }
-            }
-            let mut videos: Vec<usize> = per_video.keys().copied().collect();
-            videos.sort_unstable();
-            let mut one = [Some(b)];
-            for v in videos {
-                let failed = self.decode_video(session, kernel, v, &per_video[&v], &one);
-                for (slot, reason) in failed {
-                    if let Some(b) = &mut one[0] {
-                        b.bad.entry(slot.clip).or_insert(reason);
-                    }
-                }
-            }
-            let [Some(back)] = one else {
-                return Err(LoaderError::Config("a batch went missing".into()));
-            };
-            b = back;
+            b = self.decode_replacements(session, kernel, b, &bad)?;
         }
         self.ready(session, epoch, b)
+    }
+
+    /// Puts the substitute drawn for clip `c` (draw `attempt`) in its place, or marks the
+    /// clip bad again when the substitute has another number of cameras.
+    fn substitute_clip(
+        &self,
+        b: &mut Filling,
+        epoch: u64,
+        c: usize,
+        attempt: u32,
+    ) -> Result<(), LoaderError> {
+        let e = self.bad.substitute(epoch, b.position, c, attempt);
+        let clip = match self.dataset.clip(e) {
+            Some(clip) if clip.cameras.len() == b.clips[c].cameras.len() => clip,
+            _ => {
+                b.bad.insert(c, SampleErrorKind::SubstituteShape(e));
+                return Ok(());
+            }
+        };
+        let mut ops = Vec::with_capacity(clip.cameras.len());
+        for (v, _) in &clip.cameras {
+            let (op, s) = self.plan(&self.dataset, *v, epoch, e)?;
+            if s != b.spec {
+                return Err(LoaderError::Plan(SampleError {
+                    index: e,
+                    name: self.dataset.name(e),
+                    reason: SampleErrorKind::OutputSize {
+                        got: s,
+                        want: b.spec,
+                    },
+                }));
+            }
+            ops.push(op);
+        }
+        b.episodes[c] = e;
+        b.clips[c] = clip;
+        b.plans[c] = ops;
+        self.stats.lock().substituted += 1;
+        Ok(())
+    }
+
+    /// Decodes the clips now in the `bad` slots, video by video, into the same slots; the
+    /// ones that fail again are marked bad.
+    fn decode_replacements(
+        &self,
+        session: &mut DecoderSession,
+        kernel: &mut FusedKernel,
+        b: Filling,
+        bad: &[(usize, SampleErrorKind)],
+    ) -> Result<Filling, LoaderError> {
+        let mut per_video: HashMap<usize, Vec<Slot>> = HashMap::new();
+        for (c, _) in bad {
+            clip_slots(0, *c, &b.clips[*c], |v, slot| {
+                per_video.entry(v).or_default().push(slot);
+            });
+        }
+        let mut videos: Vec<usize> = per_video.keys().copied().collect();
+        videos.sort_unstable();
+        let mut one = [Some(b)];
+        for v in videos {
+            let failed = self.decode_video(session, kernel, v, &per_video[&v], &one);
+            for (slot, reason) in failed {
+                if let Some(b) = &mut one[0] {
+                    b.bad.entry(slot.clip).or_insert(reason);
+                }
+            }
+        }
+        let [Some(back)] = one else {
+            return Err(LoaderError::Config("a batch went missing".into()));
+        };
+        Ok(back)
     }
 
     /// Counts a bad clip; `Err` under [`BadSamplePolicy::Fail`](crate::BadSamplePolicy).
@@ -523,6 +507,53 @@ struct Slot {
     /// Index in the batch's flat `[n, ...]` tensor.
     slot: usize,
     frame: usize,
+}
+
+/// Each frame of clip `c` of batch `batch` with its video, camera by camera.
+fn clip_slots(batch: usize, c: usize, clip: &Clip, mut each: impl FnMut(usize, Slot)) {
+    let cams = clip.cameras.len();
+    for (cam, (v, frames)) in clip.cameras.iter().enumerate() {
+        let t = frames.len();
+        for (j, &f) in frames.iter().enumerate() {
+            each(
+                *v,
+                Slot {
+                    batch,
+                    clip: c,
+                    camera: cam,
+                    slot: (c * cams + cam) * t + j,
+                    frame: f,
+                },
+            );
+        }
+    }
+}
+
+/// The frames each video must give the job's batches, and the videos in order of first use
+/// (so early batches finish early); counts each batch's videos.
+fn requests(filling: &mut [Option<Filling>]) -> (Vec<usize>, HashMap<usize, Vec<Slot>>) {
+    let mut order: Vec<usize> = Vec::new();
+    let mut wanted: HashMap<usize, Vec<Slot>> = HashMap::new();
+    for (k, b) in filling.iter_mut().enumerate() {
+        let Some(b) = b else { continue };
+        let mut used = Vec::new();
+        for (c, clip) in b.clips.iter().enumerate() {
+            clip_slots(k, c, clip, |v, slot| {
+                wanted
+                    .entry(v)
+                    .or_insert_with(|| {
+                        order.push(v);
+                        Vec::new()
+                    })
+                    .push(slot);
+                used.push(v);
+            });
+        }
+        used.sort_unstable();
+        used.dedup();
+        b.videos_left = used.len();
+    }
+    (order, wanted)
 }
 
 fn slots_per_clip(d: &VideoDataset) -> usize {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use gm_cuda::DType;
 use gm_loader::{Batch, Dataset, ImageFolder, InMemory, Label, Loader, LoaderError};
 use gm_transforms::{
-    CenterCrop, HorizontalFlip, Layout, Normalize, RandomResizedCrop, Resize, ToDtype, Compose,
+    CenterCrop, Compose, HorizontalFlip, Layout, Normalize, RandomResizedCrop, Resize, ToDtype,
 };
 
 /// The bundled demo images (ImageFolder layout; `frames/` holds one truncated file).

@@ -338,12 +338,18 @@ fn missing_files_and_non_images_are_bad_samples() {
     let st = l.stats();
     assert_eq!(st.bad, 2);
     assert!(
-        st.first_errors[0].reason.to_string().contains("cannot read"),
+        st.first_errors[0]
+            .reason
+            .to_string()
+            .contains("cannot read"),
         "{}",
         st.first_errors[0]
     );
     assert!(
-        st.first_errors[1].reason.to_string().contains("not an image"),
+        st.first_errors[1]
+            .reason
+            .to_string()
+            .contains("not an image"),
         "{}",
         st.first_errors[1]
     );

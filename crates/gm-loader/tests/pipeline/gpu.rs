@@ -11,9 +11,7 @@ use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, Images, Loader, LoaderErr
 use gm_transforms::{HorizontalFlip, RandomResizedCrop};
 
 fn gpu_loader(device: &Device, data: Arc<dyn Dataset>, workers: usize) -> gm_loader::LoaderBuilder {
-    Loader::builder_shared(data)
-        .device(device)
-        .workers(workers)
+    Loader::builder_shared(data).device(device).workers(workers)
 }
 
 #[test]
@@ -76,11 +74,7 @@ fn gpu_output_is_close_to_the_cpu_pipeline() {
         let b = Loader::builder_shared(data.clone())
             .batch_size(7)
             .transforms(eval_chain(96));
-        let b = if gpu {
-            b.device(&device)
-        } else {
-            b.cpu()
-        };
+        let b = if gpu { b.device(&device) } else { b.cpu() };
         b.build().unwrap()
     };
     let g = run_epoch(&mut build(true), 0);
