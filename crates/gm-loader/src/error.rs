@@ -7,7 +7,32 @@ use gm_codec::nvdec::FrameStatus;
 use gm_episodes::EpisodeError;
 use gm_transforms::{OutputSpec, PlanError};
 
-use crate::image::DatasetError;
+/// A dataset could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetError {
+    /// A directory or list file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// A line of a list file is not `path label`.
+    #[error("{path}:{line}: {reason}")]
+    Parse {
+        /// The list file.
+        path: PathBuf,
+        /// Line number, from 1.
+        line: usize,
+        /// The reason.
+        reason: String,
+    },
+    /// No samples.
+    #[error("{0}: no images found")]
+    Empty(PathBuf),
+}
 
 /// One sample that could not be loaded, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

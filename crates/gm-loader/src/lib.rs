@@ -31,10 +31,10 @@ mod state;
 mod video;
 
 pub use bad_samples::{BadSamplePolicy, MAX_SUBSTITUTES};
-pub use error::{LoaderError, SampleError, SampleErrorKind};
+pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
 pub use image::{
-    Batch, Dataset, DatasetError, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder,
-    Images, InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, cached_size,
+    Batch, Dataset, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder, Images,
+    InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, cached_size,
 };
 pub use image::{
     LOADER_BALANCED, LOADER_BLOCKING_SYNC, LOADER_CHROMA, LOADER_CUDA_THREADS, LOADER_HW_LOAD,

@@ -4,38 +4,13 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::error::DatasetError;
+
 /// A class label (an index into the dataset's class names).
 pub type Label = i64;
 
 /// File extensions an [`ImageFolder`] picks up (compared without case).
 pub const IMAGE_EXTENSIONS: &[&str] = &["jpg", "jpeg", "png", "bmp", "webp", "tif", "tiff"];
-
-/// A dataset could not be opened.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum DatasetError {
-    /// A directory or list file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The reason.
-        source: std::io::Error,
-    },
-    /// A line of a list file is not `path label`.
-    #[error("{path}:{line}: {reason}")]
-    Parse {
-        /// The list file.
-        path: PathBuf,
-        /// Line number, from 1.
-        line: usize,
-        /// The reason.
-        reason: String,
-    },
-    /// No samples.
-    #[error("{0}: no images found")]
-    Empty(PathBuf),
-}
 
 /// Samples by index: a label, a name for errors, and the encoded bytes.
 ///

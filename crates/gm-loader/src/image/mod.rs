@@ -22,8 +22,6 @@ pub use builder::{
     LOADER_REGION_DECODE, Loader, LoaderBuilder, loader_decoder_options,
 };
 pub use cache::{DeviceCache, cached_size};
-pub use dataset::{
-    Dataset, DatasetError, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile,
-};
+pub use dataset::{Dataset, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile};
 pub use pipeline::Epoch;
 pub use stats::{PathTotals, Stats};

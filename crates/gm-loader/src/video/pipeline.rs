@@ -73,7 +73,7 @@ fn send(tx: &Sender<Outcome>, mut msg: Outcome, stop: &AtomicBool) -> bool {
     }
 }
 
-/// The batches of one epoch of a [`ClipLoader`].
+/// The batches of one epoch of a [`ClipLoader`](crate::ClipLoader).
 pub struct ClipEpoch<'a> {
     rx: Option<Receiver<Outcome>>,
     stop: Arc<AtomicBool>,
