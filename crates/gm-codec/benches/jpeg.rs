@@ -18,7 +18,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use gm_codec::jpeg::{BackendChoice, ChromaUpsampling, DecoderOptions, EncodedImage, ImageDecoder};
+use gm_codec::jpeg::{
+    BackendChoice, ChromaUpsampling, CudaWorkers, DecoderOptions, EncodedImage, ImageDecoder, Split,
+};
 use gm_cuda::Device;
 
 const BATCH: usize = 128;
@@ -30,10 +32,24 @@ struct Config {
     instances: usize,
     cuda_threads: usize,
     chroma: ChromaUpsampling,
-    /// The run-time split of `DecoderOptions::balanced` or the fixed one.
+    /// The run-time split (`Split::Balanced`) or the fixed one.
     balanced: bool,
-    /// `DecoderOptions::cuda_batched`: the CUDA share in one GPU-Huffman call.
+    /// `Split::GpuHuffman`: the CUDA share in one GPU-Huffman call.
     cuda_batched: bool,
+}
+
+impl Config {
+    /// The decoder's split for these settings; the batched call excludes the balanced split.
+    fn split(&self) -> Split {
+        let hw_load = self.hw_load;
+        if self.cuda_batched {
+            Split::GpuHuffman { hw_load }
+        } else if self.balanced {
+            Split::Balanced { hw_load }
+        } else {
+            Split::Fixed { hw_load }
+        }
+    }
 }
 
 fn run(
@@ -51,12 +67,13 @@ fn run(
                 device,
                 DecoderOptions {
                     backend: c.backend,
-                    hw_load: c.hw_load,
-                    cuda_threads: c.cuda_threads,
+                    split: c.split(),
+                    cuda: CudaWorkers {
+                        threads: c.cuda_threads,
+                        ..CudaWorkers::default()
+                    },
                     preallocate: Some((BATCH, 640, 480)),
                     chroma: c.chroma,
-                    balanced: c.balanced,
-                    cuda_batched: c.cuda_batched,
                     ..DecoderOptions::default()
                 },
             )
@@ -99,7 +116,7 @@ fn run(
                         }
                         let batch = d.decode(&batch_at(b)).unwrap();
                         let t = Instant::now();
-                        batch.ready().synchronize().unwrap();
+                        batch.ready_event().synchronize().unwrap();
                         let tm = batch.timings;
                         for (k, v) in [
                             tm.plan_us,
@@ -133,7 +150,7 @@ fn run(
     );
     let paths = {
         let b = decoders[0].decode(&batch_at(0)).unwrap();
-        b.ready().synchronize().unwrap();
+        b.ready_event().synchronize().unwrap();
         b.counts()
     };
     for a in &stage {

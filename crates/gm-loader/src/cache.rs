@@ -87,7 +87,7 @@ fn header_size(
         Some(SourceFormat::Jpeg) => parse(data)
             .map_err(|e| format!("corrupt: {e}"))?
             .oriented_size(apply_orientation),
-        Some(f) => dimensions(data, f, max_pixels)?,
+        Some(f) => dimensions(data, f, max_pixels).map_err(|e| e.to_string())?,
     };
     if u64::from(w) * u64::from(h) > max_pixels {
         return Err(format!(
@@ -167,7 +167,7 @@ pub(crate) fn build(
             .map(|(data, name)| EncodedImage { name, data })
             .collect();
         let decoded = stage.decoder.decode(&inputs)?;
-        stream.wait(decoded.ready())?;
+        stream.wait(decoded.ready_event())?;
         for (k, &i) in chunk.iter().enumerate() {
             let Ok(e) = entries[i] else { continue };
             let img = match &decoded.images[k] {

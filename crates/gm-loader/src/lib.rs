@@ -37,9 +37,8 @@ mod video;
 
 pub use batch::{Batch, HostTensor, Images};
 pub use builder::{
-    BadSamplePolicy, LOADER_BALANCED, LOADER_BLOCKING_SYNC, LOADER_CHROMA, LOADER_CUDA_THREADS,
-    LOADER_HW_LOAD, LOADER_REGION_DECODE, Loader, LoaderBuilder, MAX_SUBSTITUTES,
-    loader_decoder_options,
+    BadSamplePolicy, LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, Loader, LoaderBuilder,
+    MAX_SUBSTITUTES,
 };
 pub use cache::{DeviceCache, cached_size};
 pub use dataset::{

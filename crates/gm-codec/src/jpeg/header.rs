@@ -123,6 +123,7 @@ impl JpegInfo {
 
 /// Why a header could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeaderError {
     /// The bytes do not start with a JPEG start-of-image marker.
     #[error("not a JPEG (no start-of-image marker)")]

@@ -11,10 +11,12 @@ use std::sync::{Arc, OnceLock};
 use gm_cuda::{Device, Event, Stream, nvtx};
 
 use super::nvjpeg_sys::{self as sys, Api, ApiError, nvjpegImage_t, status_name};
+use super::types::{PixelFormat, PlaneLayout, Roi};
 
 /// An nvJPEG call that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{op} failed: {} ({status})", status_name(*.status))]
+#[non_exhaustive]
 pub struct NvJpegError {
     /// The call.
     pub op: &'static str,
@@ -77,6 +79,7 @@ impl std::fmt::Debug for NvJpeg {
 
 /// Why nvJPEG could not be set up.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SetupError {
     /// The library is missing or too old.
     #[error(transparent)]
@@ -234,6 +237,16 @@ impl NvFormat {
     }
 }
 
+impl From<PixelFormat> for NvFormat {
+    fn from(f: PixelFormat) -> NvFormat {
+        match f {
+            PixelFormat::Rgb => NvFormat::Rgbi,
+            PixelFormat::RgbPlanar => NvFormat::Rgb,
+            PixelFormat::Grey => NvFormat::Y,
+        }
+    }
+}
+
 /// Where nvJPEG writes one image: device pointer and width in pixels of a tightly packed image.
 pub(crate) fn destination(ptr: u64, width: u32, height: u32, format: NvFormat) -> nvjpegImage_t {
     let w = width as usize;
@@ -259,7 +272,7 @@ pub(crate) fn destination(ptr: u64, width: u32, height: u32, format: NvFormat) -
 }
 
 /// Where nvJPEG writes the planes of one image laid out as `layout` says, starting at `ptr`.
-pub(crate) fn plane_destination(ptr: u64, layout: &super::color::PlaneLayout) -> nvjpegImage_t {
+pub(crate) fn plane_destination(ptr: u64, layout: &PlaneLayout) -> nvjpegImage_t {
     let mut d = nvjpegImage_t::default();
     d.channel[0] = ptr as *mut u8;
     d.pitch[0] = layout.y_pitch;
@@ -283,7 +296,7 @@ pub(crate) struct GpuJob<'a> {
     pub format: NvFormat,
     pub dst: nvjpegImage_t,
     /// Only this region (CUDA backend only; `dst` is sized for it).
-    pub roi: Option<super::batch::Roi>,
+    pub roi: Option<Roi>,
 }
 
 // SAFETY: the pointers in `dst` are device addresses, never dereferenced on the host; `data`
