@@ -1,7 +1,7 @@
 //! JPEG (and, for mixed datasets, PNG/BMP/WebP/TIFF) decoding into GPU memory.
 //!
 //! The layers, from the bottom: [`types`] holds the small value types every layer shares;
-//! [`header`] reads a JPEG header without decoding and [`route`] picks the decoder from it;
+//! [`header`] reads a JPEG header without decoding and [`route`](mod@route) picks the decoder from it;
 //! `nvjpeg_sys` declares nvJPEG's C API (private), [`nvjpeg`] wraps it safely; the batched
 //! decoder ([`ImageDecoder`]) sits on top. Its parts:
 //!

@@ -406,3 +406,372 @@ pub(crate) struct Jobs<'a> {
     /// The CPU's images.
     pub(crate) cpu: Vec<usize>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jpeg::options::Split;
+
+    /// A JPEG that the header reader and the router accept: frame marker `sof`, `size`,
+    /// components (id, sampling byte), EXIF `orientation` when not 1, a scan and an end
+    /// marker. Its scan decodes to nothing; only the planner reads it.
+    fn jpeg(sof: u8, (w, h): (u16, u16), comps: &[(u8, u8)], orientation: u16) -> Vec<u8> {
+        let mut v = vec![0xFF, 0xD8];
+        if orientation != 1 {
+            let mut tiff = b"II".to_vec();
+            tiff.extend_from_slice(&42u16.to_le_bytes());
+            tiff.extend_from_slice(&8u32.to_le_bytes());
+            tiff.extend_from_slice(&1u16.to_le_bytes());
+            tiff.extend_from_slice(&0x0112u16.to_le_bytes());
+            tiff.extend_from_slice(&3u16.to_le_bytes());
+            tiff.extend_from_slice(&1u32.to_le_bytes());
+            tiff.extend_from_slice(&orientation.to_le_bytes());
+            tiff.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+            let len = (2 + 6 + tiff.len()) as u16;
+            v.extend_from_slice(&[0xFF, 0xE1]);
+            v.extend_from_slice(&len.to_be_bytes());
+            v.extend_from_slice(b"Exif\0\0");
+            v.extend_from_slice(&tiff);
+        }
+        let len = (8 + 3 * comps.len()) as u16;
+        v.extend_from_slice(&[0xFF, sof]);
+        v.extend_from_slice(&len.to_be_bytes());
+        v.push(8);
+        v.extend_from_slice(&h.to_be_bytes());
+        v.extend_from_slice(&w.to_be_bytes());
+        v.push(comps.len() as u8);
+        for (id, hv) in comps {
+            v.extend_from_slice(&[*id, *hv, 0]);
+        }
+        v.extend_from_slice(&[0xFF, 0xDA, 0, 8, 1, 1, 0, 0, 63, 0, 0x12, 0x34]);
+        v.extend_from_slice(&[0xFF, 0xD9]);
+        v
+    }
+
+    const S420: &[(u8, u8)] = &[(1, 0x22), (2, 0x11), (3, 0x11)];
+    const S411: &[(u8, u8)] = &[(1, 0x41), (2, 0x11), (3, 0x11)];
+    const CMYK: &[(u8, u8)] = &[(1, 0x11), (2, 0x11), (3, 0x11), (4, 0x11)];
+    const ENGINES: Available = Available {
+        hardware: true,
+        gpu_batched: false,
+        cuda_workers: 2,
+    };
+
+    fn baseline(w: u16, h: u16) -> Vec<u8> {
+        jpeg(0xC0, (w, h), S420, 1)
+    }
+
+    fn input(data: &[u8]) -> EncodedImage<'_> {
+        EncodedImage { name: "in", data }
+    }
+
+    /// Where each planned input goes: "hw", "cuda" (with "+planes" when decoded to planes),
+    /// "cpu", or the failure's kind.
+    fn path(p: &Plan) -> String {
+        match p {
+            Plan::Gpu {
+                backend, planes, ..
+            } => format!(
+                "{}{}",
+                if *backend == Backend::Hardware {
+                    "hw"
+                } else {
+                    "cuda"
+                },
+                if planes.is_some() { "+planes" } else { "" }
+            ),
+            Plan::CpuJpeg(_) => "cpu".into(),
+            Plan::CpuOther(f) => format!("cpu-{}", f.name()),
+            Plan::Failed(k) => format!("{k}").split(':').next().unwrap_or("").to_string(),
+        }
+    }
+
+    fn opts(backend: BackendChoice) -> DecoderOptions {
+        DecoderOptions {
+            backend,
+            ..DecoderOptions::default()
+        }
+    }
+
+    #[test]
+    fn each_header_goes_to_the_decoders_that_take_it() {
+        let progressive = jpeg(0xC2, (64, 48), S420, 1);
+        let cmyk = jpeg(0xC0, (64, 48), CMYK, 1);
+        let s411 = jpeg(0xC0, (64, 48), S411, 1);
+        let mut cut = baseline(64, 48);
+        cut.truncate(cut.len() - 2);
+        let png = b"\x89PNG\r\n\x1a\nnot really".to_vec();
+        let giant = baseline(60_000, 60_000);
+        let all = [
+            baseline(64, 48),
+            progressive,
+            cmyk,
+            s411,
+            cut,
+            png,
+            giant,
+            b"GIF89a".to_vec(),
+        ];
+        let paths = |o: &DecoderOptions, hardware: bool| -> Vec<String> {
+            all.iter()
+                .map(|d| path(&plan(&input(d), o, hardware)))
+                .collect()
+        };
+        let o = opts(BackendChoice::Auto);
+        assert_eq!(
+            paths(&o, true),
+            [
+                "hw+planes",
+                "cuda+planes",
+                "cpu",
+                "cuda",
+                "truncated",
+                "corrupt",
+                "too large",
+                "not an image (no JPEG, PNG, BMP, WebP or TIFF signature)"
+            ]
+        );
+        // Without engines the CUDA backend takes what they would have.
+        assert_eq!(paths(&o, false)[..2], ["cuda+planes", "cuda+planes"]);
+        let hw = opts(BackendChoice::Hardware);
+        assert_eq!(
+            paths(&hw, true)[..6],
+            [
+                "hw+planes",
+                "unsupported",
+                "unsupported",
+                "unsupported",
+                "truncated",
+                "unsupported"
+            ]
+        );
+        let cuda = opts(BackendChoice::Cuda);
+        assert_eq!(
+            paths(&cuda, true)[..4],
+            ["cuda+planes", "cuda+planes", "unsupported", "cuda"]
+        );
+        let cpu = opts(BackendChoice::Cpu);
+        assert_eq!(paths(&cpu, true)[..4], ["cpu", "cpu", "cpu", "cpu"]);
+    }
+
+    #[test]
+    fn planes_only_for_smooth_chroma_on_rgb_outputs() {
+        let data = baseline(64, 48);
+        let with = |o: DecoderOptions| path(&plan(&input(&data), &o, true));
+        assert_eq!(with(DecoderOptions::default()), "hw+planes");
+        let replicate = DecoderOptions {
+            chroma: ChromaUpsampling::Replicate,
+            ..DecoderOptions::default()
+        };
+        assert_eq!(with(replicate), "hw");
+        let grey = DecoderOptions {
+            format: PixelFormat::Grey,
+            ..DecoderOptions::default()
+        };
+        assert_eq!(with(grey), "hw");
+    }
+
+    fn batch_plan(n: usize, o: &DecoderOptions, available: Available) -> BatchPlan {
+        let data: Vec<Vec<u8>> = (0..n).map(|_| baseline(64, 48)).collect();
+        let inputs: Vec<EncodedImage<'_>> = data.iter().map(|d| input(d)).collect();
+        BatchPlan::new(&inputs, o, available, &mut |_, _, _| None)
+    }
+
+    #[test]
+    fn a_fixed_share_gives_the_engines_the_first_images_up_to_their_quota() {
+        let o = DecoderOptions {
+            split: Split::Fixed { hw_load: 0.3 },
+            ..DecoderOptions::default()
+        };
+        let p = batch_plan(10, &o, ENGINES);
+        assert!(!p.balanced);
+        assert_eq!(p.hw_quota, 3);
+        let paths: Vec<String> = p.plans.iter().map(path).collect();
+        assert_eq!(paths[..3], ["hw+planes"; 3]);
+        assert_eq!(paths[3..], ["cuda+planes"; 7]);
+        // The batched GPU-Huffman call takes the same share.
+        let o = DecoderOptions {
+            split: Split::GpuHuffman { hw_load: 0.5 },
+            ..DecoderOptions::default()
+        };
+        let batched = Available {
+            gpu_batched: true,
+            ..ENGINES
+        };
+        let p = batch_plan(4, &o, batched);
+        let paths: Vec<String> = p.plans.iter().map(path).collect();
+        assert_eq!(
+            paths,
+            ["hw+planes", "hw+planes", "cuda+planes", "cuda+planes"]
+        );
+    }
+
+    #[test]
+    fn a_balanced_split_leaves_every_engine_image_to_the_run() {
+        let o = DecoderOptions {
+            split: Split::Balanced { hw_load: 0.3 },
+            ..DecoderOptions::default()
+        };
+        let p = batch_plan(10, &o, ENGINES);
+        assert!(p.balanced);
+        assert_eq!(p.hw_quota, 3);
+        assert!(p.plans.iter().all(|q| path(q) == "hw+planes"));
+        // Without CUDA workers to share with, the share is fixed again.
+        let alone = Available {
+            cuda_workers: 0,
+            ..ENGINES
+        };
+        let p = batch_plan(10, &o, alone);
+        assert!(!p.balanced);
+        assert_eq!(p.plans.iter().filter(|q| path(q) == "hw+planes").count(), 3);
+    }
+
+    #[test]
+    fn only_the_engines_allowed_and_none_here_fails_every_engine_image() {
+        let o = opts(BackendChoice::Hardware);
+        let none = Available {
+            hardware: false,
+            ..ENGINES
+        };
+        let p = batch_plan(2, &o, none);
+        for q in &p.plans {
+            assert_eq!(
+                q,
+                &Plan::Failed(ImageErrorKind::Unsupported(
+                    "this GPU has no NVJPG engines".into()
+                ))
+            );
+        }
+    }
+
+    #[test]
+    fn regions_go_only_to_whole_rgb_cuda_decodes_and_must_fit() {
+        let data = [
+            baseline(64, 48),
+            jpeg(0xC2, (64, 48), S420, 1),
+            jpeg(0xC2, (64, 48), S420, 6),
+            jpeg(0xC2, (64, 48), S420, 1),
+            jpeg(0xC2, (64, 48), S420, 1),
+            jpeg(0xC2, (64, 48), S420, 1),
+        ];
+        let inputs: Vec<EncodedImage<'_>> = data.iter().map(|d| input(d)).collect();
+        let o = DecoderOptions {
+            chroma: ChromaUpsampling::Replicate,
+            ..DecoderOptions::default()
+        };
+        let r = |x, y, width, height| Roi {
+            x,
+            y,
+            width,
+            height,
+        };
+        let mut asked = Vec::new();
+        let mut region = |i: usize, w: u32, h: u32| {
+            asked.push((i, w, h));
+            match i {
+                0..=2 => Some(r(8, 8, 16, 16)),
+                3 => Some(r(0, 0, 64, 48)),
+                4 => Some(r(60, 0, 8, 8)),
+                _ => None,
+            }
+        };
+        let mut p = BatchPlan::new(&inputs, &o, ENGINES, &mut region);
+        // The engines' image and the one turned by orientation are not asked.
+        assert_eq!(asked, [(1, 64, 48), (3, 64, 48), (4, 64, 48), (5, 64, 48)]);
+        assert_eq!(
+            p.rois,
+            [None, Some(r(8, 8, 16, 16)), None, None, None, None]
+        );
+        p.output_layout(&inputs, &o);
+        let img = |i: usize| p.results[i].clone().unwrap();
+        assert_eq!(
+            (img(1).width, img(1).height, img(1).origin),
+            (16, 16, (8, 8))
+        );
+        assert_eq!(img(1).full_size, (64, 48));
+        assert_eq!(img(1).len, 16 * 16 * 3);
+        // Orientation 6 swaps the sides of the whole image.
+        assert_eq!((img(2).width, img(2).height), (48, 64));
+        // With a batched GPU-Huffman call nothing is decoded by region.
+        let batched = Available {
+            gpu_batched: true,
+            ..ENGINES
+        };
+        let p = BatchPlan::new(&inputs, &o, batched, &mut |_, _, _| Some(r(8, 8, 16, 16)));
+        assert!(p.rois.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn images_and_planes_are_laid_out_aligned_and_jobs_point_into_them() {
+        let good = baseline(100, 10);
+        let progressive = jpeg(0xC2, (30, 20), S420, 1);
+        let inputs = [
+            input(&good),
+            input(b"junk"),
+            input(&progressive),
+            input(&good),
+        ];
+        let o = DecoderOptions {
+            split: Split::Fixed { hw_load: 0.5 },
+            ..DecoderOptions::default()
+        };
+        let mut p = BatchPlan::new(&inputs, &o, ENGINES, &mut |_, _, _| None);
+        p.output_layout(&inputs, &o);
+        let offsets: Vec<Option<usize>> = p
+            .results
+            .iter()
+            .map(|r| r.as_ref().ok().map(|i| i.offset))
+            .collect();
+        // 100x10x3 = 3000 bytes, rounded up to 3072; 30x20x3 = 1800, to 2048.
+        assert_eq!(offsets, [Some(0), None, Some(3072), Some(3072 + 2048)]);
+        assert_eq!(p.total, 3072 + 2048 + 3072);
+        assert_eq!(
+            p.results[1],
+            Err(ImageError {
+                input: "in".into(),
+                kind: ImageErrorKind::NotAnImage
+            })
+        );
+        p.plane_layout();
+        assert_eq!(p.plane_count(), 3);
+        let first = PlaneLayout::for_jpeg(&parse(&good).unwrap()).unwrap();
+        let second = PlaneLayout::for_jpeg(&parse(&progressive).unwrap()).unwrap();
+        let second_at = first.bytes().div_ceil(ALIGN) * ALIGN;
+        assert_eq!(
+            p.plane_at,
+            [
+                Some(0),
+                None,
+                Some(second_at),
+                Some(second_at + second.bytes().div_ceil(ALIGN) * ALIGN)
+            ]
+        );
+        assert_eq!(p.table_len(), ALIGN);
+        let (base, plane_base) = (1 << 20, 1 << 30);
+        let jobs = p.jobs(&inputs, &o, base, plane_base);
+        // The engines' share of two images is one: the first; the other two on CUDA.
+        let idx = |v: &[(usize, GpuJob<'_>)]| v.iter().map(|(i, _)| *i).collect::<Vec<_>>();
+        assert_eq!(idx(&jobs.hw), [0]);
+        assert_eq!(idx(&jobs.cuda), [2, 3]);
+        assert!(jobs.cpu.is_empty());
+        let (_, job) = jobs.cuda[0];
+        assert_eq!(job.format, NvFormat::Yuv);
+        assert_eq!(job.dst.channel[0] as u64, plane_base + second_at as u64);
+        assert_eq!(job.pixels, 600);
+        // Without planes the decoder writes RGB straight into the batch buffer.
+        let o = DecoderOptions {
+            chroma: ChromaUpsampling::Replicate,
+            ..o
+        };
+        let mut p = BatchPlan::new(&inputs, &o, ENGINES, &mut |_, _, _| None);
+        p.output_layout(&inputs, &o);
+        p.plane_layout();
+        assert_eq!(p.plane_count(), 0);
+        let jobs = p.jobs(&inputs, &o, base, plane_base);
+        let (i, job) = jobs.cuda[1];
+        assert_eq!(i, 3);
+        assert_eq!(job.format, NvFormat::Rgbi);
+        assert_eq!(job.dst.channel[0] as u64, base + 3072 + 2048);
+        assert_eq!(job.dst.pitch[0], 300);
+    }
+}

@@ -4,8 +4,8 @@
 //! image, or an error naming the input and the reason.
 //!
 //! [`ImageDecoder::decode_regions`] runs the steps in order: the plan (`super::plan`), the
-//! paths ([`run`]), their outcomes and the CPU fallback ([`settle`]), then the upload of CPU
-//! output, the join of every stream and the conversion of planes ([`finish`]).
+//! paths (`run`), their outcomes and the CPU fallback (`settle`), then the upload of CPU
+//! output, the join of every stream and the conversion of planes (`finish`).
 
 mod finish;
 mod run;
@@ -19,9 +19,10 @@ use gm_cuda::{Device, DevicePool, Event, PinnedPool, PoolConfig, PoolStats, Stre
 use super::error::DecoderError;
 use super::nvjpeg::{CudaWorker, HardwareDecoder, NvJpeg};
 use super::options::{BackendChoice, DecoderOptions};
-use super::output::{BatchTimings, DecodedBatch, EncodedImage};
+use super::output::{DecodedBatch, EncodedImage};
 use super::plan::{Available, BatchPlan};
 use super::types::Roi;
+use settle::BatchLog;
 
 /// Batched decoder of JPEG (and PNG/BMP/WebP/TIFF) images into GPU memory. One instance
 /// serves one thread; run several for more throughput.
@@ -184,21 +185,18 @@ impl ImageDecoder {
         let o = self.options.clone();
         let mut plan = BatchPlan::new(inputs, &o, self.available(), region);
         drop(planning);
-        let mut timings = BatchTimings {
-            plan_us: t0.elapsed().as_micros() as u64,
-            ..BatchTimings::default()
-        };
-        let mut notes = Vec::new();
+        let mut log = BatchLog::default();
+        log.timings.plan_us = t0.elapsed().as_micros() as u64;
         plan.output_layout(inputs, &o);
 
         let ready = Event::new(&self.device)?;
         if plan.total == 0 {
             ready.record(&self.stream)?;
-            timings.total_us = t0.elapsed().as_micros() as u64;
+            log.timings.total_us = t0.elapsed().as_micros() as u64;
             return Ok(DecodedBatch {
                 images: plan.results,
-                timings,
-                notes,
+                timings: log.timings,
+                notes: log.notes,
                 buffer: None,
                 ready,
                 stream: self.stream.clone(),
@@ -224,15 +222,7 @@ impl ImageDecoder {
         let jobs = plan.jobs(inputs, &o, base, plane_base);
 
         let ran = self.run_paths(inputs, &plan, &jobs, &start);
-        let cpu_out = self.settle(
-            inputs,
-            &mut plan,
-            &jobs,
-            ran,
-            &start,
-            &mut timings,
-            &mut notes,
-        );
+        let cpu_out = self.settle(inputs, &mut plan, &jobs, ran, &start, &mut log);
         self.upload_cpu(&cpu_out, &plan.results, &start, &mut buffer)?;
         self.join_streams(&jobs)?;
         if let Some(planes_buf) = plane_buf.as_mut() {
@@ -241,11 +231,11 @@ impl ImageDecoder {
         // Returned to the pool in stream order: the next batch's decoders start after `start`.
         drop(plane_buf);
         ready.record(&self.stream)?;
-        timings.total_us = t0.elapsed().as_micros() as u64;
+        log.timings.total_us = t0.elapsed().as_micros() as u64;
         Ok(DecodedBatch {
             images: plan.results,
-            timings,
-            notes,
+            timings: log.timings,
+            notes: log.notes,
             buffer: Some(buffer),
             ready,
             stream: self.stream.clone(),

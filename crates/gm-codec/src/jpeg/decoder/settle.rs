@@ -13,10 +13,17 @@ use super::super::types::Roi;
 use super::ImageDecoder;
 use super::run::{Failure, Joined, PathsRun, cpu_decode};
 
+/// What a batch reports besides its images: where the host time went, and problems the
+/// results do not show.
+#[derive(Debug, Default)]
+pub(super) struct BatchLog {
+    pub(super) timings: BatchTimings,
+    pub(super) notes: Vec<String>,
+}
+
 impl ImageDecoder {
     /// Settles the paths' outcomes into `plan.results`; returns the CPU-decoded images to
     /// upload, in the output layout.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn settle(
         &mut self,
         inputs: &[EncodedImage<'_>],
@@ -24,8 +31,7 @@ impl ImageDecoder {
         jobs: &Jobs<'_>,
         ran: PathsRun,
         start: &Event,
-        timings: &mut BatchTimings,
-        notes: &mut Vec<String>,
+        log: &mut BatchLog,
     ) -> Vec<(usize, Vec<u8>)> {
         let PathsRun {
             hw,
@@ -37,16 +43,16 @@ impl ImageDecoder {
             cpu_us,
             taken_back,
         } = ran;
-        timings.cuda_us = cuda_us;
-        timings.cpu_us = cpu_us;
+        log.timings.cuda_us = cuda_us;
+        log.timings.cpu_us = cpu_us;
         // The engines' images the CUDA workers took.
         for (i, _) in jobs.hw.iter().skip(taken_back) {
             if let Ok(img) = &mut plan.results[*i] {
                 img.path = DecodePath::Cuda;
             }
         }
-        let mut redo = self.engines_outcome(inputs, plan, jobs, hw, taken_back, timings, notes);
-        redo.extend(gpu_huffman_outcome(jobs, gpu, timings, notes));
+        let mut redo = self.engines_outcome(inputs, plan, jobs, hw, taken_back, log);
+        redo.extend(gpu_huffman_outcome(jobs, gpu, log));
         if !redo.is_empty() {
             self.retry_on_cuda(&redo, start, &mut retry, &mut plan.results);
         }
@@ -85,7 +91,6 @@ impl ImageDecoder {
 
     /// The engines' thread's outcome: refused images are errors with only the engines
     /// allowed, else decoded again on the CUDA backend, with the images of failed calls.
-    #[allow(clippy::too_many_arguments)]
     fn engines_outcome<'a>(
         &self,
         inputs: &[EncodedImage<'_>],
@@ -93,15 +98,14 @@ impl ImageDecoder {
         jobs: &Jobs<'a>,
         hw: Joined,
         taken_back: usize,
-        timings: &mut BatchTimings,
-        notes: &mut Vec<String>,
+        log: &mut BatchLog,
     ) -> Vec<(usize, GpuJob<'a>)> {
         match hw {
             None => Vec::new(),
             Some(Ok(out)) => {
-                timings.hardware_us = out.us;
+                log.timings.hardware_us = out.us;
                 if let Some(e) = &out.error {
-                    notes.push(format!(
+                    log.notes.push(format!(
                         "a hardware batch failed ({e}); its images were decoded one by one"
                     ));
                     tracing::warn!(error = %e, "hardware batch failed; decoding its images one by one");
@@ -127,7 +131,8 @@ impl ImageDecoder {
                     .collect()
             }
             Some(Err(_)) => {
-                notes.push("the hardware decode thread panicked; decoded image by image".into());
+                log.notes
+                    .push("the hardware decode thread panicked; decoded image by image".into());
                 tracing::error!("hardware decode thread panicked; decoding its images one by one");
                 jobs.hw[..taken_back].to_vec()
             }
@@ -171,15 +176,14 @@ impl ImageDecoder {
 fn gpu_huffman_outcome<'a>(
     jobs: &Jobs<'a>,
     gpu: Joined,
-    timings: &mut BatchTimings,
-    notes: &mut Vec<String>,
+    log: &mut BatchLog,
 ) -> Vec<(usize, GpuJob<'a>)> {
     match gpu {
         None => Vec::new(),
         Some(Ok(out)) => {
-            timings.cuda_us = timings.cuda_us.max(out.us);
+            log.timings.cuda_us = log.timings.cuda_us.max(out.us);
             if let Some(e) = &out.error {
-                notes.push(format!(
+                log.notes.push(format!(
                     "a batched GPU-Huffman call failed ({e}); its images were decoded one by one"
                 ));
                 tracing::warn!(error = %e, "batched GPU-Huffman call failed; decoding its images one by one");
@@ -187,7 +191,8 @@ fn gpu_huffman_outcome<'a>(
             out.redo.iter().map(|&k| jobs.cuda[k]).collect()
         }
         Some(Err(_)) => {
-            notes.push("the GPU-Huffman decode thread panicked; decoded image by image".into());
+            log.notes
+                .push("the GPU-Huffman decode thread panicked; decoded image by image".into());
             tracing::error!("GPU-Huffman decode thread panicked; decoding its images one by one");
             jobs.cuda.clone()
         }
