@@ -18,7 +18,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use gm_codec::jpeg::{BackendChoice, ChromaUpsampling, DecoderOptions, EncodedImage, ImageDecoder};
+use gm_codec::jpeg::{
+    BackendChoice, ChromaUpsampling, CudaWorkers, DecoderOptions, EncodedImage, ImageDecoder, Split,
+};
 use gm_cuda::Device;
 
 const BATCH: usize = 128;
@@ -26,14 +28,12 @@ const BATCH: usize = 128;
 struct Config {
     name: String,
     backend: BackendChoice,
-    hw_load: f32,
+    /// The engines' share, and whether it is fixed, taken at run time, or the CUDA share in one
+    /// GPU-Huffman call.
+    split: Split,
     instances: usize,
     cuda_threads: usize,
     chroma: ChromaUpsampling,
-    /// The run-time split of `DecoderOptions::balanced` or the fixed one.
-    balanced: bool,
-    /// `DecoderOptions::cuda_batched`: the CUDA share in one GPU-Huffman call.
-    cuda_batched: bool,
 }
 
 fn run(
@@ -51,12 +51,13 @@ fn run(
                 device,
                 DecoderOptions {
                     backend: c.backend,
-                    hw_load: c.hw_load,
-                    cuda_threads: c.cuda_threads,
+                    split: c.split,
+                    cuda: CudaWorkers {
+                        threads: c.cuda_threads,
+                        ..CudaWorkers::default()
+                    },
                     preallocate: Some((BATCH, 640, 480)),
                     chroma: c.chroma,
-                    balanced: c.balanced,
-                    cuda_batched: c.cuda_batched,
                     ..DecoderOptions::default()
                 },
             )
@@ -99,7 +100,7 @@ fn run(
                         }
                         let batch = d.decode(&batch_at(b)).unwrap();
                         let t = Instant::now();
-                        batch.ready().synchronize().unwrap();
+                        batch.ready_event().synchronize().unwrap();
                         let tm = batch.timings;
                         for (k, v) in [
                             tm.plan_us,
@@ -133,7 +134,7 @@ fn run(
     );
     let paths = {
         let b = decoders[0].decode(&batch_at(0)).unwrap();
-        b.ready().synchronize().unwrap();
+        b.ready_event().synchronize().unwrap();
         b.counts()
     };
     for a in &stage {
@@ -166,10 +167,10 @@ fn run(
         "{}",
         serde_json::json!({
             "bench": "jpeg_decode", "impl": "gm", "set": set, "config": c.name,
-            "backend": format!("{:?}", c.backend), "hw_load": c.hw_load,
+            "backend": format!("{:?}", c.backend), "hw_load": c.split.hw_load(),
             "instances": c.instances, "cuda_threads": c.cuda_threads, "batch": BATCH,
             "chroma": if c.chroma == ChromaUpsampling::Replicate { "replicate" } else { "smooth" },
-            "balanced": c.balanced, "cuda_batched": c.cuda_batched,
+            "balanced": c.split.is_balanced(), "cuda_batched": c.split.is_gpu_huffman(),
             "images_per_s": median, "min": sorted[0], "max": sorted[sorted.len() - 1],
             "reps": reps, "images_per_rep": total_batches * BATCH, "failed": failed_total,
             "cpu_us_per_image": cpu_per_image.iter().sum::<f64>() / cpu_per_image.len() as f64,
@@ -180,6 +181,101 @@ fn run(
             "paths": format!("hw {} cuda {} cpu {} failed {}", paths.hardware, paths.cuda, paths.cpu, paths.failed),
         })
     );
+}
+
+/// The configurations measured on every folder.
+fn configs() -> Vec<Config> {
+    let mut configs = Vec::new();
+    for inst in [1, 2, 4] {
+        configs.push(Config {
+            name: format!("hw x{inst}"),
+            backend: BackendChoice::Hardware,
+            split: Split::Balanced { hw_load: 1.0 },
+            instances: inst,
+            cuda_threads: 1,
+            chroma: ChromaUpsampling::Smooth,
+        });
+    }
+    for (inst, threads) in [(1, 4), (4, 4)] {
+        configs.push(Config {
+            name: format!("cuda x{inst} t{threads}"),
+            backend: BackendChoice::Cuda,
+            split: Split::Balanced { hw_load: 0.0 },
+            instances: inst,
+            cuda_threads: threads,
+            chroma: ChromaUpsampling::Smooth,
+        });
+    }
+    for (inst, threads) in [(2, 2), (4, 2), (4, 4)] {
+        for load in [0.9, 0.75] {
+            configs.push(Config {
+                name: format!("auto x{inst} t{threads} hw_load {load}"),
+                backend: BackendChoice::Auto,
+                split: Split::Balanced { hw_load: load },
+                instances: inst,
+                cuda_threads: threads,
+                chroma: ChromaUpsampling::Smooth,
+            });
+        }
+    }
+    // The CUDA share with its Huffman decoding on the GPU, batched: alone, and beside the
+    // engines.
+    for (name, backend, load, inst) in [
+        ("gpu-huffman x1", BackendChoice::Cuda, 0.0, 1),
+        ("gpu-huffman x2", BackendChoice::Cuda, 0.0, 2),
+        (
+            "gpu-huffman auto x2 hw_load 0.7",
+            BackendChoice::Auto,
+            0.7,
+            2,
+        ),
+        (
+            "gpu-huffman auto x4 hw_load 0.7",
+            BackendChoice::Auto,
+            0.7,
+            4,
+        ),
+    ] {
+        configs.push(Config {
+            name: name.into(),
+            backend,
+            split: Split::GpuHuffman { hw_load: load },
+            instances: inst,
+            cuda_threads: 1,
+            chroma: ChromaUpsampling::Smooth,
+        });
+    }
+    // The fixed split of the same best configuration, for the balanced split's gain.
+    configs.push(Config {
+        name: "fixed auto x4 t4 hw_load 0.75".into(),
+        backend: BackendChoice::Auto,
+        split: Split::Fixed { hw_load: 0.75 },
+        instances: 4,
+        cuda_threads: 4,
+        chroma: ChromaUpsampling::Smooth,
+    });
+    // The price of our chroma upsampling: the same decoders with nvJPEG's own conversion
+    // (the peers' output), on the engines alone and on the usual best configuration.
+    for (name, backend, load, inst, threads) in [
+        ("replicate hw x2", BackendChoice::Hardware, 1.0, 2, 1),
+        (
+            "replicate auto x4 t2 hw_load 0.9",
+            BackendChoice::Auto,
+            0.9,
+            4,
+            2,
+        ),
+    ] {
+        configs.push(Config {
+            name: name.into(),
+            backend,
+            split: Split::Balanced { hw_load: load },
+            instances: inst,
+            cuda_threads: threads,
+            chroma: ChromaUpsampling::Replicate,
+        });
+    }
+    configs
 }
 
 fn main() {
@@ -201,109 +297,7 @@ fn main() {
         let set = dir.file_name().unwrap().to_string_lossy().into_owned();
         let large = set == "large";
         let passes = env_usize("GM_BENCH_PASSES", if large { 300 } else { 25 });
-        let mut configs = Vec::new();
-        for inst in [1, 2, 4] {
-            configs.push(Config {
-                name: format!("hw x{inst}"),
-                backend: BackendChoice::Hardware,
-                hw_load: 1.0,
-                instances: inst,
-                cuda_threads: 1,
-                chroma: ChromaUpsampling::Smooth,
-                balanced: true,
-                cuda_batched: false,
-            });
-        }
-        for (inst, threads) in [(1, 4), (4, 4)] {
-            configs.push(Config {
-                name: format!("cuda x{inst} t{threads}"),
-                backend: BackendChoice::Cuda,
-                hw_load: 0.0,
-                instances: inst,
-                cuda_threads: threads,
-                chroma: ChromaUpsampling::Smooth,
-                balanced: true,
-                cuda_batched: false,
-            });
-        }
-        for (inst, threads) in [(2, 2), (4, 2), (4, 4)] {
-            for load in [0.9, 0.75] {
-                configs.push(Config {
-                    name: format!("auto x{inst} t{threads} hw_load {load}"),
-                    backend: BackendChoice::Auto,
-                    hw_load: load,
-                    instances: inst,
-                    cuda_threads: threads,
-                    chroma: ChromaUpsampling::Smooth,
-                    balanced: true,
-                    cuda_batched: false,
-                });
-            }
-        }
-        // The CUDA share with its Huffman decoding on the GPU, batched: alone, and beside the
-        // engines.
-        for (name, backend, load, inst) in [
-            ("gpu-huffman x1", BackendChoice::Cuda, 0.0, 1),
-            ("gpu-huffman x2", BackendChoice::Cuda, 0.0, 2),
-            (
-                "gpu-huffman auto x2 hw_load 0.7",
-                BackendChoice::Auto,
-                0.7,
-                2,
-            ),
-            (
-                "gpu-huffman auto x4 hw_load 0.7",
-                BackendChoice::Auto,
-                0.7,
-                4,
-            ),
-        ] {
-            configs.push(Config {
-                name: name.into(),
-                backend,
-                hw_load: load,
-                instances: inst,
-                cuda_threads: 1,
-                chroma: ChromaUpsampling::Smooth,
-                balanced: false,
-                cuda_batched: true,
-            });
-        }
-        // The fixed split of the same best configuration, for the balanced split's gain.
-        configs.push(Config {
-            name: "fixed auto x4 t4 hw_load 0.75".into(),
-            backend: BackendChoice::Auto,
-            hw_load: 0.75,
-            instances: 4,
-            cuda_threads: 4,
-            chroma: ChromaUpsampling::Smooth,
-            balanced: false,
-            cuda_batched: false,
-        });
-        // The price of our chroma upsampling: the same decoders with nvJPEG's own conversion
-        // (the peers' output), on the engines alone and on the usual best configuration.
-        for (name, backend, load, inst, threads) in [
-            ("replicate hw x2", BackendChoice::Hardware, 1.0, 2, 1),
-            (
-                "replicate auto x4 t2 hw_load 0.9",
-                BackendChoice::Auto,
-                0.9,
-                4,
-                2,
-            ),
-        ] {
-            configs.push(Config {
-                name: name.into(),
-                backend,
-                hw_load: load,
-                instances: inst,
-                cuda_threads: threads,
-                chroma: ChromaUpsampling::Replicate,
-                balanced: true,
-                cuda_batched: false,
-            });
-        }
-        for c in configs {
+        for c in configs() {
             if only.as_deref().is_some_and(|o| !c.name.starts_with(o)) {
                 continue;
             }

@@ -67,6 +67,7 @@ pub struct LoadedLibrary {
 
 /// Why a library could not be opened.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LibraryError {
     /// None of the candidates opened.
     #[error("{library} could not be loaded (tried {tried}): {hint}", tried = .tried.join(", "))]

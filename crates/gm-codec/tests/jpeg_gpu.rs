@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use common::{minimal_jpeg, shared_jpeg, with_orientation};
 use gm_codec::jpeg::{
     BackendChoice, ChromaUpsampling, DecodePath, DecodedBatch, DecoderOptions, EncodedImage,
-    ImageDecoder, ImageErrorKind, PixelFormat, PlaneLayout, SourceFormat, Subsampling, decode_rgb,
-    parse, to_layout,
+    ImageDecoder, ImageErrorKind, PixelFormat, PlaneLayout, SourceFormat, Split, Subsampling,
+    decode_rgb, parse, to_layout,
 };
 use gm_cuda::testing::device_or_skip;
 use gm_cuda::{Device, Stream};
@@ -237,12 +237,17 @@ fn every_shared_jpeg_decodes_like_the_cpu_decoder_on_every_backend() {
     ] {
         let mut dec = decoder(&device, |o| {
             o.backend = backend;
-            o.hw_load = hw_load;
             o.chroma = chroma;
-            // "split" is DALI's fixed share (the default), "balanced" the run-time split.
-            o.balanced = tag == "balanced";
-            // The CUDA share in one batched call with the Huffman decoding on the GPU.
-            o.cuda_batched = tag.ends_with("-batched");
+            // "split" is DALI's fixed share (the default), "balanced" the run-time split;
+            // "-batched": the CUDA share in one batched call with the Huffman decoding on the
+            // GPU.
+            o.split = if tag == "balanced" {
+                Split::Balanced { hw_load }
+            } else if tag.ends_with("-batched") {
+                Split::GpuHuffman { hw_load }
+            } else {
+                Split::Fixed { hw_load }
+            };
         });
         let batch = dec.decode(&inputs).unwrap();
         let counts = batch.counts();
@@ -317,7 +322,7 @@ fn the_balanced_split_shares_a_batch_and_keeps_the_engines_share() {
         return;
     };
     let files = shared_files().unwrap();
-    let mut probe = decoder(&device, |o| o.hw_load = 1.0);
+    let mut probe = decoder(&device, |o| o.split = Split::Fixed { hw_load: 1.0 });
     if !probe.has_hardware() {
         report("the_balanced_split_shares_a_batch: no NVJPG engines on this GPU");
         return;
@@ -333,9 +338,8 @@ fn the_balanced_split_shares_a_batch_and_keeps_the_engines_share() {
     assert!(many.len() >= 64, "{} engine images", many.len());
     for (hw_load, threads) in [(0.0f32, 4usize), (0.6, 4), (1.0, 4)] {
         let mut dec = decoder(&device, |o| {
-            o.hw_load = hw_load;
-            o.cuda_threads = threads;
-            o.balanced = true;
+            o.split = Split::Balanced { hw_load };
+            o.cuda.threads = threads;
         });
         let batch = dec.decode(&inputs(&many)).unwrap();
         let c = batch.counts();
@@ -595,12 +599,12 @@ fn a_consumer_stream_that_waits_on_the_ready_event_sees_the_decoded_pixels() {
     // The same photos many times over, so that the engines are busy when the consumer asks.
     let many: Vec<(String, Vec<u8>)> = (0..8).flat_map(|_| files.clone()).collect();
     let inputs = inputs(&many);
-    let mut dec = decoder(&device, |o| o.hw_load = 0.75);
+    let mut dec = decoder(&device, |o| o.split = Split::Fixed { hw_load: 0.75 });
     let consumer = Stream::new(&device).unwrap();
     let mut sums: Option<Vec<u64>> = None;
     for _ in 0..3 {
         let batch = dec.decode(&inputs).unwrap();
-        consumer.wait(batch.ready()).unwrap();
+        consumer.wait(batch.ready_event()).unwrap();
         let buf = batch.buffer().unwrap();
         let got: Vec<u64> = (0..many.len())
             .map(|i| {
@@ -702,7 +706,7 @@ fn regions_decoded_on_the_cuda_backend_equal_the_same_pixels_of_whole_images() {
     for (backend, hw_load) in [(BackendChoice::Cuda, 0.0f32), (BackendChoice::Auto, 1.0)] {
         let mut dec = decoder(&device, |o| {
             o.backend = backend;
-            o.hw_load = hw_load;
+            o.split = Split::Fixed { hw_load };
             o.chroma = ChromaUpsampling::Replicate;
         });
         let whole = dec.decode(&inputs(&files)).unwrap();
@@ -713,8 +717,8 @@ fn regions_decoded_on_the_cuda_backend_equal_the_same_pixels_of_whole_images() {
                 pick(i, w, h)
             })
             .unwrap();
-        part.ready().synchronize().unwrap();
-        whole.ready().synchronize().unwrap();
+        part.ready_event().synchronize().unwrap();
+        whole.ready_event().synchronize().unwrap();
         let (mut regions, mut on_cpu, mut worst, mut differing) = (0, 0, 0u8, 0usize);
         for (i, (w, p)) in whole.images.iter().zip(&part.images).enumerate() {
             let (Ok(w), Ok(p)) = (w, p) else {

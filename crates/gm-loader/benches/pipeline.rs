@@ -26,7 +26,7 @@ use support::{cpu_seconds, env_flag, env_usize, rss_kb};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use gm_codec::jpeg::DecoderOptions;
+use gm_codec::jpeg::{DecoderOptions, Split};
 use gm_cuda::{DType, Device, Stream};
 use gm_loader::{DeviceCache, ListFile, Loader, Sampler};
 use gm_transforms::{Compose, HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype};
@@ -69,18 +69,26 @@ struct Settings {
 
 impl Settings {
     fn from_env() -> Settings {
-        let mut decoder = gm_loader::loader_decoder_options();
-        if let Some(h) = std::env::var("GM_BENCH_HW_LOAD")
+        let mut decoder = DecoderOptions::for_loader();
+        let hw_load = std::env::var("GM_BENCH_HW_LOAD")
             .ok()
             .and_then(|v| v.parse().ok())
-        {
-            decoder.hw_load = h;
-        }
-        decoder.cuda_threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda_threads);
-        decoder.balanced = env_flag("GM_BENCH_BALANCED", decoder.balanced);
-        decoder.cuda_batched = env_flag("GM_BENCH_CUDA_BATCHED", decoder.cuda_batched);
-        decoder.gpu_huffman_pixels =
-            env_usize("GM_BENCH_GPU_HUFFMAN", decoder.gpu_huffman_pixels as usize) as u64;
+            .unwrap_or(decoder.split.hw_load());
+        decoder.cuda.threads = env_usize("GM_BENCH_CUDA_THREADS", decoder.cuda.threads);
+        let balanced = env_flag("GM_BENCH_BALANCED", decoder.split.is_balanced());
+        let cuda_batched = env_flag("GM_BENCH_CUDA_BATCHED", decoder.split.is_gpu_huffman());
+        // The batched GPU-Huffman call takes the CUDA share whatever GM_BENCH_BALANCED says.
+        decoder.split = if cuda_batched {
+            Split::GpuHuffman { hw_load }
+        } else if balanced {
+            Split::Balanced { hw_load }
+        } else {
+            Split::Fixed { hw_load }
+        };
+        decoder.cuda.gpu_huffman_pixels = env_usize(
+            "GM_BENCH_GPU_HUFFMAN",
+            decoder.cuda.gpu_huffman_pixels as usize,
+        ) as u64;
         if let Some(c) = std::env::var("GM_BENCH_CHROMA")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -170,8 +178,8 @@ fn main() {
         println!(
             "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
             device.ordinal(),
-            decoder.hw_load,
-            decoder.cuda_threads,
+            decoder.split.hw_load(),
+            decoder.cuda.threads,
             med.0,
             rate(med),
             rate(&runs[0]),
@@ -185,11 +193,11 @@ fn main() {
             s.paths.cpu,
             s.bad,
             format!("{:?}", decoder.chroma).to_lowercase(),
-            decoder.balanced,
+            decoder.split.is_balanced(),
             set.blocking_sync,
-            decoder.cuda_batched,
+            decoder.split.is_gpu_huffman(),
             gm_cuda::max_connections().unwrap_or_default(),
-            decoder.gpu_huffman_pixels,
+            decoder.cuda.gpu_huffman_pixels,
             set.region_decode,
             s.regions,
             per_batch(s.read_us),

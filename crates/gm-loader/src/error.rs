@@ -61,9 +61,6 @@ pub enum SampleErrorKind {
     /// The image could not be decoded (not an image, truncated, corrupt, too large...).
     #[error(transparent)]
     Decode(#[from] ImageErrorKind),
-    /// The image's header could not be read without decoding it.
-    #[error("{0}")]
-    Header(String),
     /// The decoder gave back an image of another size than its header said.
     #[error("decoded as {width}x{height}, which its header did not say")]
     DecodedSize {

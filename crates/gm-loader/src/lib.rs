@@ -36,10 +36,7 @@ pub use image::{
     Batch, Dataset, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder, Images,
     InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, cached_size,
 };
-pub use image::{
-    LOADER_BALANCED, LOADER_BLOCKING_SYNC, LOADER_CHROMA, LOADER_CUDA_THREADS, LOADER_HW_LOAD,
-    LOADER_REGION_DECODE, loader_decoder_options,
-};
+pub use image::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE};
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use state::LoaderState;
 pub use video::{

@@ -4,8 +4,11 @@
 use zune_core::colorspace::ColorSpace;
 use zune_core::options::DecoderOptions;
 use zune_jpeg::JpegDecoder;
+use zune_jpeg::errors::DecodeErrors;
 
+use super::error::ImageErrorKind;
 use super::header::{JpegInfo, Subsampling};
+use super::types::PixelFormat;
 
 /// A decoded image in host memory, interleaved RGB, 8 bits per sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,12 +27,14 @@ pub fn decode_rgb(
     data: &[u8],
     info: &JpegInfo,
     apply_orientation: bool,
-) -> Result<RgbImage, String> {
+) -> Result<RgbImage, ImageErrorKind> {
     // zune-jpeg 0.4 upsamples 4:1:0 chroma wrongly (Go's video-001.q50.410.jpeg comes out at
     // 19.7 dB against the 4:4:4 encode of the same frame, ffmpeg's decode at 29.1 dB), so it is
     // refused rather than returned with wrong colours; the CUDA backend decodes it.
     if info.subsampling() == Subsampling::S410 {
-        return Err("4:1:0 chroma subsampling is not supported by the CPU decoder".into());
+        return Err(ImageErrorKind::Unsupported(
+            "4:1:0 chroma subsampling is not supported by the CPU decoder".into(),
+        ));
     }
     // zune-jpeg 0.4 has no RGB input colour space: it reads Adobe transform 0 with three
     // components as CMYK and component ids R,G,B as YCbCr. For RGB-coded files the Adobe
@@ -57,14 +62,14 @@ pub fn decode_rgb(
     // end of an epoch.
     let decoded = std::panic::catch_unwind(|| {
         let mut decoder = JpegDecoder::new_with_options(data, options);
-        let pixels = decoder.decode().map_err(|e| format!("zune-jpeg: {e:?}"))?;
+        let pixels = decoder.decode().map_err(zune_error)?;
         let dims = decoder
             .info()
             .map(|i| (u32::from(i.width), u32::from(i.height)))
-            .ok_or_else(|| "zune-jpeg gave no image information".to_string())?;
-        Ok::<_, String>((pixels, dims))
+            .ok_or_else(|| ImageErrorKind::Corrupt("zune-jpeg gave no image information".into()))?;
+        Ok::<_, ImageErrorKind>((pixels, dims))
     })
-    .map_err(|_| "zune-jpeg panicked on corrupt data".to_string())?;
+    .map_err(|_| ImageErrorKind::Corrupt("zune-jpeg panicked on corrupt data".into()))?;
     let (pixels, (width, height)) = decoded?;
     let n = width as usize * height as usize;
     // Single-component files come back as luma whatever was asked for.
@@ -74,10 +79,10 @@ pub fn decode_rgb(
         pixels
     };
     if pixels.len() != n * 3 {
-        return Err(format!(
+        return Err(ImageErrorKind::Corrupt(format!(
             "zune-jpeg returned {} bytes for {width}x{height} RGB",
             pixels.len()
-        ));
+        )));
     }
     let img = RgbImage {
         width,
@@ -89,6 +94,43 @@ pub fn decode_rgb(
     } else {
         img
     })
+}
+
+/// The kind of a zune-jpeg error: its own variants say whether the data ended early or uses
+/// a coding it does not read; everything else is damaged data.
+fn zune_error(e: DecodeErrors) -> ImageErrorKind {
+    let reason = format!("zune-jpeg: {e:?}");
+    match e {
+        DecodeErrors::Unsupported(_) => ImageErrorKind::Unsupported(reason),
+        DecodeErrors::ExhaustedData => ImageErrorKind::Truncated(reason),
+        _ => ImageErrorKind::Corrupt(reason),
+    }
+}
+
+/// Interleaved RGB to the output layout. Grey uses the BT.601 luma weights that JPEG's YCbCr
+/// uses, in 8-bit fixed point.
+pub fn to_layout(img: &RgbImage, format: PixelFormat) -> Vec<u8> {
+    match format {
+        PixelFormat::Rgb => img.rgb.clone(),
+        PixelFormat::RgbPlanar => {
+            let n = img.width as usize * img.height as usize;
+            let mut out = vec![0u8; n * 3];
+            for (p, px) in img.rgb.chunks_exact(3).enumerate() {
+                for c in 0..3 {
+                    out[c * n + p] = px[c];
+                }
+            }
+            out
+        }
+        PixelFormat::Grey => img
+            .rgb
+            .chunks_exact(3)
+            .map(|p| {
+                ((77 * u32::from(p[0]) + 150 * u32::from(p[1]) + 29 * u32::from(p[2]) + 128) >> 8)
+                    as u8
+            })
+            .collect(),
+    }
 }
 
 /// A copy of `data` whose Adobe APP14 transform flag, if any, says YCbCr (1).

@@ -6,6 +6,7 @@ use std::io::Cursor;
 use image::{ImageFormat, ImageReader, Limits};
 
 use super::cpu::RgbImage;
+use super::error::ImageErrorKind;
 
 /// The container of an encoded image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,10 +68,10 @@ fn reader(
     format: SourceFormat,
     max_pixels: u64,
     max_alloc: u64,
-) -> Result<ImageReader<Cursor<&[u8]>>, String> {
+) -> Result<ImageReader<Cursor<&[u8]>>, ImageErrorKind> {
     let f = format
         .image_format()
-        .ok_or_else(|| "JPEG goes through the JPEG decoders".to_string())?;
+        .ok_or_else(|| ImageErrorKind::Unsupported("JPEG goes through the JPEG decoders".into()))?;
     let mut r = ImageReader::with_format(Cursor::new(data), f);
     let mut limits = Limits::default();
     let side = u32::try_from(max_pixels).unwrap_or(u32::MAX);
@@ -79,6 +80,20 @@ fn reader(
     limits.max_alloc = Some(max_alloc);
     r.limits(limits);
     Ok(r)
+}
+
+/// The kind of an `image` crate error: its limits mean too large, its unsupported features
+/// unsupported, data that ends early truncated; everything else is damaged data.
+fn image_error(e: image::ImageError) -> ImageErrorKind {
+    let reason = e.to_string();
+    match e {
+        image::ImageError::Limits(_) => ImageErrorKind::TooLarge(reason),
+        image::ImageError::Unsupported(_) => ImageErrorKind::Unsupported(reason),
+        image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            ImageErrorKind::Truncated(reason)
+        }
+        _ => ImageErrorKind::Corrupt(reason),
+    }
 }
 
 /// What decoding a `width` x `height` image may allocate: its RGBA16 form (the widest the
@@ -96,11 +111,24 @@ pub fn dimensions(
     data: &[u8],
     format: SourceFormat,
     max_pixels: u64,
-) -> Result<(u32, u32), String> {
+) -> Result<(u32, u32), ImageErrorKind> {
     // Reading a header allocates little; the size limit bounds what it may claim.
     reader(data, format, max_pixels, 64 << 20)?
         .into_dimensions()
-        .map_err(|e| e.to_string())
+        .map_err(image_error)
+}
+
+/// [`dimensions`], with images over `max_pixels` refused as too large.
+pub(crate) fn checked_dimensions(
+    data: &[u8],
+    format: SourceFormat,
+    max_pixels: u64,
+) -> Result<(u32, u32), ImageErrorKind> {
+    let (w, h) = dimensions(data, format, max_pixels)?;
+    if u64::from(w) * u64::from(h) > max_pixels {
+        return Err(too_large(w, h, max_pixels));
+    }
+    Ok((w, h))
 }
 
 /// Decodes a non-JPEG image to 8-bit RGB (alpha dropped, 16-bit samples scaled).
@@ -108,20 +136,22 @@ pub fn decode_other_rgb(
     data: &[u8],
     format: SourceFormat,
     max_pixels: u64,
-) -> Result<RgbImage, String> {
-    let (w, h) = dimensions(data, format, max_pixels)?;
-    if u64::from(w) * u64::from(h) > max_pixels {
-        return Err(format!("{w}x{h} is over the {max_pixels}-pixel limit"));
-    }
+) -> Result<RgbImage, ImageErrorKind> {
+    let (w, h) = checked_dimensions(data, format, max_pixels)?;
     let img = reader(data, format, max_pixels, alloc_bound(w, h))?
         .decode()
-        .map_err(|e| e.to_string())?
+        .map_err(image_error)?
         .into_rgb8();
     Ok(RgbImage {
         width: img.width(),
         height: img.height(),
         rgb: img.into_raw(),
     })
+}
+
+/// The error of an image of `w` x `h` pixels over `max_pixels`.
+pub(crate) fn too_large(w: u32, h: u32, max_pixels: u64) -> ImageErrorKind {
+    ImageErrorKind::TooLarge(format!("{w}x{h} is over the {max_pixels}-pixel limit"))
 }
 
 #[cfg(test)]

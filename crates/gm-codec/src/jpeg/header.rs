@@ -123,6 +123,7 @@ impl JpegInfo {
 
 /// Why a header could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeaderError {
     /// The bytes do not start with a JPEG start-of-image marker.
     #[error("not a JPEG (no start-of-image marker)")]
@@ -147,7 +148,7 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
         return Err(HeaderError::NotJpeg);
     }
     let mut pos = 2;
-    let mut frame: Option<(Coding, u8, u32, u32, Vec<Component>)> = None;
+    let mut frame: Option<Frame> = None;
     let mut restart_interval = 0;
     let mut adobe_transform = None;
     let mut orientation = 1;
@@ -183,37 +184,7 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
                 if frame.is_some() {
                     return Err(HeaderError::Malformed("two frame headers".into()));
                 }
-                if seg.len() < 6 {
-                    return Err(HeaderError::Truncated);
-                }
-                let precision = seg[0];
-                let height = u32::from(be16(seg, 1)?);
-                let width = u32::from(be16(seg, 3)?);
-                let n = usize::from(seg[5]);
-                if n == 0 || seg.len() < 6 + 3 * n {
-                    return Err(HeaderError::Malformed(format!(
-                        "{n} components in a {}-byte frame header",
-                        seg.len()
-                    )));
-                }
-                let components = (0..n)
-                    .map(|k| {
-                        let c = &seg[6 + 3 * k..9 + 3 * k];
-                        Component {
-                            id: c[0],
-                            h: c[1] >> 4,
-                            v: c[1] & 15,
-                        }
-                    })
-                    .collect();
-                let coding = match marker {
-                    0xC0 => Coding::Baseline,
-                    0xC1 => Coding::Extended,
-                    0xC2 => Coding::Progressive,
-                    0xC3 => Coding::Lossless,
-                    m => Coding::Other(m),
-                };
-                frame = Some((coding, precision, width, height, components));
+                frame = Some(read_frame(marker, seg)?);
             }
             0xDD => restart_interval = be16(seg, 0)?,
             0xEE if seg.starts_with(b"Adobe") && seg.len() >= 12 => adobe_transform = Some(seg[11]),
@@ -223,20 +194,21 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
                 }
             }
             0xDA => {
-                let (coding, precision, width, height, components) = frame.ok_or_else(|| {
+                let frame = frame.ok_or_else(|| {
                     HeaderError::Malformed("a scan before the frame header".into())
                 })?;
-                if width == 0 || height == 0 {
+                if frame.width == 0 || frame.height == 0 {
                     return Err(HeaderError::Malformed(format!(
-                        "image size {width}x{height}"
+                        "image size {}x{}",
+                        frame.width, frame.height
                     )));
                 }
                 return Ok(JpegInfo {
-                    width,
-                    height,
-                    precision,
-                    coding,
-                    components,
+                    width: frame.width,
+                    height: frame.height,
+                    precision: frame.precision,
+                    coding: frame.coding,
+                    components: frame.components,
                     restart_interval,
                     adobe_transform,
                     orientation,
@@ -247,6 +219,56 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
         }
         pos += len;
     }
+}
+
+/// What a frame header (SOFn) says.
+struct Frame {
+    coding: Coding,
+    precision: u8,
+    width: u32,
+    height: u32,
+    components: Vec<Component>,
+}
+
+/// The frame header `seg` of marker `marker` (0xC0 to 0xCF, not DHT/JPG/DAC).
+fn read_frame(marker: u8, seg: &[u8]) -> Result<Frame, HeaderError> {
+    if seg.len() < 6 {
+        return Err(HeaderError::Truncated);
+    }
+    let precision = seg[0];
+    let height = u32::from(be16(seg, 1)?);
+    let width = u32::from(be16(seg, 3)?);
+    let n = usize::from(seg[5]);
+    if n == 0 || seg.len() < 6 + 3 * n {
+        return Err(HeaderError::Malformed(format!(
+            "{n} components in a {}-byte frame header",
+            seg.len()
+        )));
+    }
+    let components = (0..n)
+        .map(|k| {
+            let c = &seg[6 + 3 * k..9 + 3 * k];
+            Component {
+                id: c[0],
+                h: c[1] >> 4,
+                v: c[1] & 15,
+            }
+        })
+        .collect();
+    let coding = match marker {
+        0xC0 => Coding::Baseline,
+        0xC1 => Coding::Extended,
+        0xC2 => Coding::Progressive,
+        0xC3 => Coding::Lossless,
+        m => Coding::Other(m),
+    };
+    Ok(Frame {
+        coding,
+        precision,
+        width,
+        height,
+        components,
+    })
 }
 
 /// The orientation tag (0x0112) of IFD0 of a TIFF-structured EXIF block; invalid values are

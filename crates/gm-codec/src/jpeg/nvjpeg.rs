@@ -11,10 +11,12 @@ use std::sync::{Arc, OnceLock};
 use gm_cuda::{Device, Event, Stream, nvtx};
 
 use super::nvjpeg_sys::{self as sys, Api, ApiError, nvjpegImage_t, status_name};
+use super::types::{PixelFormat, PlaneLayout, Roi};
 
 /// An nvJPEG call that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{op} failed: {} ({status})", status_name(*.status))]
+#[non_exhaustive]
 pub struct NvJpegError {
     /// The call.
     pub op: &'static str,
@@ -77,6 +79,7 @@ impl std::fmt::Debug for NvJpeg {
 
 /// Why nvJPEG could not be set up.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SetupError {
     /// The library is missing or too old.
     #[error(transparent)]
@@ -234,6 +237,16 @@ impl NvFormat {
     }
 }
 
+impl From<PixelFormat> for NvFormat {
+    fn from(f: PixelFormat) -> NvFormat {
+        match f {
+            PixelFormat::Rgb => NvFormat::Rgbi,
+            PixelFormat::RgbPlanar => NvFormat::Rgb,
+            PixelFormat::Grey => NvFormat::Y,
+        }
+    }
+}
+
 /// Where nvJPEG writes one image: device pointer and width in pixels of a tightly packed image.
 pub(crate) fn destination(ptr: u64, width: u32, height: u32, format: NvFormat) -> nvjpegImage_t {
     let w = width as usize;
@@ -259,7 +272,7 @@ pub(crate) fn destination(ptr: u64, width: u32, height: u32, format: NvFormat) -
 }
 
 /// Where nvJPEG writes the planes of one image laid out as `layout` says, starting at `ptr`.
-pub(crate) fn plane_destination(ptr: u64, layout: &super::color::PlaneLayout) -> nvjpegImage_t {
+pub(crate) fn plane_destination(ptr: u64, layout: &PlaneLayout) -> nvjpegImage_t {
     let mut d = nvjpegImage_t::default();
     d.channel[0] = ptr as *mut u8;
     d.pitch[0] = layout.y_pitch;
@@ -283,7 +296,7 @@ pub(crate) struct GpuJob<'a> {
     pub format: NvFormat,
     pub dst: nvjpegImage_t,
     /// Only this region (CUDA backend only; `dst` is sized for it).
-    pub roi: Option<super::batch::Roi>,
+    pub roi: Option<Roi>,
 }
 
 // SAFETY: the pointers in `dst` are device addresses, never dereferenced on the host; `data`
@@ -662,9 +675,6 @@ impl CudaWorker {
 
     /// Decodes one image into `job.dst`, enqueued on this worker's stream.
     pub(crate) fn decode(&mut self, job: &mut GpuJob<'_>) -> Result<(), NvJpegError> {
-        let format = job.format;
-        let nv = &self.nv;
-        let api = &nv.api;
         let k = self.next_pinned;
         self.next_pinned ^= 1;
         // The pinned buffer's previous copy must be done before the host phase refills it.
@@ -676,9 +686,33 @@ impl CudaWorker {
             })?;
         }
         let _nvtx = nvtx::range(c"nvJPEG CUDA backend: host phase and enqueue");
+        self.parse(job)?;
+        let (decoder, state) = self.pick_decoder(job);
+        self.run_phases(decoder, state, k, job)?;
+        self.pinned_free[k]
+            .record(&self.stream)
+            .map_err(|_| NvJpegError {
+                op: "recording a pinned buffer's event",
+                status: 6,
+            })
+    }
+
+    /// Parses `job`'s bytes into this worker's stream object and sets its output format,
+    /// orientation and region in this worker's params.
+    fn parse(&mut self, job: &GpuJob<'_>) -> Result<(), NvJpegError> {
+        let nv = &self.nv;
+        let api = &nv.api;
+        // The params are this worker's for every image: (0, 0, -1, -1) is the whole one.
+        let (x, y, w, h) = job.roi.map_or((0, 0, -1, -1), |r| {
+            (
+                r.x as c_int,
+                r.y as c_int,
+                r.width as c_int,
+                r.height as c_int,
+            )
+        });
         // SAFETY: every object belongs to this worker or to `nv`; `job.data` outlives the
-        // calls (nvjpegJpegStreamParse copies what it keeps: save_stream is 0 and the host
-        // phase finishes before we return); `job.dst` is device memory sized for the output.
+        // call and nvjpegJpegStreamParse copies what it keeps (save_stream is 0).
         unsafe {
             check(
                 "nvjpegJpegStreamParse",
@@ -693,7 +727,7 @@ impl CudaWorker {
             )?;
             check(
                 "nvjpegDecodeParamsSetOutputFormat",
-                (api.nvjpegDecodeParamsSetOutputFormat)(self.params, format.code()),
+                (api.nvjpegDecodeParamsSetOutputFormat)(self.params, job.format.code()),
             )?;
             check(
                 "nvjpegDecodeParamsSetExifOrientation",
@@ -702,37 +736,50 @@ impl CudaWorker {
                     c_int::from(job.orientation),
                 ),
             )?;
-            // The params are this worker's for every image: (0, 0, -1, -1) is the whole one.
-            let (x, y, w, h) = job.roi.map_or((0, 0, -1, -1), |r| {
-                (
-                    r.x as c_int,
-                    r.y as c_int,
-                    r.width as c_int,
-                    r.height as c_int,
-                )
-            });
             check(
                 "nvjpegDecodeParamsSetROI",
                 (api.nvjpegDecodeParamsSetROI)(self.params, x, y, w, h),
-            )?;
-            let mut which = 0;
-            if job.pixels >= self.gpu_huffman_pixels {
-                let mut unsupported: c_int = 1;
-                let st = (api.nvjpegDecoderJpegSupported)(
+            )
+        }
+    }
+
+    /// The decoder and state for the parsed image: the GPU-Huffman one for images of at
+    /// least `gpu_huffman_pixels` pixels that it supports, else the host-Huffman one.
+    fn pick_decoder(&self, job: &GpuJob<'_>) -> (sys::nvjpegJpegDecoder_t, sys::nvjpegJpegState_t) {
+        let nv = &self.nv;
+        if job.pixels >= self.gpu_huffman_pixels {
+            let mut unsupported: c_int = 1;
+            // SAFETY: the decoder, parsed stream and params are live objects of `nv` and this
+            // worker; `unsupported` is a valid out-parameter.
+            let st = unsafe {
+                (nv.api.nvjpegDecoderJpegSupported)(
                     nv.gpu_hybrid,
                     self.jpeg_stream,
                     self.params,
                     &mut unsupported,
-                );
-                if st == sys::NVJPEG_STATUS_SUCCESS && unsupported == 0 {
-                    which = 1;
-                }
-            }
-            let (decoder, state) = if which == 1 {
-                (nv.gpu_hybrid, self.states[1])
-            } else {
-                (nv.hybrid, self.states[0])
+                )
             };
+            if st == sys::NVJPEG_STATUS_SUCCESS && unsupported == 0 {
+                return (nv.gpu_hybrid, self.states[1]);
+            }
+        }
+        (nv.hybrid, self.states[0])
+    }
+
+    /// The host phase of the parsed image with pinned buffer `k`, then its transfer and
+    /// device phase enqueued on this worker's stream, writing to `job.dst`.
+    fn run_phases(
+        &self,
+        decoder: sys::nvjpegJpegDecoder_t,
+        state: sys::nvjpegJpegState_t,
+        k: usize,
+        job: &mut GpuJob<'_>,
+    ) -> Result<(), NvJpegError> {
+        let nv = &self.nv;
+        let api = &nv.api;
+        // SAFETY: every object belongs to this worker or to `nv`; the host phase finishes
+        // before we return; `job.dst` is device memory sized for the output.
+        unsafe {
             check(
                 "nvjpegStateAttachPinnedBuffer",
                 (api.nvjpegStateAttachPinnedBuffer)(state, self.pinned[k]),
@@ -766,14 +813,8 @@ impl CudaWorker {
                     &mut job.dst,
                     raw_stream(&self.stream),
                 ),
-            )?;
+            )
         }
-        self.pinned_free[k]
-            .record(&self.stream)
-            .map_err(|_| NvJpegError {
-                op: "recording a pinned buffer's event",
-                status: 6,
-            })
     }
 }
 

@@ -198,6 +198,7 @@ api! {
 
 /// Why nvJPEG could not be opened.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ApiError {
     /// The library is not there.
     #[error(transparent)]

@@ -15,6 +15,7 @@ pub enum Backend {
 
 /// Why an image cannot be decoded at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RouteError {
     /// More pixels than allowed; refused before anything is allocated.
     #[error("{width}x{height} is larger than the {max_pixels}-pixel limit")]

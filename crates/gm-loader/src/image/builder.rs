@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use gm_codec::jpeg::{ChromaUpsampling, DecoderOptions, PixelFormat};
+use gm_codec::jpeg::{DecoderOptions, PixelFormat};
 use gm_cuda::{DType, Device, DevicePool, PoolStats};
 use gm_transforms::{Compose, Layout, ToDtype, Transform};
 use parking_lot::Mutex;
@@ -19,45 +19,12 @@ use crate::sampler::Sampler;
 use crate::settings::{Placement, Settings, default_gpu};
 use crate::state::LoaderState;
 
-/// The engines' share of a batch in the loader's decoders (the rest goes to nvJPEG's CUDA
-/// backend, whose Huffman decoding runs on `LOADER_CUDA_THREADS` host threads per stage).
-/// Measured on an H200 with ImageNet-sized JPEGs, 3 stages (bench/results/2026-11-21-h200/loader.md):
-/// 0.9 x 2 threads gave 29.7k images/s on 6.5 cores, 0.8 x 4 gave 32.9k on 9.8 cores, 0.7 x 4
-/// gave 33.6k on 12 cores; 0.8 is the middle ground when the host also feeds a model.
-pub const LOADER_HW_LOAD: f32 = 0.8;
-/// CUDA-backend threads per GPU stage; see [`LOADER_HW_LOAD`].
-pub const LOADER_CUDA_THREADS: usize = 4;
-/// Whether the loader's decoders share each batch between the engines and the CUDA backend
-/// at run time (`DecoderOptions::balanced`), `LOADER_HW_LOAD` being the engines' sure share.
-/// Off: the engines and the CUDA backend differ in the last bit, so a split decided at run
-/// time would make pixels depend on timing, and batches must be bit-identical across runs.
-pub const LOADER_BALANCED: bool = false;
 /// Whether a GPU loader makes host threads that wait for the GPU sleep instead of spin
 /// ([`LoaderBuilder::blocking_sync`]). Off: measured on two H200s with 32 cores (2026-11-21,
 /// ImageNet-sized JPEGs, 4 workers x 2 stages, 0.8 share, 4 threads), sleeping gave 34,881
 /// against 31,719 images/s in one run and 33,776 against 34,069 in the next, within the hosts'
 /// run-to-run spread, and the setting is process-wide.
 pub const LOADER_BLOCKING_SYNC: bool = false;
-/// The loader's chroma upsampling: nvJPEG's own (repeated chroma), not the decoder's default
-/// CPU-exact interpolation. Asking the engines for planes costs about 8% of their throughput
-/// and the conversion pass another; on two H200s (2026-11-21, 4 workers x 2 stages) the
-/// pipeline ran at 32,691 images/s with it against 28,732 with smooth chroma, and a random
-/// resized crop resamples the chroma anyway. `decoder(..)` with `ChromaUpsampling::Smooth`
-/// gets the CPU decoders' colours.
-pub const LOADER_CHROMA: ChromaUpsampling = ChromaUpsampling::Replicate;
-
-/// The decoder settings a loader starts from: the decoder's defaults with [`LOADER_HW_LOAD`],
-/// [`LOADER_CUDA_THREADS`], [`LOADER_BALANCED`] and [`LOADER_CHROMA`]. Change fields of it and
-/// pass it to [`LoaderBuilder::decoder`] to keep the rest.
-pub fn loader_decoder_options() -> DecoderOptions {
-    DecoderOptions {
-        hw_load: LOADER_HW_LOAD,
-        cuda_threads: LOADER_CUDA_THREADS,
-        balanced: LOADER_BALANCED,
-        chroma: LOADER_CHROMA,
-        ..DecoderOptions::default()
-    }
-}
 
 /// Whether the loader's CUDA-backend decodes stop at the region each sample's transform reads
 /// ([`LoaderBuilder::region_decode`]).
@@ -194,7 +161,7 @@ impl LoaderBuilder {
 
     /// Decoder settings (backend, engine share, threads, size limit, EXIF orientation). The
     /// output format is always RGB: the transform does the rest. Default:
-    /// [`loader_decoder_options`].
+    /// [`DecoderOptions::for_loader`].
     pub fn decoder(mut self, options: DecoderOptions) -> Self {
         self.decoder = options;
         self
@@ -335,7 +302,7 @@ impl Loader {
             output: None,
             workers: 4,
             prefetch: 2,
-            decoder: loader_decoder_options(),
+            decoder: DecoderOptions::for_loader(),
             gpu_stages: 2,
             cache: None,
             blocking_sync: Some(LOADER_BLOCKING_SYNC),

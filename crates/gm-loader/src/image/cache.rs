@@ -88,7 +88,7 @@ fn header_size(
         Some(SourceFormat::Jpeg) => parse(data)
             .map_err(|e| ImageErrorKind::Corrupt(e.to_string()))?
             .oriented_size(apply_orientation),
-        Some(f) => dimensions(data, f, max_pixels).map_err(SampleErrorKind::Header)?,
+        Some(f) => dimensions(data, f, max_pixels)?,
     };
     if u64::from(w) * u64::from(h) > max_pixels {
         return Err(ImageErrorKind::TooLarge(format!(
@@ -187,7 +187,7 @@ pub(crate) fn build(
     let mut bufs: Vec<Vec<u8>> = Vec::new();
     for chunk in ok.chunks(256) {
         let decoded = decode_chunk(decoder, dataset, chunk, &mut bufs, &mut entries)?;
-        stream.wait(decoded.ready())?;
+        stream.wait(decoded.ready_event())?;
         for (k, &i) in chunk.iter().enumerate() {
             let Ok(e) = entries[i] else { continue };
             if let Err(reason) = resize_into(kernel, &stream, &memory, &decoded, k, e, spec)? {

@@ -262,7 +262,7 @@ impl GpuStage {
             spec.dtype,
         )?;
         for d in decoded {
-            stream.wait(d.ready())?;
+            stream.wait(d.ready_event())?;
         }
         let _nvtx = nvtx::range(c"gm-loader: launch fused transform");
         let sources: Vec<SourceImage> = ready.iter().map(|r| r.source).collect();

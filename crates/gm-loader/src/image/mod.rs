@@ -17,10 +17,7 @@ mod read;
 mod stats;
 
 pub use batch::{Batch, HostTensor, Images};
-pub use builder::{
-    LOADER_BALANCED, LOADER_BLOCKING_SYNC, LOADER_CHROMA, LOADER_CUDA_THREADS, LOADER_HW_LOAD,
-    LOADER_REGION_DECODE, Loader, LoaderBuilder, loader_decoder_options,
-};
+pub use builder::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, Loader, LoaderBuilder};
 pub use cache::{DeviceCache, cached_size};
 pub use dataset::{Dataset, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile};
 pub use pipeline::Epoch;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::common::*;
-use gm_codec::jpeg::DecoderOptions;
+use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split};
 use gm_cuda::{Device, Stream, gpu_test_device};
 use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, Images, Loader, LoaderError, Sampler};
 use gm_transforms::{HorizontalFlip, RandomResizedCrop};
@@ -119,9 +119,15 @@ fn a_balanced_decoder_gives_the_same_batches_up_to_the_decoders_rounding() {
         gpu_loader(&device, data.clone(), 3)
             .gpu_stages(2)
             .decoder(DecoderOptions {
-                balanced,
-                hw_load: 0.3,
-                cuda_threads: 3,
+                split: if balanced {
+                    Split::Balanced { hw_load: 0.3 }
+                } else {
+                    Split::Fixed { hw_load: 0.3 }
+                },
+                cuda: CudaWorkers {
+                    threads: 3,
+                    ..CudaWorkers::default()
+                },
                 ..DecoderOptions::default()
             })
             .sampler(Sampler::shuffled(9))
@@ -155,9 +161,12 @@ fn region_decoding_gives_the_same_batches_up_to_rounding_and_stays_deterministic
             .gpu_stages(stages)
             .region_decode(region)
             .decoder(DecoderOptions {
-                hw_load: 0.3,
-                cuda_threads: 3,
-                ..gm_loader::loader_decoder_options()
+                split: Split::Fixed { hw_load: 0.3 },
+                cuda: CudaWorkers {
+                    threads: 3,
+                    ..CudaWorkers::default()
+                },
+                ..DecoderOptions::for_loader()
             })
             .sampler(Sampler::shuffled(4))
             .batch_size(32)
@@ -309,7 +318,7 @@ fn the_device_cache_serves_the_same_batches_without_decoding_again() {
     // the engines and the CUDA backend differ in the last bit; with no share for the engines
     // every image takes the same path in the cache's batches and in the loader's.
     let one_path = DecoderOptions {
-        hw_load: 0.0,
+        split: Split::Fixed { hw_load: 0.0 },
         ..DecoderOptions::default()
     };
     // The cache holds whole images, so the loader it is compared with decodes whole images too
