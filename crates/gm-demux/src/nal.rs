@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::bits::{BitReader, unescape};
 use crate::codec::{Codec, HevcPpsFields, hevc_pps_slice_fields};
-use crate::error::ParseResult;
+use crate::error::{ParseError, ParseResult, invalid};
 
 /// Slice type of a picture (the least intra of its slices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,7 +109,7 @@ impl<'a> Iterator for NalUnits<'a> {
         }
         if self.data.len() < self.len_size {
             self.data = &[];
-            return Some(Err("truncated NAL length prefix".into()));
+            return Some(Err(ParseError::TruncatedNalLength));
         }
         let len = self.data[..self.len_size]
             .iter()
@@ -121,10 +121,10 @@ impl<'a> Iterator for NalUnits<'a> {
         }
         if len > rest.len() {
             self.data = &[];
-            return Some(Err(format!(
-                "NAL unit of {len} bytes runs past the end of the sample ({} left)",
-                rest.len()
-            )));
+            return Some(Err(ParseError::NalPastEnd {
+                len,
+                left: rest.len(),
+            }));
         }
         let (nal, tail) = rest.split_at(len);
         self.data = tail;
@@ -250,7 +250,7 @@ impl PictureParser {
                 continue;
             }
             if (22..=31).contains(&ty) || (10..=15).contains(&ty) {
-                return Err(format!("reserved HEVC NAL unit type {ty}"));
+                return Err(invalid!("reserved HEVC NAL unit type {ty}"));
             }
             let random_access = match ty {
                 16..=18 => RandomAccess::Bla,
@@ -274,14 +274,14 @@ impl PictureParser {
                 }
                 let pps_id = b.ue()?;
                 let pps = self.hevc_pps.get(&pps_id).copied().ok_or_else(|| {
-                    format!("slice refers to HEVC PPS {pps_id}, which was not seen")
+                    invalid!("slice refers to HEVC PPS {pps_id}, which was not seen")
                 })?;
                 b.skip(pps.num_extra_slice_header_bits as usize)?;
                 slice_type = Some(match b.ue()? {
                     0 => SliceType::B,
                     1 => SliceType::P,
                     2 => SliceType::I,
-                    v => return Err(format!("HEVC slice_type {v}")),
+                    v => return Err(invalid!("HEVC slice_type {v}")),
                 });
             }
             pic = Some(Picture {
@@ -292,7 +292,7 @@ impl PictureParser {
                 temporal_id: tid,
             });
         }
-        let pic = pic.ok_or_else(|| "no slice NAL unit in the sample".to_string())?;
+        let pic = pic.ok_or_else(|| ParseError::from("no slice NAL unit in the sample"))?;
         Ok((pic, sets))
     }
 }

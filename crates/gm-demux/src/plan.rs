@@ -53,7 +53,7 @@ impl VideoIndex {
         let (s, p) = (&self.packets[start as usize], &self.packets[d as usize]);
         self.codec.codec == Codec::Hevc
             && d > start
-            && p.presentation_index < s.presentation_index
+            && p.presented_before(s)
             && p.decode_start < start
     }
 
@@ -66,6 +66,7 @@ impl VideoIndex {
         struct Want {
             start: u32,
             decode: u32,
+            frame: u32,
             slot: u32,
         }
         let mut wants = Vec::with_capacity(frames.len());
@@ -74,6 +75,7 @@ impl VideoIndex {
             wants.push(Want {
                 start: p.decode_start,
                 decode: p.decode_index,
+                frame: f as u32,
                 slot: slot as u32,
             });
         }
@@ -114,13 +116,13 @@ impl VideoIndex {
                 .collect();
             let mut keep: Vec<Keep> = Vec::new();
             let mut by_decode: Vec<&Want> = members.iter().map(|&k| &wants[k]).collect();
-            by_decode.sort_by_key(|w| (self.packets[w.decode as usize].presentation_index, w.slot));
+            by_decode.sort_by_key(|w| (w.frame, w.slot));
             for w in by_decode {
                 let p = &self.packets[w.decode as usize];
                 match keep.last_mut() {
                     Some(k) if k.decode_index == w.decode => k.slots.push(w.slot),
                     _ => keep.push(Keep {
-                        frame: p.presentation_index,
+                        frame: w.frame,
                         decode_index: w.decode,
                         pts: p.pts,
                         slots: vec![w.slot],

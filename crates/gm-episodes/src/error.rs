@@ -2,6 +2,7 @@
 
 /// Why an episode or a generator could not be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EpisodeError {
     /// A negative episode index.
     #[error("episode index {0} is negative")]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gm_cuda::{Device, DevicePtr, Event, Stream, nvtx};
-use gm_demux::{Codec, CodecInfo, DecodePlan, IndexingDemuxer, Keep};
+use gm_demux::{Codec, CodecInfo, DecodePlan, Keep, PacketSource};
 
 use super::api::{Nvcuvid, nvcuvid};
 use super::frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
@@ -101,6 +101,108 @@ struct DecoderFormat {
     target_height: u32,
 }
 
+impl DecoderFormat {
+    /// Whether a decoder created as `self` can take the sequence `want`, reconfigured if need
+    /// be: same codec and format, no larger than it was created for.
+    fn fits(&self, want: &SequenceFormat) -> bool {
+        self.codec == want.codec
+            && self.chroma == want.chroma
+            && self.depth_minus8 == want.depth_minus8
+            && want.coded_width <= self.max_width
+            && want.coded_height <= self.max_height
+            && want.surfaces <= self.max_surfaces
+    }
+
+    /// Whether the decoder is already configured exactly for `want`.
+    fn same_size(&self, want: &SequenceFormat) -> bool {
+        self.coded_width == want.coded_width
+            && self.coded_height == want.coded_height
+            && self.display == want.display
+            && self.surfaces == want.surfaces
+    }
+}
+
+/// What a sequence header asks of the decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SequenceFormat {
+    codec: u32,
+    chroma: u32,
+    depth_minus8: u32,
+    coded_width: u32,
+    coded_height: u32,
+    /// Display area: left, top, right, bottom.
+    display: [i32; 4],
+    target_width: u32,
+    target_height: u32,
+    surfaces: u32,
+    progressive: bool,
+}
+
+impl SequenceFormat {
+    fn of(fmt: &sys::CUVIDEOFORMAT) -> SequenceFormat {
+        let d = fmt.display_area;
+        SequenceFormat {
+            codec: fmt.codec,
+            chroma: fmt.chroma_format,
+            depth_minus8: u32::from(fmt.bit_depth_luma_minus8),
+            coded_width: fmt.coded_width,
+            coded_height: fmt.coded_height,
+            display: [d.left, d.top, d.right, d.bottom],
+            target_width: (d.right - d.left).max(0) as u32,
+            target_height: (d.bottom - d.top).max(0) as u32,
+            surfaces: u32::from(fmt.min_num_decode_surfaces).max(1),
+            progressive: fmt.progressive_sequence != 0,
+        }
+    }
+
+    /// GPU memory of a decoder for this sequence (estimate): its decode surfaces and output
+    /// surfaces, 4:2:0, one or two bytes a sample.
+    fn decoder_bytes(&self) -> usize {
+        let bytes_per_sample = if self.depth_minus8 > 0 { 2 } else { 1 };
+        ((self.surfaces as usize * self.coded_width as usize * self.coded_height as usize)
+            + OUTPUT_SURFACES as usize * self.target_width as usize * self.target_height as usize)
+            * 3
+            / 2
+            * bytes_per_sample
+    }
+
+    /// nvcuvid's creation parameters for this sequence, locking with `lock`.
+    fn create_info(&self, lock: sys::CUvideoctxlock) -> sys::CUVIDDECODECREATEINFO {
+        let mut ci = sys::CUVIDDECODECREATEINFO {
+            ulWidth: self.coded_width.into(),
+            ulHeight: self.coded_height.into(),
+            ulNumDecodeSurfaces: self.surfaces.into(),
+            CodecType: self.codec,
+            ChromaFormat: self.chroma,
+            ulCreationFlags: sys::cudaVideoCreateFlags_enum_cudaVideoCreate_PreferCUVID.into(),
+            bitDepthMinus8: self.depth_minus8.into(),
+            ulMaxWidth: self.coded_width.into(),
+            ulMaxHeight: self.coded_height.into(),
+            OutputFormat: if self.depth_minus8 > 0 {
+                sys::cudaVideoSurfaceFormat_enum_cudaVideoSurfaceFormat_P016
+            } else {
+                sys::cudaVideoSurfaceFormat_enum_cudaVideoSurfaceFormat_NV12
+            },
+            DeinterlaceMode: if self.progressive {
+                sys::cudaVideoDeinterlaceMode_enum_cudaVideoDeinterlaceMode_Weave
+            } else {
+                sys::cudaVideoDeinterlaceMode_enum_cudaVideoDeinterlaceMode_Adaptive
+            },
+            ulTargetWidth: self.target_width.into(),
+            ulTargetHeight: self.target_height.into(),
+            ulNumOutputSurfaces: OUTPUT_SURFACES.into(),
+            vidLock: lock,
+            ..Default::default()
+        };
+        let d = self.display;
+        ci.display_area.left = d[0] as i16;
+        ci.display_area.top = d[1] as i16;
+        ci.display_area.right = d[2] as i16;
+        ci.display_area.bottom = d[3] as i16;
+        ci
+    }
+}
+
 type Consumer = dyn FnMut(&DecodedFrame<'_>) -> Result<()>;
 
 struct State {
@@ -131,7 +233,7 @@ struct State {
 }
 
 /// A parser and decoder on one device, fed with gm-demux plans. Not shareable between
-/// threads; a [`DecoderPool`](super::DecoderPool) runs one per worker thread.
+/// threads; a [`DecoderPool`](crate::nvdec::DecoderPool) runs one per worker thread.
 pub struct DecoderSession {
     state: Box<State>,
     parser: sys::CUvideoparser,
@@ -224,21 +326,23 @@ impl DecoderSession {
         )
     }
 
-    /// Decodes `plan` from `demux`, calling `consumer` for every requested frame (in display
-    /// order within each run; `DecodedFrame::slots` says where each belongs in the request).
+    /// Decodes `plan` with packets from `source` (any container: an
+    /// [`IndexingDemuxer`](gm_demux::IndexingDemuxer), or packets in memory), calling
+    /// `consumer` for every requested frame (in display order within each run;
+    /// `DecodedFrame::slots` says where each belongs in the request).
     /// The consumer's GPU work must be enqueued on [`DecodedFrame::stream`]; the surface stays
     /// mapped until that work is done.
     pub fn decode(
         &mut self,
-        demux: &IndexingDemuxer,
+        source: &dyn PacketSource,
         plan: &DecodePlan,
         consumer: &mut dyn FnMut(&DecodedFrame<'_>) -> Result<()>,
     ) -> Result<()> {
-        let idx = demux.index();
-        self.check_support(&idx.path, &idx.codec)?;
-        self.ensure_parser(idx.codec.codec)?;
+        let codec = source.codec();
+        self.check_support(source.name(), codec)?;
+        self.ensure_parser(codec.codec)?;
         self.state.device.bind_to_thread()?;
-        let result = self.run_plan(demux, plan, consumer);
+        let result = self.run_plan(source, plan, consumer);
         let drained = self.state.drain_ring();
         self.state.consumer = None;
         if result.is_err() {
@@ -250,7 +354,7 @@ impl DecoderSession {
 
     fn run_plan(
         &mut self,
-        demux: &IndexingDemuxer,
+        source: &dyn PacketSource,
         plan: &DecodePlan,
         consumer: &mut dyn FnMut(&DecodedFrame<'_>) -> Result<()>,
     ) -> Result<()> {
@@ -266,7 +370,7 @@ impl DecoderSession {
         for run in &plan.runs {
             let packets = {
                 let _nvtx = nvtx::range(c"gm-codec: read a run's packets");
-                demux.read_run(run)?
+                source.read_run(run)?
             };
             let _nvtx = nvtx::range(c"NVDEC: decode a run");
             self.state.begin_run(&run.keep);
@@ -458,102 +562,75 @@ impl State {
         self.displayed.clear();
     }
 
+    /// The parser's sequence callback: checks the stream against the GPU's caps, then keeps
+    /// the decoder when the new sequence fits it (reconfiguring it if its size changed) or
+    /// creates one. Returns the decode surfaces the parser should use.
     fn sequence(&mut self, fmt: &sys::CUVIDEOFORMAT) -> Result<c_int> {
-        let (cw, ch) = (fmt.coded_width, fmt.coded_height);
-        let chroma = fmt.chroma_format;
-        let depth = u32::from(fmt.bit_depth_luma_minus8);
-        self.check_caps(fmt.codec, chroma, depth, cw, ch)?;
-        let d = fmt.display_area;
-        let display = [d.left, d.top, d.right, d.bottom];
-        let tw = (d.right - d.left).max(0) as u32;
-        let th = (d.bottom - d.top).max(0) as u32;
-        let surfaces = u32::from(fmt.min_num_decode_surfaces).max(1);
+        let want = SequenceFormat::of(fmt);
+        self.check_caps(
+            want.codec,
+            want.chroma,
+            want.depth_minus8,
+            want.coded_width,
+            want.coded_height,
+        )?;
         let vs = fmt.video_signal_description;
         self.colour = ColourInfo {
             matrix_coefficients: vs.matrix_coefficients,
             full_range: vs.video_full_range_flag() != 0,
         };
-        if let Some(f) = self.format
-            && f.codec == fmt.codec
-            && f.chroma == chroma
-            && f.depth_minus8 == depth
-            && cw <= f.max_width
-            && ch <= f.max_height
-            && surfaces <= f.max_surfaces
-        {
-            let same = f.coded_width == cw
-                && f.coded_height == ch
-                && f.display == display
-                && f.surfaces == surfaces;
-            if !same {
-                let mut rc = sys::CUVIDRECONFIGUREDECODERINFO {
-                    ulWidth: cw,
-                    ulHeight: ch,
-                    ulTargetWidth: tw,
-                    ulTargetHeight: th,
-                    ulNumDecodeSurfaces: surfaces,
-                    ..Default::default()
-                };
-                rc.display_area.left = d.left as i16;
-                rc.display_area.top = d.top as i16;
-                rc.display_area.right = d.right as i16;
-                rc.display_area.bottom = d.bottom as i16;
-                // SAFETY: the decoder is live; `rc` is ours.
-                let code = unsafe { (self.api.reconfigure_decoder)(self.decoder, &mut rc) };
-                cu(code, "cuvidReconfigureDecoder", &self.file)?;
-                self.format = Some(DecoderFormat {
-                    coded_width: cw,
-                    coded_height: ch,
-                    surfaces,
-                    display,
-                    target_width: tw,
-                    target_height: th,
-                    ..f
-                });
-                self.stats.reconfigurations += 1;
+        match self.format {
+            Some(f) if f.fits(&want) => {
+                if !f.same_size(&want) {
+                    self.reconfigure(f, &want)?;
+                }
             }
-            return Ok(surfaces as c_int);
+            _ => {
+                self.destroy_decoder();
+                self.create_decoder(&want)?;
+            }
         }
-        self.destroy_decoder();
-        let bytes_per_sample = if depth > 0 { 2 } else { 1 };
-        let bytes = ((surfaces as usize * cw as usize * ch as usize)
-            + OUTPUT_SURFACES as usize * tw as usize * th as usize)
-            * 3
-            / 2
-            * bytes_per_sample;
+        Ok(want.surfaces as c_int)
+    }
+
+    /// Resizes the live decoder (created as `f`) for the sequence `want`, which fits it.
+    fn reconfigure(&mut self, f: DecoderFormat, want: &SequenceFormat) -> Result<()> {
+        let d = want.display;
+        let mut rc = sys::CUVIDRECONFIGUREDECODERINFO {
+            ulWidth: want.coded_width,
+            ulHeight: want.coded_height,
+            ulTargetWidth: want.target_width,
+            ulTargetHeight: want.target_height,
+            ulNumDecodeSurfaces: want.surfaces,
+            ..Default::default()
+        };
+        rc.display_area.left = d[0] as i16;
+        rc.display_area.top = d[1] as i16;
+        rc.display_area.right = d[2] as i16;
+        rc.display_area.bottom = d[3] as i16;
+        // SAFETY: the decoder is live; `rc` is ours.
+        let code = unsafe { (self.api.reconfigure_decoder)(self.decoder, &mut rc) };
+        cu(code, "cuvidReconfigureDecoder", &self.file)?;
+        self.format = Some(DecoderFormat {
+            coded_width: want.coded_width,
+            coded_height: want.coded_height,
+            surfaces: want.surfaces,
+            display: want.display,
+            target_width: want.target_width,
+            target_height: want.target_height,
+            ..f
+        });
+        self.stats.reconfigurations += 1;
+        Ok(())
+    }
+
+    /// Creates a decoder for `want` (none is live), within the budget when there is one.
+    fn create_decoder(&mut self, want: &SequenceFormat) -> Result<()> {
+        let bytes = want.decoder_bytes();
         if let Some(b) = &self.budget {
             b.reserve(bytes)?;
         }
-        let mut ci = sys::CUVIDDECODECREATEINFO {
-            ulWidth: cw.into(),
-            ulHeight: ch.into(),
-            ulNumDecodeSurfaces: surfaces.into(),
-            CodecType: fmt.codec,
-            ChromaFormat: chroma,
-            ulCreationFlags: sys::cudaVideoCreateFlags_enum_cudaVideoCreate_PreferCUVID.into(),
-            bitDepthMinus8: depth.into(),
-            ulMaxWidth: cw.into(),
-            ulMaxHeight: ch.into(),
-            OutputFormat: if depth > 0 {
-                sys::cudaVideoSurfaceFormat_enum_cudaVideoSurfaceFormat_P016
-            } else {
-                sys::cudaVideoSurfaceFormat_enum_cudaVideoSurfaceFormat_NV12
-            },
-            DeinterlaceMode: if fmt.progressive_sequence != 0 {
-                sys::cudaVideoDeinterlaceMode_enum_cudaVideoDeinterlaceMode_Weave
-            } else {
-                sys::cudaVideoDeinterlaceMode_enum_cudaVideoDeinterlaceMode_Adaptive
-            },
-            ulTargetWidth: tw.into(),
-            ulTargetHeight: th.into(),
-            ulNumOutputSurfaces: OUTPUT_SURFACES.into(),
-            vidLock: self.lock,
-            ..Default::default()
-        };
-        ci.display_area.left = d.left as i16;
-        ci.display_area.top = d.top as i16;
-        ci.display_area.right = d.right as i16;
-        ci.display_area.bottom = d.bottom as i16;
+        let mut ci = want.create_info(self.lock);
         // SAFETY: `ci` is fully initialized; the decoder handle is ours to destroy.
         let code = unsafe { (self.api.create_decoder)(&mut self.decoder, &mut ci) };
         if code != 0 {
@@ -568,26 +645,26 @@ impl State {
                     budget: self.budget.as_ref().map(|b| b.limit).unwrap_or(0),
                 });
             }
-            return cu(code, "cuvidCreateDecoder", &self.file).map(|()| 0);
+            return cu(code, "cuvidCreateDecoder", &self.file);
         }
         self.reserved = bytes;
         self.stats.decoders_created += 1;
         self.stats.decoder_bytes = bytes;
         self.format = Some(DecoderFormat {
-            codec: fmt.codec,
-            chroma,
-            depth_minus8: depth,
-            max_width: cw,
-            max_height: ch,
-            max_surfaces: surfaces,
-            coded_width: cw,
-            coded_height: ch,
-            surfaces,
-            display,
-            target_width: tw,
-            target_height: th,
+            codec: want.codec,
+            chroma: want.chroma,
+            depth_minus8: want.depth_minus8,
+            max_width: want.coded_width,
+            max_height: want.coded_height,
+            max_surfaces: want.surfaces,
+            coded_width: want.coded_width,
+            coded_height: want.coded_height,
+            surfaces: want.surfaces,
+            display: want.display,
+            target_width: want.target_width,
+            target_height: want.target_height,
         });
-        Ok(surfaces as c_int)
+        Ok(())
     }
 
     fn destroy_decoder(&mut self) {
