@@ -2,6 +2,8 @@
 
 use std::sync::OnceLock;
 
+use crate::error::{CodecError, Result};
+
 use super::sys;
 use crate::libraries::{LibraryError, LoadedLibrary, NvLibrary, open_library};
 
@@ -76,4 +78,17 @@ api! {
 pub(crate) fn nvcuvid() -> Result<&'static Nvcuvid, &'static NvcuvidError> {
     static API: OnceLock<Result<Nvcuvid, NvcuvidError>> = OnceLock::new();
     API.get_or_init(Nvcuvid::load).as_ref()
+}
+
+/// A nvcuvid status as a result: `op` failed on `file` unless `code` is 0.
+pub(crate) fn cu(code: sys::CUresult, op: &'static str, file: &std::path::Path) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(CodecError::Nvdec {
+            file: file.to_path_buf(),
+            op,
+            code,
+        })
+    }
 }
