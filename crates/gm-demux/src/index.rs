@@ -12,7 +12,7 @@ use crate::source::{ByteSource, FileSource};
 use crate::tables::RawSample;
 
 /// Bytes first read from the start of a sample to find its slice headers.
-pub(crate) const HEADER_WINDOW: usize = 1 << 10;
+const HEADER_WINDOW: usize = 1 << 10;
 
 /// The index of one video track.
 #[derive(Debug, Clone, PartialEq)]

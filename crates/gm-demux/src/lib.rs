@@ -27,6 +27,7 @@ mod options;
 mod packet;
 mod persist;
 mod plan;
+mod planner;
 mod sample;
 pub mod source;
 mod tables;
