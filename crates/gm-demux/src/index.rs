@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::codec::CodecInfo;
 use crate::error::{DemuxError, Result};
-use crate::nal::{Leading, Picture, PictureParser, RandomAccess};
+use crate::nal::PictureParser;
 use crate::options::{BitstreamScan, IndexOptions};
+use crate::picture::{Leading, Picture, RandomAccess};
 use crate::sample::{FrameIndex, Gop, Rational, Sample, SyncMismatch};
 use crate::source::{ByteSource, FileSource};
 use crate::tables::RawSample;

@@ -14,8 +14,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use crate::codec::{Codec, CodecInfo};
 use crate::error::{DemuxError, Result};
 use crate::index::VideoIndex;
-use crate::nal::{Leading, Picture, RandomAccess, SliceType};
 use crate::options::{BitstreamScan, IndexOptions, TrackSelect};
+use crate::picture::{Leading, Picture, RandomAccess, SliceType};
 use crate::tables::{MAX_SAMPLES, RawSample};
 
 const MAGIC: &[u8; 5] = b"GMIDX";

@@ -3,7 +3,7 @@
 
 use std::num::NonZeroU32;
 
-use crate::nal::{Picture, RandomAccess};
+use crate::picture::{Picture, RandomAccess};
 
 /// A frame's position in presentation order. Samples that are not presented (before the edit
 /// list's start) have none: [`Sample::presentation_index`] is `None`, and `Option<FrameIndex>`
