@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use gm_demux::{BitstreamScan, Frame, IndexOptions, TrackSelect, VideoIndex};
+use gm_demux::{BitstreamScan, IndexOptions, Sample, TrackSelect, VideoIndex};
 use serde_json::{Value, json};
 
 /// Arguments of `gm probe`.
@@ -99,10 +99,10 @@ fn summary(idx: &VideoIndex, ms: f64) -> Value {
     })
 }
 
-fn frame_json(idx: &VideoIndex, p: &Frame) -> Value {
+fn frame_json(idx: &VideoIndex, p: &Sample) -> Value {
     let pic = p.picture;
     json!({
-        "index": p.presentation_index,
+        "index": p.presentation_index.map(u32::from),
         "decode_index": p.decode_index,
         "pts": p.pts,
         "dts": p.dts,
@@ -172,7 +172,7 @@ fn print_text(idx: &VideoIndex, v: &Value, frames: bool) {
             let pic = p.picture;
             println!(
                 "  {:5} {:6} {:8} {:8} {:8} {:7} {:>3} {:>4} {:>3} {:>3} {:3} {:5}",
-                p.presentation_index,
+                p.presentation_index.map(u32::from).unwrap_or_default(),
                 p.decode_index,
                 p.pts,
                 p.dts,

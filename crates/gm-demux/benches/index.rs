@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use gm_demux::{BitstreamScan, Frame, IndexOptions, VideoIndex};
+use gm_demux::{BitstreamScan, IndexOptions, Sample, VideoIndex};
 
 fn media_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-media")
@@ -157,8 +157,8 @@ fn main() {
     println!();
     println!(
         "memory: {} bytes per frame in the index ({:.1} MB for {} frames); saved index {:.2} MB ({:.1} bytes per frame), loaded in {load_ms:.1} ms",
-        std::mem::size_of::<Frame>(),
-        (std::mem::size_of::<Frame>() * idx.packets.len()) as f64 / 1e6,
+        std::mem::size_of::<Sample>(),
+        (std::mem::size_of::<Sample>() * idx.packets.len()) as f64 / 1e6,
         loaded.packets.len(),
         std::fs::metadata(&saved).unwrap().len() as f64 / 1e6,
         std::fs::metadata(&saved).unwrap().len() as f64 / idx.packets.len() as f64

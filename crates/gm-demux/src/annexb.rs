@@ -1,12 +1,14 @@
 //! Length-prefixed samples to Annex-B byte streams (start codes), with the parameter sets put
 //! in front of the first packet of a decode run, which is what NVDEC's parser needs.
 
+use crate::error::ParseError;
 use crate::nal::NalUnits;
 
 const START_CODE: [u8; 4] = [0, 0, 0, 1];
 
-/// Appends `sample` (NAL units with `len_size`-byte lengths) to `out` as Annex-B.
-pub fn append_annexb(out: &mut Vec<u8>, sample: &[u8], len_size: u8) -> Result<(), String> {
+/// Appends `sample` (NAL units with `len_size`-byte lengths) to `out` as Annex-B; an error
+/// when a length runs past the end of the sample.
+pub fn append_annexb(out: &mut Vec<u8>, sample: &[u8], len_size: u8) -> Result<(), ParseError> {
     for nal in NalUnits::new(sample, usize::from(len_size)) {
         out.extend_from_slice(&START_CODE);
         out.extend_from_slice(nal?);

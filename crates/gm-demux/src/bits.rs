@@ -1,7 +1,7 @@
 //! Reading NAL unit payloads: emulation-prevention removal and an exp-Golomb bit reader, enough
 //! for the first fields of slice headers and parameter sets.
 
-use crate::error::ParseResult;
+use crate::error::{ParseError, ParseResult};
 
 /// The RBSP of a NAL payload: `00 00 03` becomes `00 00`. At most `limit` output bytes are
 /// produced, since slice headers need only their first bytes.
@@ -39,7 +39,7 @@ impl<'a> BitReader<'a> {
         let byte = self
             .bytes
             .get(self.bit / 8)
-            .ok_or_else(|| "bitstream ends inside a header".to_string())?;
+            .ok_or(ParseError::BitstreamEnd)?;
         let v = (byte >> (7 - self.bit % 8)) & 1;
         self.bit += 1;
         Ok(v == 1)
@@ -57,7 +57,7 @@ impl<'a> BitReader<'a> {
     /// Skips `n` bits.
     pub fn skip(&mut self, n: usize) -> ParseResult<()> {
         if self.bit + n > self.bytes.len() * 8 {
-            return Err("bitstream ends inside a header".into());
+            return Err(ParseError::BitstreamEnd);
         }
         self.bit += n;
         Ok(())
@@ -69,7 +69,7 @@ impl<'a> BitReader<'a> {
         while !self.bit()? {
             zeros += 1;
             if zeros > 31 {
-                return Err("exp-Golomb code longer than 32 bits".into());
+                return Err(ParseError::ExpGolombTooLong);
             }
         }
         let rest = self.bits(zeros)?;

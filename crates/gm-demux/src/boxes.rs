@@ -1,7 +1,7 @@
 //! ISO-BMFF box headers, child iteration over bytes in memory, and the top-level scan of a file
 //! by positioned reads (which skips `mdat` without reading it).
 
-use crate::error::ParseResult;
+use crate::error::{ParseError, ParseResult, invalid};
 use crate::source::ByteSource;
 
 /// A four-character box type.
@@ -38,7 +38,7 @@ impl BoxHeader {
 /// `limit` (a size of 0 means "to the limit").
 pub fn parse_header(bytes: &[u8], offset: u64, limit: u64) -> ParseResult<BoxHeader> {
     if bytes.len() < 8 {
-        return Err(format!("truncated box header at offset {offset}"));
+        return Err(invalid!("truncated box header at offset {offset}"));
     }
     let size32 = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
     let kind = [bytes[4], bytes[5], bytes[6], bytes[7]];
@@ -46,7 +46,7 @@ pub fn parse_header(bytes: &[u8], offset: u64, limit: u64) -> ParseResult<BoxHea
         0 => (8, limit.saturating_sub(offset)),
         1 => {
             if bytes.len() < 16 {
-                return Err(format!(
+                return Err(invalid!(
                     "truncated 64-bit size of box '{}' at offset {offset}",
                     fourcc_str(kind)
                 ));
@@ -61,7 +61,7 @@ pub fn parse_header(bytes: &[u8], offset: u64, limit: u64) -> ParseResult<BoxHea
         header_len += 16;
     }
     if size < header_len {
-        return Err(format!(
+        return Err(invalid!(
             "box '{}' at offset {offset} declares size {size}, smaller than its header",
             fourcc_str(kind)
         ));
@@ -73,7 +73,7 @@ pub fn parse_header(bytes: &[u8], offset: u64, limit: u64) -> ParseResult<BoxHea
             header_len,
             size,
         }),
-        _ => Err(format!(
+        _ => Err(invalid!(
             "box '{}' at offset {offset} declares size {size}, past the end of its container ({limit})",
             fourcc_str(kind)
         )),
@@ -178,20 +178,20 @@ pub fn scan_top_level(src: &dyn ByteSource) -> ParseResult<TopLevel> {
     while offset < len {
         count += 1;
         if count > MAX_TOP_LEVEL_BOXES {
-            return Err(format!("more than {MAX_TOP_LEVEL_BOXES} top-level boxes"));
+            return Err(invalid!("more than {MAX_TOP_LEVEL_BOXES} top-level boxes"));
         }
         let n = (len - offset).min(16) as usize;
         src.read_exact_at(&mut buf[..n], offset)
             .map_err(|e| format!("reading the box header at offset {offset}: {e}"))?;
         let h = parse_header(&buf[..n], offset, len).map_err(|e| {
             if count == 1 {
-                format!("not an MP4/MOV file ({e})")
+                invalid!("not an MP4/MOV file ({e})")
             } else {
                 e
             }
         })?;
         if count == 1 && !is_known_top_level(&h.kind) {
-            return Err(format!(
+            return Err(invalid!(
                 "not an MP4/MOV file: it starts with '{}'",
                 fourcc_str(h.kind)
             ));
@@ -278,7 +278,7 @@ pub fn check_table_counts(content: &[u8]) -> ParseResult<()> {
             r.skip(at)?;
             let count = r.u32()? as usize;
             if count.saturating_mul(size) > r.remaining() {
-                return Err(format!(
+                return Err(invalid!(
                     "'{}' declares {count} entries but holds {} bytes",
                     fourcc_str(h.kind),
                     r.remaining()
@@ -326,7 +326,7 @@ fn hide_children(buf: &mut [u8], start: usize) -> ParseResult<()> {
 /// Reads a whole box (header and content) into memory, refusing absurd sizes.
 pub fn read_box(src: &dyn ByteSource, h: &BoxHeader, max: u64) -> ParseResult<Vec<u8>> {
     if h.size > max {
-        return Err(format!(
+        return Err(invalid!(
             "box '{}' of {} bytes is larger than the {max}-byte limit",
             fourcc_str(h.kind),
             h.size
@@ -360,11 +360,10 @@ impl<'a> Reader<'a> {
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| {
-                format!(
-                    "'{}' box truncated: needs {n} bytes at {}",
-                    self.what, self.pos
-                )
+            .ok_or(ParseError::Truncated {
+                what: self.what,
+                needed: n,
+                at: self.pos,
             })?;
         let s = &self.bytes[self.pos..end];
         self.pos = end;
@@ -439,12 +438,14 @@ mod tests {
         assert!(
             parse_header(&too_big, 0, 100)
                 .unwrap_err()
+                .to_string()
                 .contains("past the end")
         );
         let too_small = [0, 0, 0, 4, b'm', b'o', b'o', b'v'];
         assert!(
             parse_header(&too_small, 0, 100)
                 .unwrap_err()
+                .to_string()
                 .contains("smaller than its header")
         );
         let mut overflow = vec![0, 0, 0, 1];

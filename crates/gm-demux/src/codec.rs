@@ -3,7 +3,7 @@
 
 use crate::bits::{BitReader, unescape};
 use crate::boxes::{Children, FourCc, Reader, fourcc_str};
-use crate::error::ParseResult;
+use crate::error::{ParseError, ParseResult, invalid};
 
 /// The codecs we index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,18 +71,15 @@ impl CodecInfo {
 }
 
 /// Why a sample entry was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EntryError {
     /// A codec we do not index; carries its four-character code.
+    #[error("unsupported codec {0}")]
     Unsupported(String),
     /// A damaged entry.
-    Malformed(String),
-}
-
-impl From<String> for EntryError {
-    fn from(s: String) -> Self {
-        EntryError::Malformed(s)
-    }
+    #[error(transparent)]
+    Malformed(#[from] ParseError),
 }
 
 /// Size of a VisualSampleEntry before its child boxes (ISO 14496-12, 12.1.3).
@@ -99,7 +96,7 @@ pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
     let entries = r.rest();
     let (h, content) = Children::new(entries)
         .next()
-        .ok_or_else(|| "'stsd' has no sample entry".to_string())??;
+        .ok_or_else(|| ParseError::from("'stsd' has no sample entry"))??;
     let codec = match &h.kind {
         b"avc1" | b"avc3" => Codec::H264,
         b"hvc1" | b"hev1" => Codec::Hevc,
@@ -107,7 +104,7 @@ pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
         other => return Err(EntryError::Unsupported(fourcc_str(*other))),
     };
     if content.len() < VISUAL_ENTRY_LEN {
-        return Err(EntryError::Malformed(format!(
+        return Err(EntryError::Malformed(invalid!(
             "'{}' sample entry truncated",
             fourcc_str(h.kind)
         )));
@@ -123,7 +120,7 @@ pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
         b"hvcC"
     };
     let config = crate::boxes::find(children, config_kind)?.ok_or_else(|| {
-        format!(
+        invalid!(
             "'{}' sample entry has no '{}' box",
             fourcc_str(h.kind),
             fourcc_str(*config_kind)
@@ -189,7 +186,7 @@ pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
     use h264_reader::nal::sps::{ChromaFormat, SeqParameterSet};
     // h264-reader's NAL decoder underflows on a unit shorter than its header and one byte.
     if sps.len() < 2 || sps[0] & 0x1f != 7 {
-        return Err(format!(
+        return Err(invalid!(
             "H.264 SPS: not an SPS NAL unit ({} bytes)",
             sps.len()
         ));
@@ -202,7 +199,7 @@ pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
         ChromaFormat::YUV420 => 1,
         ChromaFormat::YUV422 => 2,
         ChromaFormat::YUV444 => 3,
-        ChromaFormat::Invalid(v) => return Err(format!("H.264 SPS: chroma_format_idc {v}")),
+        ChromaFormat::Invalid(v) => return Err(invalid!("H.264 SPS: chroma_format_idc {v}")),
     };
     Ok((chroma, sps.chroma_info.bit_depth_luma_minus8 + 8))
 }

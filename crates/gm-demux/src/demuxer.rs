@@ -5,21 +5,13 @@ use std::sync::Arc;
 
 use crate::annexb::{append_annexb, append_parameter_sets};
 use crate::cache::GopCache;
+use crate::codec::CodecInfo;
 use crate::error::{DemuxError, Result};
-use crate::index::{IndexOptions, VideoIndex};
+use crate::index::VideoIndex;
+use crate::options::IndexOptions;
+use crate::packet::{Packet, PacketSource};
 use crate::plan::{DecodePlan, DecodeRun};
 use crate::source::{ByteSource, FileSource};
-
-/// One packet ready for a decoder.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet {
-    /// Decode index.
-    pub decode_index: u32,
-    /// Presentation time (ticks); decoders hand it back with the decoded picture.
-    pub pts: i64,
-    /// Annex-B bytes; the first packet of a run starts with the parameter sets.
-    pub data: Vec<u8>,
-}
 
 /// A video's index and its bytes: plans frame requests and reads exactly the planned packets.
 pub struct IndexingDemuxer {
@@ -77,7 +69,8 @@ impl IndexingDemuxer {
         self.source.bytes_read()
     }
 
-    /// The packets of `run`, as Annex-B, reading only their byte ranges (or the cache).
+    /// The packets of `run`, as Annex-B, reading only their byte ranges (or the cache); the
+    /// same as [`PacketSource::read_run`].
     pub fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>> {
         let idx = &self.index;
         let mut out = Vec::with_capacity(run.packets.len());
@@ -95,11 +88,11 @@ impl IndexingDemuxer {
             if k == 0 {
                 append_parameter_sets(&mut data, &idx.codec.parameter_sets);
             }
-            append_annexb(&mut data, &raw, idx.codec.nal_length_size).map_err(|reason| {
+            append_annexb(&mut data, &raw, idx.codec.nal_length_size).map_err(|e| {
                 DemuxError::BadSample {
                     file: idx.path.clone(),
                     sample: d as usize,
-                    reason,
+                    reason: e.to_string(),
                 }
             })?;
             out.push(Packet {
@@ -131,5 +124,19 @@ impl IndexingDemuxer {
             cache.insert(key, d, bytes.clone());
         }
         Ok(bytes)
+    }
+}
+
+impl PacketSource for IndexingDemuxer {
+    fn name(&self) -> &Path {
+        &self.index.path
+    }
+
+    fn codec(&self) -> &CodecInfo {
+        &self.index.codec
+    }
+
+    fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>> {
+        IndexingDemuxer::read_run(self, run)
     }
 }

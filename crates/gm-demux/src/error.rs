@@ -73,13 +73,70 @@ pub enum DemuxError {
 }
 
 impl DemuxError {
-    pub(crate) fn malformed(file: &Path, reason: impl Into<String>) -> Self {
+    pub(crate) fn malformed(file: &Path, reason: impl std::fmt::Display) -> Self {
         DemuxError::Malformed {
             file: file.to_path_buf(),
-            reason: reason.into(),
+            reason: reason.to_string(),
         }
     }
 }
 
-/// Errors of the byte-level parsers, before the file name is attached.
-pub(crate) type ParseResult<T> = std::result::Result<T, String>;
+/// What a byte-level parser (boxes, tables, NAL units, slice headers) found wrong, before the
+/// file name is attached; [`DemuxError`] carries its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// A box or record ends before a field it must hold.
+    #[error("'{what}' box truncated: needs {needed} bytes at {at}")]
+    Truncated {
+        /// The box or record being read.
+        what: &'static str,
+        /// Bytes the field needs.
+        needed: usize,
+        /// Where the field starts in it.
+        at: usize,
+    },
+    /// A slice header or parameter set ends inside a field.
+    #[error("bitstream ends inside a header")]
+    BitstreamEnd,
+    /// An exp-Golomb code too long for 32 bits.
+    #[error("exp-Golomb code longer than 32 bits")]
+    ExpGolombTooLong,
+    /// A sample ends inside a NAL unit's length prefix.
+    #[error("truncated NAL length prefix")]
+    TruncatedNalLength,
+    /// A NAL unit's length runs past the end of its sample.
+    #[error("NAL unit of {len} bytes runs past the end of the sample ({left} left)")]
+    NalPastEnd {
+        /// The declared length.
+        len: usize,
+        /// Bytes left in the sample.
+        left: usize,
+    },
+    /// Any other inconsistency, described in terms of boxes, tables and fields.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for ParseError {
+    fn from(reason: String) -> Self {
+        ParseError::Invalid(reason)
+    }
+}
+
+impl From<&str> for ParseError {
+    fn from(reason: &str) -> Self {
+        ParseError::Invalid(reason.to_string())
+    }
+}
+
+/// Result of the byte-level parsers.
+pub(crate) type ParseResult<T> = std::result::Result<T, ParseError>;
+
+/// `invalid!("...", args)`: a [`ParseError::Invalid`] with a formatted message.
+macro_rules! invalid {
+    ($($arg:tt)*) => {
+        $crate::error::ParseError::Invalid(format!($($arg)*))
+    };
+}
+pub(crate) use invalid;

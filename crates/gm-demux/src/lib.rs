@@ -1,10 +1,11 @@
 //! Frame-exact indexing of MP4/MOV video without decoding, on the CPU.
 //!
 //! [`VideoIndex::open`] reads a file's metadata boxes (positioned reads; `mdat` is never read
-//! through) and builds, for the chosen video track, every frame in presentation and decode
-//! order with exact timestamps, byte ranges, the container's sync flags, GOPs, and the packet
-//! decoding must start from to reproduce each frame exactly, including leading pictures of
-//! open GOPs, which need the previous GOP. Optionally it reads slice headers to check the sync
+//! through) and builds, for the chosen video track, every coded [`Sample`] in decode order and
+//! every frame in presentation order, with exact timestamps, byte ranges, the container's sync
+//! flags, GOPs, and the sample decoding must start from to reproduce each frame exactly,
+//! including leading pictures of open GOPs, which need the previous GOP. Decoders take their
+//! packets through [`PacketSource`], which [`IndexingDemuxer`] implements. Optionally it reads slice headers to check the sync
 //! flags against the bitstream and to learn picture types.
 //!
 //! Supported: MP4/MOV with H.264 (`avc1`, `avc3`) or HEVC (`hvc1`, `hev1`) video, progressive or
@@ -18,24 +19,31 @@ mod cache;
 pub mod codec;
 mod demuxer;
 mod error;
+mod fragment;
 mod index;
+mod mp4;
 pub mod nal;
+mod options;
+mod packet;
 mod persist;
+mod picture;
 mod plan;
+mod planner;
+mod sample;
 pub mod source;
 mod tables;
 
 pub use annexb::{append_annexb, append_parameter_sets};
 pub use cache::{CacheStats, GopCache, GopKey};
 pub use codec::{Codec, CodecInfo};
-pub use demuxer::{IndexingDemuxer, Packet};
-pub use error::{DemuxError, Result};
-pub use index::{
-    BitstreamScan, Frame, Gop, IndexOptions, NOT_PRESENTED, Rational, SyncMismatch, TrackSelect,
-    VideoIndex,
-};
-pub use nal::{Leading, Picture, RandomAccess, SliceType};
+pub use demuxer::IndexingDemuxer;
+pub use error::{DemuxError, ParseError, Result};
+pub use index::VideoIndex;
+pub use options::{BitstreamScan, IndexOptions, TrackSelect};
+pub use packet::{Packet, PacketSource};
 pub use persist::INDEX_FORMAT_VERSION;
+pub use picture::{Leading, Picture, RandomAccess, SliceType};
 pub use plan::{DecodePlan, DecodeRun, Keep};
+pub use sample::{FrameIndex, Gop, Rational, Sample, SyncMismatch};
 pub use source::{ByteSource, FileSource, MemSource};
 pub use tables::MAX_SAMPLES;

@@ -5,67 +5,8 @@ use std::collections::HashMap;
 
 use crate::bits::{BitReader, unescape};
 use crate::codec::{Codec, HevcPpsFields, hevc_pps_slice_fields};
-use crate::error::ParseResult;
-
-/// Slice type of a picture (the least intra of its slices).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SliceType {
-    /// Intra only.
-    I,
-    /// Predicted from earlier pictures.
-    P,
-    /// Bi-predicted.
-    B,
-}
-
-/// Whether decoding can start at this picture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RandomAccess {
-    /// Not a random-access point.
-    None,
-    /// Instantaneous decoder refresh: nothing after it refers to anything before it.
-    Idr,
-    /// HEVC clean random access: leading pictures (RASL) may refer to the previous GOP.
-    Cra,
-    /// HEVC broken link access.
-    Bla,
-    /// H.264 intra picture with a recovery point SEI (x264's open GOP).
-    RecoveryPoint,
-}
-
-impl RandomAccess {
-    /// Whether leading pictures of this picture's GOP may need the previous GOP.
-    pub fn is_open(self) -> bool {
-        matches!(self, RandomAccess::Cra | RandomAccess::RecoveryPoint)
-    }
-}
-
-/// HEVC leading-picture kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Leading {
-    /// Not a leading picture (or H.264, which does not say).
-    No,
-    /// Random access decodable leading picture.
-    Radl,
-    /// Random access skipped leading picture: needs the previous GOP.
-    Rasl,
-}
-
-/// The bitstream's view of one sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Picture {
-    /// Slice type, if a slice header was read.
-    pub slice_type: Option<SliceType>,
-    /// Random-access kind.
-    pub random_access: RandomAccess,
-    /// Whether later pictures may use it as a reference (H.264 `nal_ref_idc != 0`; HEVC: not a
-    /// sub-layer non-reference NAL type).
-    pub reference: bool,
-    /// HEVC leading-picture kind.
-    pub leading: Leading,
-    /// HEVC `TemporalId` (0 for H.264).
-    pub temporal_id: u8,
-}
+use crate::error::{ParseError, ParseResult, invalid};
+pub use crate::picture::{Leading, Picture, RandomAccess, SliceType};
 
 /// Reads pictures in decode order, keeping the parameter-set state that slice headers need.
 pub struct PictureParser {
@@ -109,7 +50,7 @@ impl<'a> Iterator for NalUnits<'a> {
         }
         if self.data.len() < self.len_size {
             self.data = &[];
-            return Some(Err("truncated NAL length prefix".into()));
+            return Some(Err(ParseError::TruncatedNalLength));
         }
         let len = self.data[..self.len_size]
             .iter()
@@ -121,10 +62,10 @@ impl<'a> Iterator for NalUnits<'a> {
         }
         if len > rest.len() {
             self.data = &[];
-            return Some(Err(format!(
-                "NAL unit of {len} bytes runs past the end of the sample ({} left)",
-                rest.len()
-            )));
+            return Some(Err(ParseError::NalPastEnd {
+                len,
+                left: rest.len(),
+            }));
         }
         let (nal, tail) = rest.split_at(len);
         self.data = tail;
@@ -250,7 +191,7 @@ impl PictureParser {
                 continue;
             }
             if (22..=31).contains(&ty) || (10..=15).contains(&ty) {
-                return Err(format!("reserved HEVC NAL unit type {ty}"));
+                return Err(invalid!("reserved HEVC NAL unit type {ty}"));
             }
             let random_access = match ty {
                 16..=18 => RandomAccess::Bla,
@@ -274,14 +215,14 @@ impl PictureParser {
                 }
                 let pps_id = b.ue()?;
                 let pps = self.hevc_pps.get(&pps_id).copied().ok_or_else(|| {
-                    format!("slice refers to HEVC PPS {pps_id}, which was not seen")
+                    invalid!("slice refers to HEVC PPS {pps_id}, which was not seen")
                 })?;
                 b.skip(pps.num_extra_slice_header_bits as usize)?;
                 slice_type = Some(match b.ue()? {
                     0 => SliceType::B,
                     1 => SliceType::P,
                     2 => SliceType::I,
-                    v => return Err(format!("HEVC slice_type {v}")),
+                    v => return Err(invalid!("HEVC slice_type {v}")),
                 });
             }
             pic = Some(Picture {
@@ -292,7 +233,7 @@ impl PictureParser {
                 temporal_id: tid,
             });
         }
-        let pic = pic.ok_or_else(|| "no slice NAL unit in the sample".to_string())?;
+        let pic = pic.ok_or_else(|| ParseError::from("no slice NAL unit in the sample"))?;
         Ok((pic, sets))
     }
 }

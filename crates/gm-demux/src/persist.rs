@@ -13,11 +13,38 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use crate::codec::{Codec, CodecInfo};
 use crate::error::{DemuxError, Result};
-use crate::index::{BitstreamScan, IndexOptions, VideoIndex};
-use crate::nal::{Leading, Picture, RandomAccess, SliceType};
+use crate::index::VideoIndex;
+use crate::options::{BitstreamScan, IndexOptions, TrackSelect};
+use crate::picture::{Leading, Picture, RandomAccess, SliceType};
 use crate::tables::{MAX_SAMPLES, RawSample};
 
 const MAGIC: &[u8; 5] = b"GMIDX";
+
+/// Why a saved payload could not be read back; [`DemuxError::StaleIndex`] carries its message.
+#[derive(Debug, thiserror::Error)]
+enum PayloadError {
+    /// The payload ends inside a field.
+    #[error("truncated")]
+    Truncated,
+    /// A varint of more than 64 bits.
+    #[error("varint too long")]
+    VarintTooLong,
+    /// A field's value does not fit its type.
+    #[error("{0}")]
+    OutOfRange(&'static str),
+    /// A count larger than the bytes that follow could hold.
+    #[error("{0} items cannot fit")]
+    CountTooLarge(usize),
+    /// More packets than a track may have.
+    #[error("{0} packets")]
+    TooManyPackets(usize),
+    /// Bytes after the last packet.
+    #[error("trailing bytes")]
+    TrailingBytes,
+    /// No packets at all.
+    #[error("no packets")]
+    NoPackets,
+}
 /// Format version; files of another version are rebuilt, not read.
 pub const INDEX_FORMAT_VERSION: u16 = 1;
 
@@ -69,7 +96,7 @@ impl VideoIndex {
         if payload.len() as u64 != len || crc32fast::hash(payload) != crc {
             return Err(stale("damaged (length or checksum mismatch)".into()));
         }
-        let mut index = decode(payload, video).map_err(stale)?;
+        let mut index = decode(payload, video).map_err(|e| stale(e.to_string()))?;
         let meta = std::fs::metadata(video).map_err(|source| DemuxError::Io {
             file: video.to_path_buf(),
             source,
@@ -94,8 +121,8 @@ impl VideoIndex {
         if let Ok(index) = Self::load(index_path, video)
             && index.scan == options.scan
             && match options.track {
-                crate::index::TrackSelect::FirstVideo => true,
-                crate::index::TrackSelect::Id(id) => index.track_id == id,
+                TrackSelect::FirstVideo => true,
+                TrackSelect::Id(id) => index.track_id == id,
             }
         {
             return Ok(index);
@@ -166,14 +193,16 @@ impl VideoIndex {
     }
 }
 
-fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, String> {
+/// Reads a payload written by `encode`; GOPs, decode starts and presentation order are
+/// derived again by `assemble`.
+fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
     let mut r = Cursor { b: payload, pos: 0 };
     let file_size = r.u()?;
     let secs = r.u()?;
     let nanos = r.u()?;
     let modified = (secs > 0).then(|| UNIX_EPOCH + Duration::new(secs - 1, nanos as u32));
-    let track_id = u32::try_from(r.u()?).map_err(|_| "track id")?;
-    let timescale = u32::try_from(r.u()?).map_err(|_| "timescale")?;
+    let track_id = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("track id"))?;
+    let timescale = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("timescale"))?;
     let edit_shift = r.i()?;
     let flags = r.byte()?;
     let scan = match r.byte()? {
@@ -181,6 +210,39 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, String> {
         1 => BitstreamScan::Keyframes,
         _ => BitstreamScan::Full,
     };
+    let codec = decode_codec(&mut r)?;
+    let in_band = r.u()? as usize;
+    let (samples, pictures) = decode_samples(&mut r, edit_shift)?;
+    if r.pos != payload.len() {
+        return Err(PayloadError::TrailingBytes);
+    }
+    let mut index = VideoIndex {
+        path: video.to_path_buf(),
+        file_size,
+        modified,
+        track_id,
+        timescale,
+        codec,
+        edit_shift,
+        has_edit: flags & 1 != 0,
+        fragmented: flags & 2 != 0,
+        scan,
+        packets: Vec::new(),
+        presentation: Vec::new(),
+        gops: Vec::new(),
+        sync_mismatches: Vec::new(),
+        in_band_parameter_sets: in_band,
+        bytes_read: 0,
+    };
+    if samples.is_empty() {
+        return Err(PayloadError::NoPackets);
+    }
+    index.assemble(&samples, &pictures);
+    Ok(index)
+}
+
+/// The codec fields, as `encode` writes them.
+fn decode_codec(r: &mut Cursor<'_>) -> Result<CodecInfo, PayloadError> {
     let codec = match r.byte()? {
         0 => Codec::H264,
         _ => Codec::Hevc,
@@ -194,20 +256,42 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, String> {
     for _ in 0..n_sets {
         parameter_sets.push(r.bytes()?.to_vec());
     }
-    let in_band = r.u()? as usize;
+    Ok(CodecInfo {
+        codec,
+        fourcc,
+        profile_idc: fixed[0],
+        level_idc: fixed[1],
+        chroma_format: fixed[2],
+        bit_depth: fixed[3],
+        width,
+        height,
+        nal_length_size: fixed[4],
+        parameter_sets,
+    })
+}
+
+/// The samples (times before the edit list, as the tables give them) and their pictures.
+fn decode_samples(
+    r: &mut Cursor<'_>,
+    edit_shift: i64,
+) -> Result<(Vec<RawSample>, Vec<Option<Picture>>), PayloadError> {
     let n = r.count(6)?;
     if n as u64 > MAX_SAMPLES {
-        return Err(format!("{n} packets"));
+        return Err(PayloadError::TooManyPackets(n));
     }
     let mut samples = Vec::with_capacity(n);
     let mut pictures = Vec::with_capacity(n);
     let (mut dts, mut end) = (0i64, 0u64);
     for _ in 0..n {
-        dts = dts.checked_add(r.i()?).ok_or("time overflow")?;
+        dts = dts
+            .checked_add(r.i()?)
+            .ok_or(PayloadError::OutOfRange("time overflow"))?;
         let cto = r.i()?;
-        let offset = (end as i64).checked_add(r.i()?).ok_or("offset overflow")? as u64;
-        let size = u32::try_from(r.u()?).map_err(|_| "size")?;
-        let duration = u32::try_from(r.u()?).map_err(|_| "duration")?;
+        let offset = (end as i64)
+            .checked_add(r.i()?)
+            .ok_or(PayloadError::OutOfRange("offset overflow"))? as u64;
+        let size = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("size"))?;
+        let duration = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("duration"))?;
         let f = r.byte()?;
         let picture = if f & 2 != 0 {
             let k = r.byte()?;
@@ -227,43 +311,7 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, String> {
         pictures.push(picture);
         end = offset + u64::from(size);
     }
-    if r.pos != payload.len() {
-        return Err("trailing bytes".into());
-    }
-    let mut index = VideoIndex {
-        path: video.to_path_buf(),
-        file_size,
-        modified,
-        track_id,
-        timescale,
-        codec: CodecInfo {
-            codec,
-            fourcc,
-            profile_idc: fixed[0],
-            level_idc: fixed[1],
-            chroma_format: fixed[2],
-            bit_depth: fixed[3],
-            width,
-            height,
-            nal_length_size: fixed[4],
-            parameter_sets,
-        },
-        edit_shift,
-        has_edit: flags & 1 != 0,
-        fragmented: flags & 2 != 0,
-        scan,
-        packets: Vec::new(),
-        presentation: Vec::new(),
-        gops: Vec::new(),
-        sync_mismatches: Vec::new(),
-        in_band_parameter_sets: in_band,
-        bytes_read: 0,
-    };
-    if samples.is_empty() {
-        return Err("no packets".into());
-    }
-    index.assemble(&samples, &pictures);
-    Ok(index)
+    Ok((samples, pictures))
 }
 
 fn encode_picture(p: Picture) -> u8 {
@@ -340,12 +388,12 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn byte(&mut self) -> Result<u8, String> {
-        let v = *self.b.get(self.pos).ok_or("truncated")?;
+    fn byte(&mut self) -> Result<u8, PayloadError> {
+        let v = *self.b.get(self.pos).ok_or(PayloadError::Truncated)?;
         self.pos += 1;
         Ok(v)
     }
-    fn u(&mut self) -> Result<u64, String> {
+    fn u(&mut self) -> Result<u64, PayloadError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -354,31 +402,31 @@ impl<'a> Cursor<'a> {
                 return Ok(v);
             }
         }
-        Err("varint too long".into())
+        Err(PayloadError::VarintTooLong)
     }
-    fn i(&mut self) -> Result<i64, String> {
+    fn i(&mut self) -> Result<i64, PayloadError> {
         let u = self.u()?;
         Ok((u >> 1) as i64 ^ -((u & 1) as i64))
     }
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], PayloadError> {
         let end = self
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.b.len())
-            .ok_or("truncated")?;
+            .ok_or(PayloadError::Truncated)?;
         let s = &self.b[self.pos..end];
         self.pos = end;
         Ok(s)
     }
-    fn bytes(&mut self) -> Result<&'a [u8], String> {
-        let n = usize::try_from(self.u()?).map_err(|_| "length")?;
+    fn bytes(&mut self) -> Result<&'a [u8], PayloadError> {
+        let n = usize::try_from(self.u()?).map_err(|_| PayloadError::OutOfRange("length"))?;
         self.take(n)
     }
     /// A count of items of at least `min_item` bytes each, checked against what is left.
-    fn count(&mut self, min_item: usize) -> Result<usize, String> {
-        let n = usize::try_from(self.u()?).map_err(|_| "count")?;
+    fn count(&mut self, min_item: usize) -> Result<usize, PayloadError> {
+        let n = usize::try_from(self.u()?).map_err(|_| PayloadError::OutOfRange("count"))?;
         if n.saturating_mul(min_item) > self.b.len() - self.pos {
-            return Err(format!("{n} items cannot fit"));
+            return Err(PayloadError::CountTooLarge(n));
         }
         Ok(n)
     }

@@ -2,8 +2,26 @@
 
 use std::sync::OnceLock;
 
+use crate::error::{CodecError, Result};
+
 use super::sys;
-use crate::libraries::{LoadedLibrary, NvLibrary, open_library};
+use crate::libraries::{LibraryError, LoadedLibrary, NvLibrary, open_library};
+
+/// Why nvcuvid could not be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NvcuvidError {
+    /// The library was not found or would not load.
+    #[error(transparent)]
+    Library(#[from] LibraryError),
+    /// The library lacks a function we call (a driver older than the header).
+    #[error("{path} lacks {symbol}")]
+    MissingSymbol {
+        /// The library's path.
+        path: String,
+        /// The function.
+        symbol: &'static str,
+    },
+}
 
 macro_rules! api {
     ($($field:ident: $ty:ident = $sym:literal;)*) => {
@@ -14,14 +32,17 @@ macro_rules! api {
         }
 
         impl Nvcuvid {
-            fn load() -> Result<Nvcuvid, String> {
-                let lib = open_library(NvLibrary::NvCuvid).map_err(|e| e.to_string())?;
+            fn load() -> Result<Nvcuvid, NvcuvidError> {
+                let lib = open_library(NvLibrary::NvCuvid)?;
                 $(
                     // SAFETY: the symbol's type is the header's declaration of it.
                     let $field = unsafe { lib.library.get::<sys::$ty>(concat!($sym, "\0").as_bytes()) }
                         .ok()
                         .and_then(|s| *s)
-                        .ok_or_else(|| format!("{} lacks {}", lib.path, $sym))?;
+                        .ok_or_else(|| NvcuvidError::MissingSymbol {
+                            path: lib.path.clone(),
+                            symbol: $sym,
+                        })?;
                 )*
                 Ok(Nvcuvid { _lib: lib, $($field,)* })
             }
@@ -53,10 +74,21 @@ api! {
     destroy_video_parser: tcuvidDestroyVideoParser = "cuvidDestroyVideoParser";
 }
 
-/// The loaded library, or why it could not be loaded.
-pub(crate) fn nvcuvid() -> Result<&'static Nvcuvid, String> {
-    static API: OnceLock<Result<Nvcuvid, String>> = OnceLock::new();
-    API.get_or_init(Nvcuvid::load)
-        .as_ref()
-        .map_err(Clone::clone)
+/// The loaded library, or why it could not be loaded (resolved once per process).
+pub(crate) fn nvcuvid() -> Result<&'static Nvcuvid, &'static NvcuvidError> {
+    static API: OnceLock<Result<Nvcuvid, NvcuvidError>> = OnceLock::new();
+    API.get_or_init(Nvcuvid::load).as_ref()
+}
+
+/// A nvcuvid status as a result: `op` failed on `file` unless `code` is 0.
+pub(crate) fn cu(code: sys::CUresult, op: &'static str, file: &std::path::Path) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(CodecError::Nvdec {
+            file: file.to_path_buf(),
+            op,
+            code,
+        })
+    }
 }

@@ -2,12 +2,18 @@
 //! plans and hand mapped frames to a consumer, and a pool of them on worker threads.
 
 mod api;
+mod budget;
+mod decoder;
+mod format;
 mod frame;
 mod pool;
 mod session;
+mod stats;
 #[allow(unreachable_pub)]
 mod sys;
 
+pub use budget::DecoderBudget;
 pub use frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
 pub use pool::DecoderPool;
-pub use session::{DecoderBudget, DecoderSession, SessionStats};
+pub use session::DecoderSession;
+pub use stats::SessionStats;

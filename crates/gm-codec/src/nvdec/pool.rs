@@ -6,7 +6,8 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use gm_cuda::Device;
 
-use super::session::{DecoderBudget, DecoderSession};
+use super::budget::DecoderBudget;
+use super::session::DecoderSession;
 use crate::error::{CodecError, Result};
 
 type Job = Box<dyn FnOnce(&mut DecoderSession) + Send>;

@@ -1,0 +1,35 @@
+//! The seam between containers and decoders: a [`Packet`] of Annex-B bytes, and
+//! [`PacketSource`], what a decoder needs from any container (MP4 today) to execute a
+//! [`DecodePlan`](crate::DecodePlan): the codec's parameters, a name for errors, and the
+//! packets of each planned run. A container plugs into every decoder by implementing it, as
+//! symphonia's format readers and decoders meet at a packet.
+
+use std::path::Path;
+
+use crate::codec::CodecInfo;
+use crate::error::Result;
+use crate::plan::DecodeRun;
+
+/// One packet ready for a decoder: one coded sample as Annex-B.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packet {
+    /// Decode index.
+    pub decode_index: u32,
+    /// Presentation time (ticks); decoders hand it back with the decoded picture.
+    pub pts: i64,
+    /// Annex-B bytes; the first packet of a run starts with the parameter sets.
+    pub data: Vec<u8>,
+}
+
+/// Where a decoder gets its packets: a demuxer of some container, or packets in memory.
+pub trait PacketSource: Send + Sync {
+    /// A name for errors: the file or URL.
+    fn name(&self) -> &Path;
+
+    /// The codec and stream format, with the parameter sets of the configuration record.
+    fn codec(&self) -> &CodecInfo;
+
+    /// The packets of `run` (its `packets`, in that order), as Annex-B; the first starts with
+    /// the parameter sets, so that a decoder can start there.
+    fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>>;
+}
