@@ -145,9 +145,23 @@ fn ratio_row(
     })
 }
 
+/// The table, section by section: JPEG decoding, the image pipeline, video per file, indexes.
 fn rows(r: &Results) -> Vec<Row> {
     let mut out = Vec::new();
-    // JPEG decoding only.
+    jpeg_rows(r, &mut out);
+    loader_rows(r, &mut out);
+    loader_two_gpu_row(r, &mut out);
+    for video in videos(r) {
+        nvdec_rows(r, &video, &mut out);
+        episode_rows(r, &video, &mut out);
+        first_frame_row(r, &video, &mut out);
+    }
+    index_rows(r, &mut out);
+    out
+}
+
+/// JPEG decoding only, per image set.
+fn jpeg_rows(r: &Results, out: &mut Vec<Row>) {
     for (set, goal) in [("imagenet", 1.25), ("large", 1.1)] {
         let gm = r
             // The default output (smooth chroma), not the replicate rows that price it.
@@ -168,47 +182,42 @@ fn rows(r: &Results) -> Vec<Row> {
             String::new(),
         ));
     }
-    // The image pipeline: bit-reproducible configurations (a split of each batch fixed before
-    // decoding), and apart, the run-time split, whose pixels depend on which decoder took an
-    // image.
-    let label = |v: &Value| {
-        format!(
-            "{} workers x {} stages, hw_load {}, {} CUDA threads, {} chroma{}{}{}{}",
-            s(v, "workers"),
-            s(v, "stages"),
-            s(v, "hw_load"),
-            s(v, "cuda_threads"),
-            s(v, "chroma"),
-            if v["balanced"].as_bool() == Some(true) {
-                ", run-time split"
-            } else {
-                ""
-            },
-            if v["blocking_sync"].as_bool() == Some(true) {
-                ", sleeping waits".to_string()
-            } else {
-                String::new()
-            },
-            match v["max_connections"].as_str() {
-                Some(q) if q != "32" => format!(", {q} work queues"),
-                _ => String::new(),
-            },
-            if v["region_decode"].as_bool() == Some(false) {
-                ", whole-image decoding"
-            } else {
-                ""
-            }
-        )
-    };
-    let balanced = |v: &Value| v["balanced"].as_bool() == Some(true);
-    let gm = r
-        .best("loader-gm", "img_per_s", |v| !balanced(v))
-        .map(|(x, v)| (x, label(v)));
-    let gm_balanced = r
-        .best("loader-gm", "img_per_s", balanced)
-        .map(|(x, v)| (x, label(v)));
-    let dali = r
-        .best("loader-peers", "img_per_s", |v| is(v, "peer", "dali"))
+}
+
+/// How one image-pipeline configuration of gm is named in the table.
+fn loader_label(v: &Value) -> String {
+    format!(
+        "{} workers x {} stages, hw_load {}, {} CUDA threads, {} chroma{}{}{}{}",
+        s(v, "workers"),
+        s(v, "stages"),
+        s(v, "hw_load"),
+        s(v, "cuda_threads"),
+        s(v, "chroma"),
+        if v["balanced"].as_bool() == Some(true) {
+            ", run-time split"
+        } else {
+            ""
+        },
+        if v["blocking_sync"].as_bool() == Some(true) {
+            ", sleeping waits".to_string()
+        } else {
+            String::new()
+        },
+        match v["max_connections"].as_str() {
+            Some(q) if q != "32" => format!(", {q} work queues"),
+            _ => String::new(),
+        },
+        if v["region_decode"].as_bool() == Some(false) {
+            ", whole-image decoding"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The best DALI run, named by its version, threads and work queues.
+fn dali_best(r: &Results) -> Option<(f64, String)> {
+    r.best("loader-peers", "img_per_s", |v| is(v, "peer", "dali"))
         .map(|(x, v)| {
             (
                 x,
@@ -222,7 +231,39 @@ fn rows(r: &Results) -> Vec<Row> {
                     }
                 ),
             )
-        });
+        })
+}
+
+/// DALI as its documentation runs it: the driver's default work queues (gm asks for 32 in its
+/// own process; the strict row gives DALI the same).
+fn dali_shipped(r: &Results) -> Option<(f64, String)> {
+    r.best("loader-peers", "img_per_s", |v| {
+        is(v, "peer", "dali") && v["max_connections"].as_str() != Some("32")
+    })
+    .map(|(x, v)| {
+        (
+            x,
+            format!(
+                "DALI {} ({} threads, driver's work queues)",
+                s(v, "version"),
+                s(v, "num_threads")
+            ),
+        )
+    })
+}
+
+/// The image pipeline on one GPU: bit-reproducible configurations (a split of each batch fixed
+/// before decoding), and apart, the run-time split, whose pixels depend on which decoder took
+/// an image.
+fn loader_rows(r: &Results, out: &mut Vec<Row>) {
+    let balanced = |v: &Value| v["balanced"].as_bool() == Some(true);
+    let gm = r
+        .best("loader-gm", "img_per_s", |v| !balanced(v))
+        .map(|(x, v)| (x, loader_label(v)));
+    let gm_balanced = r
+        .best("loader-gm", "img_per_s", balanced)
+        .map(|(x, v)| (x, loader_label(v)));
+    let dali = dali_best(r);
     let others: Vec<String> = r
         .of("loader-peers", |v| !is(v, "peer", "dali"))
         .map(|v| format!("{} {}", s(v, "peer"), s(v, "img_per_s")))
@@ -236,22 +277,6 @@ fn rows(r: &Results) -> Vec<Row> {
         Some(1.15),
         others.join(", "),
     ));
-    // DALI as its documentation runs it: the driver's default work queues (gm asks for 32 in
-    // its own process; the strict row above gives DALI the same).
-    let dali_shipped = r
-        .best("loader-peers", "img_per_s", |v| {
-            is(v, "peer", "dali") && v["max_connections"].as_str() != Some("32")
-        })
-        .map(|(x, v)| {
-            (
-                x,
-                format!(
-                    "DALI {} ({} threads, driver's work queues)",
-                    s(v, "version"),
-                    s(v, "num_threads")
-                ),
-            )
-        });
     if r.of("loader-peers", |v| {
         v["max_connections"].as_str() == Some("32")
     })
@@ -263,7 +288,7 @@ fn rows(r: &Results) -> Vec<Row> {
             "imagenet",
             "img/s",
             gm.clone(),
-            dali_shipped,
+            dali_shipped(r),
             None,
             "DALI with the driver's default 8 work queues".into(),
         ));
@@ -286,111 +311,139 @@ fn rows(r: &Results) -> Vec<Row> {
         "image pipeline against the CPU",
         "imagenet",
         "img/s",
-        gm.clone(),
+        gm,
         opencv,
         Some(3.0),
         String::new(),
     ));
-    // Scaling against one GPU running the same configuration, measured in the same phase.
+}
+
+/// Scaling against one GPU running the same configuration, measured in the same phase.
+fn loader_two_gpu_row(r: &Results, out: &mut Vec<Row>) {
     let two: Vec<&Value> = r.of("loader-2gpu", |_| true).collect();
-    if two.len() == 2 {
-        let same = |v: &Value| {
-            [
-                "workers",
-                "stages",
-                "hw_load",
-                "cuda_threads",
-                "chroma",
-                "balanced",
-                "blocking_sync",
-                "max_connections",
-                "region_decode",
-            ]
-            .iter()
-            .all(|k| v.get(*k) == two[0].get(*k))
-        };
-        let one = r
-            .best("loader-gm", "img_per_s", same)
-            .map(|(x, _)| (x, "gm on 1 GPU, same configuration".to_string()));
-        let config = format!(
-            "{}x{} per GPU, hw_load {}, {} CUDA threads",
-            s(two[0], "workers"),
-            s(two[0], "stages"),
-            s(two[0], "hw_load"),
-            s(two[0], "cuda_threads")
-        );
-        let sum: f64 = two.iter().filter_map(|v| v["img_per_s"].as_f64()).sum();
-        out.extend(ratio_row(
-            "image pipeline, 2 GPUs (one process each)",
-            "imagenet",
-            "img/s",
-            Some((sum, config)),
-            one,
-            None,
-            "ratio: scaling over one GPU".into(),
-        ));
+    if two.len() != 2 {
+        return;
     }
-    // Video decoding.
-    for video in videos(r) {
-        let v = video.as_str();
-        let nv = |w: &'static str| move |x: &Value| is(x, "video", v) && is(x, "workload", w);
-        let peer = |w: &'static str, sessions: Option<u64>| {
-            r.best("nvdec-peers", "fps", move |x| {
-                is(x, "video", v)
-                    && is(x, "workload", w)
-                    && sessions.is_none_or(|n| x["sessions"].as_u64() == Some(n))
-            })
-            .map(|(f, x)| (f, format!("PyNvVideoCodec, {} decoders", s(x, "sessions"))))
-        };
-        let gm_seq = r
-            .best("nvdec-gm", "fps", nv("sequential"))
+    let same = |v: &Value| {
+        [
+            "workers",
+            "stages",
+            "hw_load",
+            "cuda_threads",
+            "chroma",
+            "balanced",
+            "blocking_sync",
+            "max_connections",
+            "region_decode",
+        ]
+        .iter()
+        .all(|k| v.get(*k) == two[0].get(*k))
+    };
+    let one = r
+        .best("loader-gm", "img_per_s", same)
+        .map(|(x, _)| (x, "gm on 1 GPU, same configuration".to_string()));
+    let config = format!(
+        "{}x{} per GPU, hw_load {}, {} CUDA threads",
+        s(two[0], "workers"),
+        s(two[0], "stages"),
+        s(two[0], "hw_load"),
+        s(two[0], "cuda_threads")
+    );
+    let sum: f64 = two.iter().filter_map(|v| v["img_per_s"].as_f64()).sum();
+    out.extend(ratio_row(
+        "image pipeline, 2 GPUs (one process each)",
+        "imagenet",
+        "img/s",
+        Some((sum, config)),
+        one,
+        None,
+        "ratio: scaling over one GPU".into(),
+    ));
+}
+
+/// `nvdec-gm` objects of one video and workload.
+fn nvdec_of<'a>(video: &'a str, workload: &'static str) -> impl Fn(&Value) -> bool + 'a {
+    move |x: &Value| is(x, "video", video) && is(x, "workload", workload)
+}
+
+/// PyNvVideoCodec's best run of a workload on a video, with `sessions` decoders if given.
+fn nvdec_peer(
+    r: &Results,
+    video: &str,
+    workload: &str,
+    sessions: Option<u64>,
+) -> Option<(f64, String)> {
+    r.best("nvdec-peers", "fps", |x| {
+        is(x, "video", video)
+            && is(x, "workload", workload)
+            && sessions.is_none_or(|n| x["sessions"].as_u64() == Some(n))
+    })
+    .map(|(f, x)| (f, format!("PyNvVideoCodec, {} decoders", s(x, "sessions"))))
+}
+
+/// Plain NVDEC decoding of one video: sequential on all engines, random clips and frames.
+fn nvdec_rows(r: &Results, v: &str, out: &mut Vec<Row>) {
+    let gm_seq = r
+        .best("nvdec-gm", "fps", nvdec_of(v, "sequential"))
+        .map(|(f, x)| (f, format!("{} sessions", s(x, "sessions"))));
+    out.extend(ratio_row(
+        "sequential decode, all engines",
+        v,
+        "fps",
+        gm_seq,
+        nvdec_peer(r, v, "sequential", None),
+        Some(1.2),
+        String::new(),
+    ));
+    for w in ["random 8-frame clips", "random single frames"] {
+        let gm = r
+            .best("nvdec-gm", "fps", nvdec_of(v, w))
             .map(|(f, x)| (f, format!("{} sessions", s(x, "sessions"))));
-        let peer_seq = peer("sequential", None);
         out.extend(ratio_row(
-            "sequential decode, all engines",
+            w,
             v,
             "fps",
-            gm_seq,
-            peer_seq.clone(),
-            Some(1.2),
+            gm,
+            nvdec_peer(r, v, w, Some(1)),
+            Some(5.0),
             String::new(),
         ));
-        for w in ["random 8-frame clips", "random single frames"] {
-            let gm = r
-                .best("nvdec-gm", "fps", nv(w))
-                .map(|(f, x)| (f, format!("{} sessions", s(x, "sessions"))));
-            out.extend(ratio_row(
-                w,
-                v,
-                "fps",
-                gm,
-                peer(w, Some(1)),
-                Some(5.0),
-                String::new(),
-            ));
-        }
-        let clips = |access: &'static str| {
-            move |x: &Value| is(x, "video", v) && is(x, "access", access) && x["gop_cache"] == false
-        };
-        let cached = |access: &'static str| {
-            r.best("clips-gm", "fps", move |x| {
-                is(x, "video", v) && is(x, "access", access) && x["gop_cache"] == true
-            })
-            .map_or(String::new(), |(f, _)| format!("with the GOP cache {f:.0}"))
-        };
-        let stream = r
-            .best("clips-gm", "fps", clips("stream"))
-            .map(|(f, x)| (f, format!("{} sessions", s(x, "sessions"))));
-        out.extend(ratio_row(
-            "8-frame episodes, stream access (224x224 RGB out)",
-            v,
-            "fps",
-            stream,
-            peer_seq,
-            Some(1.2),
-            format!("peer: its best sequential decode; {}", cached("stream")),
-        ));
-        let random = r.best("clips-gm", "fps", clips("random")).map(|(f, x)| {
+    }
+}
+
+/// `clips-gm` objects of one video and access pattern, without the GOP cache.
+fn clips_of<'a>(video: &'a str, access: &'static str) -> impl Fn(&Value) -> bool + 'a {
+    move |x: &Value| is(x, "video", video) && is(x, "access", access) && x["gop_cache"] == false
+}
+
+/// The note on the same clips decoded with the GOP cache on.
+fn with_gop_cache(r: &Results, video: &str, access: &str) -> String {
+    r.best("clips-gm", "fps", |x| {
+        is(x, "video", video) && is(x, "access", access) && x["gop_cache"] == true
+    })
+    .map_or(String::new(), |(f, _)| format!("with the GOP cache {f:.0}"))
+}
+
+/// The clip loader on one video: stream and random access, and their scaling to 2 GPUs.
+fn episode_rows(r: &Results, v: &str, out: &mut Vec<Row>) {
+    let stream = r
+        .best("clips-gm", "fps", clips_of(v, "stream"))
+        .map(|(f, x)| (f, format!("{} sessions", s(x, "sessions"))));
+    out.extend(ratio_row(
+        "8-frame episodes, stream access (224x224 RGB out)",
+        v,
+        "fps",
+        stream,
+        nvdec_peer(r, v, "sequential", None),
+        Some(1.2),
+        format!(
+            "peer: its best sequential decode; {}",
+            with_gop_cache(r, v, "stream")
+        ),
+    ));
+    let random = r
+        .best("clips-gm", "fps", clips_of(v, "random"))
+        .map(|(f, x)| {
             (
                 f,
                 format!(
@@ -400,63 +453,71 @@ fn rows(r: &Results) -> Vec<Row> {
                 ),
             )
         });
-        let seven = peer("random 8-frame episodes", Some(7)).map_or(String::new(), |p| {
-            format!(
-                "{} with 7 decoders: {:.2}x",
-                p.0,
-                random.as_ref().map_or(0.0, |g| g.0 / p.0)
-            )
-        });
-        out.extend(ratio_row(
-            "8-frame episodes, random access (224x224 RGB out)",
-            v,
-            "fps",
-            random,
-            peer("random 8-frame episodes", Some(1)),
-            Some(5.0),
-            format!(
-                "same episodes; PyNvVideoCodec {seven}; {}",
-                cached("random")
-            ),
-        ));
-        for access in ["stream", "random"] {
-            let two: Vec<f64> = r
-                .of("clips-2gpu", |x| {
-                    is(x, "video", v) && is(x, "access", access) && x["gop_cache"] == false
-                })
-                .filter_map(|x| x["fps"].as_f64())
-                .collect();
-            let one = r
-                .best("clips-gm", "fps", clips(access))
-                .map(|(f, _)| (f, "gm on 1 GPU".to_string()));
-            if two.len() == 2 {
-                out.extend(ratio_row(
-                    &format!("8-frame episodes, {access} access, 2 GPUs"),
-                    v,
-                    "fps",
-                    Some((two.iter().sum(), "7 sessions per GPU".into())),
-                    one,
-                    None,
-                    "ratio: scaling over one GPU".into(),
-                ));
-            }
+    let seven = nvdec_peer(r, v, "random 8-frame episodes", Some(7)).map_or(String::new(), |p| {
+        format!(
+            "{} with 7 decoders: {:.2}x",
+            p.0,
+            random.as_ref().map_or(0.0, |g| g.0 / p.0)
+        )
+    });
+    out.extend(ratio_row(
+        "8-frame episodes, random access (224x224 RGB out)",
+        v,
+        "fps",
+        random,
+        nvdec_peer(r, v, "random 8-frame episodes", Some(1)),
+        Some(5.0),
+        format!(
+            "same episodes; PyNvVideoCodec {seven}; {}",
+            with_gop_cache(r, v, "random")
+        ),
+    ));
+    for access in ["stream", "random"] {
+        let two: Vec<f64> = r
+            .of("clips-2gpu", |x| {
+                is(x, "video", v) && is(x, "access", access) && x["gop_cache"] == false
+            })
+            .filter_map(|x| x["fps"].as_f64())
+            .collect();
+        let one = r
+            .best("clips-gm", "fps", clips_of(v, access))
+            .map(|(f, _)| (f, "gm on 1 GPU".to_string()));
+        if two.len() == 2 {
+            out.extend(ratio_row(
+                &format!("8-frame episodes, {access} access, 2 GPUs"),
+                v,
+                "fps",
+                Some((two.iter().sum(), "7 sessions per GPU".into())),
+                one,
+                None,
+                "ratio: scaling over one GPU".into(),
+            ));
         }
-        let ff = r
-            .best("nvdec-gm", "ms", nv("first frame"))
-            .map(|(m, _)| (m, "index + session + decode".to_string()));
-        let pff = r
-            .best("first-frame-peers", "ms", move |x| is(x, "video", v))
-            .map(|(m, x)| (m, format!("SimpleDecoder (open {} ms)", s(x, "open_ms"))));
-        out.extend(ratio_row(
-            "first frame (open, decode frame 0)",
-            v,
-            "ms",
-            ff,
-            pff,
-            None,
-            String::new(),
-        ));
     }
+}
+
+/// Time to the first frame of one video: gm's index, session and decode against a fresh
+/// `SimpleDecoder`.
+fn first_frame_row(r: &Results, v: &str, out: &mut Vec<Row>) {
+    let ff = r
+        .best("nvdec-gm", "ms", nvdec_of(v, "first frame"))
+        .map(|(m, _)| (m, "index + session + decode".to_string()));
+    let pff = r
+        .best("first-frame-peers", "ms", |x| is(x, "video", v))
+        .map(|(m, x)| (m, format!("SimpleDecoder (open {} ms)", s(x, "open_ms"))));
+    out.extend(ratio_row(
+        "first frame (open, decode frame 0)",
+        v,
+        "ms",
+        ff,
+        pff,
+        None,
+        String::new(),
+    ));
+}
+
+/// Index builds of long videos (no peer builds one up front).
+fn index_rows(r: &Results, out: &mut Vec<Row>) {
     for v in r.of("index-gm", |v| is(v, "scan", "Keyframes")) {
         out.extend(ratio_row(
             "index build, long video",
@@ -470,7 +531,6 @@ fn rows(r: &Results) -> Vec<Row> {
             "no peer builds a frame-exact index up front; see the first-frame row".into(),
         ));
     }
-    out
 }
 
 fn videos(r: &Results) -> Vec<String> {

@@ -1,4 +1,5 @@
-//! The CUDA driver layer of Gradient Mechanics.
+//! The CUDA driver layer of Gradient Mechanics: the devices, streams, memory and kernels the
+//! other crates run on.
 //!
 //! Built on [cudarc](https://docs.rs/cudarc)'s driver API with libcuda loaded at run time, so
 //! everything builds and the CPU tests run on machines without a GPU or a CUDA toolkit; there,
@@ -13,6 +14,19 @@
 //! - [`Module`] and [`Kernel`]: PTX embedded in the binary, launched with typed arguments.
 //! - [`testing`]: the skip-or-fail helper for GPU tests.
 //! - [`nvtx`]: ranges and stream names for Nsight Systems (the `nvtx` feature; free without it).
+//!
+//! ```no_run
+//! use gm_cuda::{Device, DevicePool, PoolConfig, Stream};
+//!
+//! # fn main() -> gm_cuda::Result<()> {
+//! let device = Device::new(0)?; // an error, not a panic, without a GPU
+//! let stream = Stream::new(&device)?;
+//! let pool = DevicePool::new(&device, PoolConfig::unbounded("scratch"));
+//! let buffer = pool.acquire(1 << 20, &stream)?; // 1 MiB; back to the pool when dropped
+//! # drop(buffer);
+//! # Ok(())
+//! # }
+//! ```
 
 mod device;
 mod driver;

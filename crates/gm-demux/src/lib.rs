@@ -8,9 +8,26 @@
 //! packets through [`PacketSource`], which [`IndexingDemuxer`] implements. Optionally it reads slice headers to check the sync
 //! flags against the bitstream and to learn picture types.
 //!
+//! [`VideoIndex::plan`] turns wanted frames into a [`DecodePlan`]: runs of packets, each from
+//! a valid start. [`IndexingDemuxer`] reads those packets as Annex-B for a decoder (the packet
+//! seam between containers and `gm-codec`'s NVDEC sessions); [`GopCache`] keeps demuxed
+//! packets of recent GOPs.
+//!
 //! Supported: MP4/MOV with H.264 (`avc1`, `avc3`) or HEVC (`hvc1`, `hev1`) video, progressive or
 //! fragmented (`moof`/`traf`/`trun`), with edit lists. Anything else is an error naming the
 //! file and the reason; no input makes it panic or allocate by a declared size.
+//!
+//! ```no_run
+//! use gm_demux::{IndexOptions, VideoIndex};
+//!
+//! # fn main() -> gm_demux::Result<()> {
+//! let index = VideoIndex::open("video.mp4".as_ref(), IndexOptions::default())?;
+//! println!("{index}"); // codec, size, frame rate, GOPs
+//! let plan = index.plan(&[0, 250, 251])?;
+//! println!("{} packets to decode", plan.packet_count());
+//! # Ok(())
+//! # }
+//! ```
 
 mod annexb;
 mod bits;

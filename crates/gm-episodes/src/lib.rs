@@ -9,6 +9,17 @@
 //!   timestamps, so variable-frame-rate video gives evenly timed clips.
 //! - [`MultiCamera`]: N cameras of one scene aligned by timestamp into `[cameras][T]` frame
 //!   indices, with a tolerance; a gap is an error or a skipped episode ([`GapPolicy`]).
+//!
+//! ```
+//! use gm_episodes::EpisodeGenerator;
+//!
+//! # fn main() -> Result<(), gm_episodes::EpisodeError> {
+//! // 8 frames every 8 frames of a 100-frame video, every 2nd frame within an episode.
+//! let episodes = EpisodeGenerator::new(100, 8, 8)?.with_step(2)?;
+//! assert_eq!(episodes.episode(0)?, vec![0, 2, 4, 6, 8, 10, 12, 14]);
+//! # Ok(())
+//! # }
+//! ```
 
 mod error;
 mod generator;

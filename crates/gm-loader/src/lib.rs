@@ -1,4 +1,5 @@
-//! The image loading pipeline: from a folder of JPEGs to normalized batches in GPU memory.
+//! The loading pipelines of Gradient Mechanics: from a folder of images, or from videos and
+//! multi-camera scenes, to normalized batches in GPU memory.
 //!
 //! - [`Dataset`]: indexable samples (bytes from a path or memory, and a label); built in:
 //!   [`ImageFolder`] (class subdirectories), [`ListFile`] (path and label per line),
@@ -8,19 +9,45 @@
 //! - [`Loader::builder`]: dataset, sampler, batch size, transforms (`gm-transforms`), device,
 //!   host workers, prefetch depth and [`BadSamplePolicy`]; [`Loader::epoch`] yields
 //!   [`Batch`]es in sampler order.
+//! - [`VideoDataset`] and [`ClipLoader`]: episodes of videos or multi-camera scenes decoded on
+//!   a pool of NVDEC sessions into [`ClipBatch`]es.
 //!
-//! The pipeline: host workers read files into reused buffers; one GPU stage decodes each
+//! The image pipeline: host workers read files into reused buffers; GPU stages decode each
 //! batch (`gm-codec`'s [`ImageDecoder`](gm_codec::jpeg::ImageDecoder): NVJPG engines, CUDA
-//! backend and CPU at once) and runs the fused transform kernel into a pooled batch tensor on
-//! the decoder's stream; a batch carries the event it is ready on. Without a GPU the same
-//! pipeline decodes on the CPU and runs the transforms' CPU twins into host tensors.
-//!
-//! With [`LoaderBuilder::device_cache`], every image is decoded and resized once into GPU
-//! memory and each epoch only runs the augmentations.
+//! backend and CPU at once) and run the fused transform kernel into a pooled batch tensor on
+//! the decoder's stream; a batch carries the event it is ready on, and a consumer's stream
+//! waits on it before reading. Without a GPU the same pipeline decodes on the CPU and runs the
+//! transforms' CPU twins into host tensors. With [`LoaderBuilder::device_cache`], every image
+//! is decoded and resized once into GPU memory and each epoch only runs the augmentations.
 //!
 //! Determinism: the samples of a batch depend only on the sampler (seed, epoch, shard), and
 //! each sample's augmentation only on (seed, epoch, dataset index), so the worker count never
 //! changes a batch; [`LoaderState`] saves and restores the position within an epoch.
+//!
+//! ```no_run
+//! use gm_cuda::DType;
+//! use gm_loader::{BadSamplePolicy, ImageFolder, Loader, Sampler};
+//! use gm_transforms::{Layout, Normalize, RandomResizedCrop, ToDtype, Transform};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let chain: Vec<Box<dyn Transform>> = vec![
+//!     Box::new(RandomResizedCrop::new(224, 224)),
+//!     Box::new(Normalize::IMAGENET),
+//!     Box::new(ToDtype(DType::F16, Layout::Chw)),
+//! ];
+//! let mut loader = Loader::builder(ImageFolder::new("train/")?)
+//!     .sampler(Sampler::shuffled(42))
+//!     .batch_size(256)
+//!     .transforms(chain)
+//!     .bad_samples(BadSamplePolicy::Skip)
+//!     .build()?; // the GPU if there is one, else the CPU
+//! for batch in loader.epoch(0) {
+//!     let batch = batch?;
+//!     println!("{:?} {:?}", batch.images.shape(), batch.labels);
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 mod bad_samples;
 mod error;

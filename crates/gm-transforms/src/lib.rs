@@ -1,11 +1,32 @@
 //! CUDA image transforms and their CPU reference twins.
 //!
-//! So far: the fused kernel ([`FusedKernel`]) that takes a batch of images (RGB/BGR, or NV12 /
-//! P016 straight from NVDEC surfaces) through colour conversion, crop, resize, flip, normalize
-//! and dtype/layout conversion into a batch tensor in one pass, and its CPU twin
-//! ([`cpu::fused`]); the [`Transform`] steps that a [`Compose`] chain plans, on the CPU and
-//! with per-sample seeded randomness, into that kernel's parameters; and nested [`sample`]
-//! structures whose images a chain reaches through the [`sample::Visit`] trait.
+//! The fused kernel ([`FusedKernel`]) takes a batch of images (RGB/BGR, or NV12 / P016
+//! straight from NVDEC surfaces) through colour conversion, crop, resize, flip, normalize and
+//! dtype/layout conversion into a batch tensor in one pass; [`cpu::fused`] is its CPU twin.
+//! The [`Transform`] steps that a [`Compose`] chain plans, on the CPU and with per-sample
+//! seeded randomness ([`SampleRng`]), become that kernel's parameters ([`FusedOp`],
+//! [`OutputSpec`]); nested [`sample`] structures reach their images through the
+//! [`sample::Visit`] trait.
+//!
+//! ```
+//! use gm_transforms::cpu::{HostImage, fused};
+//! use gm_transforms::{Compose, HorizontalFlip, Normalize, RandomResizedCrop, SampleRng, Transform};
+//!
+//! # fn main() -> Result<(), gm_transforms::PlanError> {
+//! let steps: Vec<Box<dyn Transform>> = vec![
+//!     Box::new(RandomResizedCrop::new(32, 32)),
+//!     Box::new(HorizontalFlip(0.5)),
+//!     Box::new(Normalize::IMAGENET),
+//! ];
+//! // The plan of sample 3 of epoch 0: the same on the GPU and in the CPU twin.
+//! let (op, spec) = Compose(steps).plan_image(64, 48, &mut SampleRng::new(7, 0, 3))?;
+//! let pixels = vec![128u8; 64 * 48 * 3];
+//! let mut out = vec![0u8; spec.image_bytes()];
+//! fused(&HostImage::rgb8(&pixels, 64, 48), &op, &spec, &mut out);
+//! assert_eq!((spec.width, spec.height), (32, 32));
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod cpu;
 mod fused;
