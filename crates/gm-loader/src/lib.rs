@@ -52,6 +52,7 @@
 mod bad_samples;
 mod error;
 mod image;
+mod release;
 mod sampler;
 mod settings;
 mod state;

@@ -6,6 +6,7 @@ use gm_cuda::{CudaError, DType, Event, Stream, Tensor};
 
 use super::dataset::Label;
 use crate::error::LoaderError;
+use crate::release::Release;
 
 /// A batch tensor in host memory: the CPU pipeline's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +68,8 @@ impl Images {
 /// the memory is not handed to the next batch before they ran.
 #[derive(Debug)]
 pub struct Batch {
+    /// First: it must drop before `images` (see `Release`).
+    release: Option<Release>,
     /// The images: `[B, 3, H, W]` (or HWC, or one channel) of the chain's output type.
     pub images: Images,
     /// Label of each image.
@@ -79,14 +82,6 @@ pub struct Batch {
     pub position: usize,
     /// Recorded when the images are in place (GPU only).
     ready_event: Option<Arc<Event>>,
-    release: Option<Release>,
-}
-
-/// Where the batch's memory goes back to, and after what.
-#[derive(Debug)]
-struct Release {
-    stage: Stream,
-    after: Vec<Event>,
 }
 
 impl Batch {
@@ -100,13 +95,7 @@ impl Batch {
         gpu: Option<(Arc<Event>, Stream)>,
     ) -> Batch {
         let (ready_event, release) = match gpu {
-            Some((event, stage)) => (
-                Some(event),
-                Some(Release {
-                    stage,
-                    after: Vec::new(),
-                }),
-            ),
+            Some((event, stage)) => (Some(event), Some(Release::new(stage))),
             None => (None, None),
         };
         Batch {
@@ -147,26 +136,9 @@ impl Batch {
     /// Marks the images as used by work queued on `stream` (PyTorch's `record_stream`): when
     /// the batch is dropped, its memory is reused only after that work.
     pub fn record_stream(&mut self, stream: &Stream) -> Result<(), CudaError> {
-        if let Some(r) = &mut self.release {
-            let e = Event::new(stream.device())?;
-            e.record(stream)?;
-            r.after.push(e);
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Batch {
-    fn drop(&mut self) {
-        if let Some(r) = &self.release {
-            for e in &r.after {
-                // The pool fences the buffer on the stage stream when the tensor drops next,
-                // so making that stream wait covers the consumer's reads.
-                if let Err(err) = r.stage.wait(e) {
-                    tracing::error!(error = %err, "could not order a batch's release after its consumer; synchronizing");
-                    let _ = e.synchronize();
-                }
-            }
+        match &mut self.release {
+            Some(r) => r.record(stream),
+            None => Ok(()),
         }
     }
 }

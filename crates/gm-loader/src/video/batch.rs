@@ -2,13 +2,16 @@
 
 use std::sync::Arc;
 
-use gm_cuda::{Event, Stream, Tensor};
+use gm_cuda::{CudaError, Event, Stream, Tensor};
 
 use crate::error::LoaderError;
+use crate::release::Release;
 
 /// A batch of clips.
 #[derive(Debug)]
 pub struct ClipBatch {
+    /// First: it must drop before `frames` (see `Release`).
+    release: Release,
     /// `[B, T, C, H, W]` (or `[B, T, H, W, C]`); `[B, cameras, T, ...]` for multi-camera
     /// datasets; of the chain's output type.
     pub frames: Tensor,
@@ -32,6 +35,7 @@ impl ClipBatch {
         epoch: u64,
         position: usize,
         ready_event: Arc<Event>,
+        stage: Stream,
     ) -> ClipBatch {
         ClipBatch {
             frames,
@@ -40,6 +44,7 @@ impl ClipBatch {
             epoch,
             position,
             ready_event,
+            release: Release::new(stage),
         }
     }
 
@@ -51,6 +56,12 @@ impl ClipBatch {
     /// Makes `stream` wait (on the device) until the frames are in place.
     pub fn wait_on(&self, stream: &Stream) -> Result<(), LoaderError> {
         Ok(stream.wait(&self.ready_event)?)
+    }
+
+    /// Marks the frames as used by work queued on `stream` (PyTorch's `record_stream`): when
+    /// the batch is dropped, its memory is reused only after that work.
+    pub fn record_stream(&mut self, stream: &Stream) -> Result<(), CudaError> {
+        self.release.record(stream)
     }
 
     /// Clips in the batch.

@@ -482,6 +482,7 @@ impl Shared {
             epoch,
             b.position,
             event,
+            session.stream().clone(),
         )))
     }
 }
