@@ -20,10 +20,8 @@ use crate::settings::{Placement, Settings, default_gpu};
 use crate::state::LoaderState;
 
 /// Whether a GPU loader makes host threads that wait for the GPU sleep instead of spin
-/// ([`LoaderBuilder::blocking_sync`]). Off: measured on two H200s with 32 cores (2026-11-21,
-/// ImageNet-sized JPEGs, 4 workers x 2 stages, 0.8 share, 4 threads), sleeping gave 34,881
-/// against 31,719 images/s in one run and 33,776 against 34,069 in the next, within the hosts'
-/// run-to-run spread, and the setting is process-wide.
+/// ([`LoaderBuilder::blocking_sync`]). Off: sleeping measured within the hosts' run-to-run
+/// spread, and the setting is process-wide (the figures: docs/image-loader.md).
 pub const LOADER_BLOCKING_SYNC: bool = false;
 
 /// Whether the loader's CUDA-backend decodes stop at the region each sample's transform reads
