@@ -6,7 +6,7 @@
 #   DIR/new/{gm-loader--pipeline,gm-loader--clips}   the build after it
 #   DIR/data/jpeg/imagenet, DIR/data/video/bench_1080p_{h264,hevc}.mp4
 #     (bench/data/make_jpeg_sets.sh, bench/data/make_videos.sh)
-# Usage: compare_builds.sh DIR [ROUNDS]. Writes $OUT/compare/{old,new}-{images,clips}.jsonl and
+# Usage: compare_builds.sh DIR [ROUNDS] (GM_COMPARE=images: the image pipeline only). Writes $OUT/compare/{old,new}-{images,clips}.jsonl and
 # prints one line per measurement; `cargo xtask bench --report` is not needed to read them.
 set -u
 dir="$(cd "${1:?usage: compare_builds.sh DIR [ROUNDS]}" && pwd)"
@@ -31,7 +31,7 @@ for r in $(seq 1 "$rounds"); do
         GM_BENCH_CONFIGS=4x3 GM_BENCH_HW_LOAD=0.6 GM_BENCH_CUDA_THREADS=8 GM_BENCH_REPS=3 \
             timeout 120 "$dir/$b/gm-loader--pipeline" "$dir/data/jpeg/imagenet" \
             >> "$out/$b-images.jsonl" 2>> "$out/$b-images.err"
-        GM_BENCH_SESSIONS=7 GM_BENCH_REPS=3 GM_BENCH_COPIES=8 GM_BENCH_RANDOM_BATCHES=60 timeout 150 \
+        [ "${GM_COMPARE:-all}" = images ] || GM_BENCH_SESSIONS=7 GM_BENCH_REPS=3 GM_BENCH_COPIES=8 GM_BENCH_RANDOM_BATCHES=60 timeout 150 \
             "$dir/$b/gm-loader--clips" "$v/bench_1080p_h264.mp4" "$v/bench_1080p_hevc.mp4" \
             >> "$out/$b-clips.jsonl" 2>> "$out/$b-clips.err"
         echo "round $r $b done"
