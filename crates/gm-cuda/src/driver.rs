@@ -47,10 +47,9 @@ fn state() -> &'static InitState {
             // and then this never writes.
             unsafe { std::env::set_var(MAX_CONNECTIONS_VAR, MAX_CONNECTIONS) };
         }
-        // SAFETY: only opens and closes the shared library to see whether it exists.
-        if !unsafe { sys::is_culib_present() } {
+        if !libcuda_present() {
             return InitState::NoDriver {
-                searched: cudarc::get_lib_name_candidates("cuda").join(", "),
+                searched: LIBCUDA_NAMES.join(", "),
             };
         }
         match result::init() {
@@ -59,6 +58,28 @@ fn state() -> &'static InitState {
                 reason: format!("cuInit failed: {e}"),
             },
         }
+    })
+}
+
+/// The names the CUDA driver library goes by: the driver's soname, the development link, the
+/// sonames of older packagings, and Windows' DLL. cudarc's loader tries each of them too.
+const LIBCUDA_NAMES: &[&str] = &[
+    "libcuda.so.1",
+    "libcuda.so",
+    "libcuda.so.13",
+    "libcuda.so.12",
+    "nvcuda.dll",
+];
+
+/// Whether libcuda can be opened. gm probes it itself instead of asking cudarc, whose probe
+/// exists only when cudarc loads libcuda at run time: a program that also uses candle turns
+/// cudarc's `fallback-dynamic-loading` (ours) into `dynamic-linking` (candle's), and then the
+/// library is already mapped, so this finds it.
+fn libcuda_present() -> bool {
+    LIBCUDA_NAMES.iter().any(|name| {
+        // SAFETY: opening the NVIDIA driver library runs its initializers, which have no
+        // preconditions; the handle is closed again at once.
+        unsafe { libloading::Library::new(name) }.is_ok()
     })
 }
 
@@ -156,6 +177,20 @@ mod tests {
                 );
             }
             (Ok(_), Err(e)) => panic!("devices counted but init failed: {e}"),
+        }
+    }
+
+    #[test]
+    fn the_driver_probe_agrees_with_init_and_names_what_it_searched() {
+        // gm's own probe decides between "no driver" and cuInit's verdict: where it finds no
+        // libcuda, init says so and lists the names tried; where it finds one, init got past
+        // the probe (a device may still be missing).
+        match init() {
+            Err(CudaError::DriverNotFound { searched }) => {
+                assert!(!libcuda_present());
+                assert!(searched.contains("libcuda.so.1"), "{searched}");
+            }
+            _ => assert!(libcuda_present()),
         }
     }
 }
