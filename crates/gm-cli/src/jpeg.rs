@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gm_codec::jpeg::{BackendChoice, ChromaUpsampling, DecoderOptions, EncodedImage, ImageDecoder};
+use gm_codec::jpeg::{
+    BackendChoice, ChromaUpsampling, DecodePath, DecoderOptions, EncodedImage, ImageDecoder,
+    ImageError, SourceFormat, decode_host, sniff,
+};
 
 /// Arguments of `gm jpeg`.
 #[derive(Args)]
@@ -27,48 +30,51 @@ pub struct JpegArgs {
     chroma: ChromaUpsampling,
 }
 
+/// One image as `gm jpeg` reports it.
+struct Decoded {
+    width: u32,
+    height: u32,
+    rgb: Vec<u8>,
+    /// The stored format (jpeg, png, ...).
+    source: &'static str,
+    /// The decoder that ran (hw, cuda, cpu).
+    path: &'static str,
+}
+
 /// Runs `gm jpeg`: one batch, a line per image, PNGs under `--out`. Fails if any input failed.
+///
+/// `--backend cpu` needs no GPU; `auto` falls back to the CPU, with a note, on a machine
+/// without one; `hw` and `cuda` need one.
 pub fn run(args: &JpegArgs) -> Result<()> {
-    let device = gm_cuda::Device::new(0).context("gm jpeg needs a CUDA device")?;
-    let options = DecoderOptions {
-        backend: args.backend,
-        apply_orientation: !args.no_orientation,
-        chroma: args.chroma,
-        ..DecoderOptions::default()
-    };
-    let mut decoder = ImageDecoder::new(&device, options)?;
     let names: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
     let data: Vec<Vec<u8>> = args
         .files
         .iter()
         .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
         .collect::<Result<_>>()?;
-    let inputs: Vec<EncodedImage<'_>> = names
-        .iter()
-        .zip(&data)
-        .map(|(name, data)| EncodedImage { name, data })
-        .collect();
-    let batch = decoder.decode(&inputs)?;
+    let results = match gpu_for(args.backend)? {
+        Some(device) => decode_gpu(args, &device, &names, &data)?,
+        None => decode_cpu(args, &names, &data),
+    };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut failed = 0;
-    for (i, path) in args.files.iter().enumerate() {
-        match &batch.images[i] {
+    for (i, (path, result)) in args.files.iter().zip(results).enumerate() {
+        match result {
             Ok(img) => {
-                let rgb = batch.download(i)?.context("decoded image without pixels")?;
                 let stem = path.file_stem().map_or_else(
                     || format!("image-{i}"),
                     |s| s.to_string_lossy().into_owned(),
                 );
                 let out = args.out.join(format!("{stem}.png"));
-                crate::frames::write_png(&out, &rgb, img.width as usize, img.height as usize)?;
+                crate::frames::write_png(&out, &img.rgb, img.width as usize, img.height as usize)?;
                 println!(
                     "{}: {}x{} {} via {} -> {}",
                     path.display(),
                     img.width,
                     img.height,
-                    img.source.name(),
-                    img.path.name(),
+                    img.source,
+                    img.path,
                     out.display()
                 );
             }
@@ -85,4 +91,85 @@ pub fn run(args: &JpegArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The GPU to decode on: none for the CPU backend, or for `auto` where there is no GPU.
+fn gpu_for(backend: BackendChoice) -> Result<Option<gm_cuda::Device>> {
+    if backend == BackendChoice::Cpu {
+        return Ok(None);
+    }
+    match gm_cuda::Device::new(0) {
+        Ok(device) => Ok(Some(device)),
+        Err(e) if backend == BackendChoice::Auto && e.is_unavailable() => {
+            eprintln!("gm jpeg: no CUDA device ({e}); decoding on the CPU");
+            Ok(None)
+        }
+        Err(e) => Err(e).context(
+            "gm jpeg needs a CUDA device for --backend hw and cuda (--backend cpu decodes \
+             without one)",
+        ),
+    }
+}
+
+fn decode_gpu(
+    args: &JpegArgs,
+    device: &gm_cuda::Device,
+    names: &[String],
+    data: &[Vec<u8>],
+) -> Result<Vec<Result<Decoded, ImageError>>> {
+    let options = DecoderOptions {
+        backend: args.backend,
+        apply_orientation: !args.no_orientation,
+        chroma: args.chroma,
+        ..DecoderOptions::default()
+    };
+    let mut decoder = ImageDecoder::new(device, options)?;
+    let inputs: Vec<EncodedImage<'_>> = names
+        .iter()
+        .zip(data)
+        .map(|(name, data)| EncodedImage { name, data })
+        .collect();
+    let batch = decoder.decode(&inputs)?;
+    let mut out = Vec::with_capacity(inputs.len());
+    for (i, result) in batch.images.iter().enumerate() {
+        out.push(match result {
+            Ok(img) => Ok(Decoded {
+                width: img.width,
+                height: img.height,
+                rgb: batch.download(i)?.context("decoded image without pixels")?,
+                source: img.source.name(),
+                path: img.path.name(),
+            }),
+            Err(e) => Err(e.clone()),
+        });
+    }
+    Ok(out)
+}
+
+/// The CPU decoder with the batched decoder's checks (`decode_host`), one image at a time.
+fn decode_cpu(
+    args: &JpegArgs,
+    names: &[String],
+    data: &[Vec<u8>],
+) -> Vec<Result<Decoded, ImageError>> {
+    let max_pixels = DecoderOptions::default().max_pixels;
+    names
+        .iter()
+        .zip(data)
+        .map(|(name, data)| {
+            let source = sniff(data).map_or("unknown", SourceFormat::name);
+            decode_host(data, max_pixels, !args.no_orientation)
+                .map(|img| Decoded {
+                    width: img.width,
+                    height: img.height,
+                    rgb: img.rgb,
+                    source,
+                    path: DecodePath::Cpu.name(),
+                })
+                .map_err(|kind| ImageError {
+                    input: name.clone(),
+                    kind,
+                })
+        })
+        .collect()
 }

@@ -89,3 +89,60 @@ fn gm_jpeg_writes_pngs_close_to_the_cpu_decode_and_names_bad_files() {
     assert!(dir.join("second/fruits.png").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn gm_jpeg_with_the_cpu_backend_needs_no_gpu_and_equals_the_cpu_decoder() {
+    // Runs everywhere: CI has no GPU, and the CPU backend must not ask for one.
+    let dir = std::env::temp_dir().join(format!("gm-jpeg-cpu-{}", std::process::id()));
+    let media = shared_jpeg();
+    let photos = ["photos/fruits.jpg", "odd/video-001.cmyk.jpeg"];
+    let bad = std::env::temp_dir().join(format!("gm-jpeg-cpu-bad-{}.jpg", std::process::id()));
+    std::fs::write(&bad, b"\xFF\xD8 not really").unwrap();
+    let out = gm()
+        .arg("jpeg")
+        .args(photos.iter().map(|p| media.join(p)))
+        .arg(&bad)
+        .args(["--backend", "cpu", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The bad file fails the command and is named; the good ones are written all the same.
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    assert!(!stderr.contains("needs a CUDA device"), "{stderr}");
+    assert!(stdout.contains(&format!("{}:", bad.display())), "{stdout}");
+    for p in photos {
+        let data = std::fs::read(media.join(p)).unwrap();
+        let want = gm_codec::jpeg::decode_host(&data, u64::MAX, true).unwrap();
+        let stem = std::path::Path::new(p)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(stdout.contains(&format!("{}x{} jpeg via cpu", want.width, want.height)));
+        let (w, h, got) = read_png(&dir.join(format!("{stem}.png")));
+        assert_eq!((w, h), (want.width, want.height), "{p}");
+        assert!(
+            got == want.rgb,
+            "{p}: the PNG differs from the CPU decoder's pixels"
+        );
+    }
+    // `auto` decodes on the CPU, and says so, where there is no GPU.
+    let out = gm()
+        .arg("jpeg")
+        .arg(media.join(photos[0]))
+        .args(["--out"])
+        .arg(dir.join("auto"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.contains("decoding on the CPU"),
+        gm_cuda::available().is_err(),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&bad);
+}
