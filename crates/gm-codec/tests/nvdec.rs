@@ -228,6 +228,35 @@ fn sessions_reconfigure_for_smaller_videos_instead_of_recreating() {
     assert!(s.reconfigurations >= 2, "{s:?}");
 }
 
+#[test]
+fn one_session_alternating_codecs_and_bit_depths_keeps_its_decoders() {
+    let device =
+        gpu_test_device!("one_session_alternating_codecs_and_bit_depths_keeps_its_decoders");
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    let names = ["h264_bpyramid", "hevc_closed_gop", "hevc_main10"];
+    let rounds = 4;
+    let mut frames_checked = 0;
+    for round in 0..rounds {
+        for name in names {
+            let n = video(name).1.len();
+            let mut frames: Vec<usize> = (0..n).collect();
+            if round % 2 == 1 {
+                frames.reverse();
+            }
+            frames_checked += check(name, &mut session, &frames);
+        }
+    }
+    let s = session.stats();
+    eprintln!("{frames_checked} frames, {s:?}");
+    assert_eq!(s.decoders_created, 3, "one per codec and bit depth: {s:?}");
+    assert_eq!(s.decoders_destroyed, 0, "{s:?}");
+    assert_eq!(s.parsers_created, 2, "one per codec: {s:?}");
+    assert!(
+        s.decoder_reuses >= (rounds as u64 - 1) * names.len() as u64,
+        "every switch after the first round reuses a decoder: {s:?}"
+    );
+}
+
 /// Writes `bytes` to a temporary file and indexes it.
 fn damaged_copy(tag: &str, bytes: &[u8]) -> (PathBuf, IndexingDemuxer) {
     let dir = std::env::temp_dir().join(format!("gm-nvdec-{tag}-{}", std::process::id()));

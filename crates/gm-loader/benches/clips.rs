@@ -6,7 +6,9 @@
 //! - random access: episodes starting at any frame, shuffled (one batch per job), 7 sessions;
 //!
 //! each with and without the GOP packet cache. The dataset lists each file `GM_BENCH_COPIES`
-//! times (16) as separate videos, so an epoch is long enough to time. The random episodes are
+//! times (16) as separate videos, so an epoch is long enough to time. With `GM_BENCH_MIX=1`
+//! one dataset interleaves all the files given (a, b, a, b, ...: consecutive videos change
+//! codec), measured as video "mix" with `"mix": true`. The random episodes are
 //! also written to `$GM_BENCH_EPISODES/random-<video>.json` for the peers to decode the same
 //! ones. One JSON object per measurement: frames per second (median of `GM_BENCH_REPS`), spread,
 //! host CPU seconds per 1000 frames, device memory in use, frames decoded per frame returned.
@@ -31,14 +33,16 @@ fn chain() -> Compose {
 
 struct Run {
     name: String,
+    /// The files, interleaved in one dataset (one file: that file alone).
+    paths: Vec<PathBuf>,
     access: &'static str,
     sessions: usize,
     gop_cache: bool,
     batches: Option<usize>,
 }
 
-fn dataset(path: &Path, copies: usize, stride: usize, gop_cache: bool) -> VideoDataset {
-    let paths = vec![path.to_path_buf(); copies];
+fn dataset(files: &[PathBuf], copies: usize, stride: usize, gop_cache: bool) -> VideoDataset {
+    let paths: Vec<PathBuf> = (0..copies).flat_map(|_| files.iter().cloned()).collect();
     let mut b = VideoDataset::builder().videos(&paths).frames(8, stride);
     if gop_cache {
         b = b.gop_cache(512 << 20);
@@ -46,14 +50,14 @@ fn dataset(path: &Path, copies: usize, stride: usize, gop_cache: bool) -> VideoD
     b.open().expect("indexing the bench video")
 }
 
-fn measure(device: &Device, path: &Path, run: &Run, copies: usize, reps: usize) {
+fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     let stride = if run.access == "stream" { 8 } else { 1 };
     let sampler = if run.access == "stream" {
         Sampler::sequential()
     } else {
         Sampler::shuffled(7)
     };
-    let mut loader = ClipLoader::builder(dataset(path, copies, stride, run.gop_cache))
+    let mut loader = ClipLoader::builder(dataset(&run.paths, copies, stride, run.gop_cache))
         .device(device)
         .sessions(run.sessions)
         .transforms(chain())
@@ -95,7 +99,8 @@ fn measure(device: &Device, path: &Path, run: &Run, copies: usize, reps: usize) 
     println!(
         "{}",
         serde_json::json!({
-            "bench": "clips", "video": run.name, "access": run.access, "sessions": run.sessions,
+            "bench": "clips", "video": run.name, "mix": run.paths.len() > 1,
+            "access": run.access, "sessions": run.sessions,
             "gop_cache": run.gop_cache, "frames": frames, "seconds": wall, "fps": fps.round(),
             "spread": (spread * 1000.0).round() / 1000.0,
             "cpu_ms_per_1000_frames": (cpu / frames.max(1) as f64 * 1e6).round(),
@@ -103,6 +108,10 @@ fn measure(device: &Device, path: &Path, run: &Run, copies: usize, reps: usize) 
             "device_mem_used_mb": (info.total_memory - info.free_memory) >> 20,
             "gop_cache_hits": loader.dataset().gop_cache_stats().map(|s| s.hits),
             "bad_clips": after.bad_clips,
+            "decoders_created": after.decoders_created - before.decoders_created,
+            "decoders_destroyed": after.decoders_destroyed - before.decoders_destroyed,
+            "decoder_reuses": after.decoder_reuses - before.decoder_reuses,
+            "parsers_created": after.parsers_created - before.parsers_created,
         })
     );
 }
@@ -112,7 +121,7 @@ fn write_episodes(path: &Path, name: &str, copies: usize, batches: usize) {
     let Some(dir) = std::env::var_os("GM_BENCH_EPISODES") else {
         return;
     };
-    let d = dataset(path, copies, 1, false);
+    let d = dataset(&[path.to_path_buf()], copies, 1, false);
     let order = Sampler::shuffled(7).indices(d.len(), 1);
     let starts: Vec<usize> = order
         .iter()
@@ -135,9 +144,19 @@ fn main() {
         .filter_map(|s| s.parse().ok())
         .collect();
     let workloads = env_list("GM_BENCH_ACCESS", "stream,random");
-    for path in &videos {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        write_episodes(path, &name, copies, random_batches);
+    let sets: Vec<(String, Vec<PathBuf>)> = if env_usize("GM_BENCH_MIX", 0) != 0 {
+        vec![("mix".to_string(), videos.clone())]
+    } else {
+        videos
+            .iter()
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                write_episodes(p, &name, copies, random_batches);
+                (name, vec![p.clone()])
+            })
+            .collect()
+    };
+    for (name, paths) in &sets {
         for access in &workloads {
             for gop_cache in [false, true] {
                 let counts: Vec<usize> = if access == "stream" {
@@ -152,6 +171,7 @@ fn main() {
                     }
                     let run = Run {
                         name: name.clone(),
+                        paths: paths.clone(),
                         access: if access == "stream" {
                             "stream"
                         } else {
@@ -161,7 +181,7 @@ fn main() {
                         gop_cache,
                         batches: (access != "stream").then_some(random_batches),
                     };
-                    measure(&device, path, &run, copies, reps);
+                    measure(&device, &run, copies, reps);
                 }
             }
         }

@@ -13,7 +13,8 @@ use gm_demux::{CodecInfo, Keep};
 
 use super::api::{Nvcuvid, cu};
 use super::budget::DecoderBudget;
-use super::format::{DecoderFormat, SequenceFormat, chroma_name};
+use super::choice::{Action, Slot, choose};
+use super::format::{Capacity, DecoderFormat, SequenceFormat, chroma_name};
 use super::frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
 use super::stats::SessionStats;
 use super::sys;
@@ -23,16 +24,36 @@ const CUDA_ERROR_OUT_OF_MEMORY: u32 = 2;
 
 pub(super) type Consumer = dyn FnMut(&DecodedFrame<'_>) -> Result<()>;
 
-/// The decoder and the run being decoded: what the parser's callbacks work on.
+/// A decoder the session keeps, idle or in use.
+pub(super) struct LiveDecoder {
+    /// Unique within the session (handles may be reused by nvcuvid once destroyed).
+    pub(super) id: u64,
+    pub(super) handle: sys::CUvideodecoder,
+    pub(super) slot: Slot,
+}
+
+/// A frame mapped for a consumer, unmapped (against the decoder that mapped it) once the
+/// consumer's work, which `event` follows, is done.
+pub(super) struct Mapped {
+    decoder: sys::CUvideodecoder,
+    ptr: u64,
+    event: usize,
+}
+
+/// The decoders and the run being decoded: what the parser's callbacks work on.
 pub(super) struct State {
     pub(super) api: &'static Nvcuvid,
     pub(super) device: Device,
     pub(super) stream: Stream,
     pub(super) lock: sys::CUvideoctxlock,
-    pub(super) decoder: sys::CUvideodecoder,
-    pub(super) format: Option<DecoderFormat>,
+    /// Live decoders, at most `max_live`, one per key.
+    pub(super) live: Vec<LiveDecoder>,
+    pub(super) max_live: usize,
+    /// The id of the decoder pictures go to (0: none).
+    pub(super) current: u64,
+    /// Counts sequences, for least-recently-used eviction, and gives decoders their ids.
+    pub(super) tick: u64,
     pub(super) budget: Option<Arc<DecoderBudget>>,
-    pub(super) reserved: usize,
     pub(super) caps: HashMap<(u32, u32, u32), sys::CUVIDDECODECAPS>,
     pub(super) colour: ColourInfo,
     pub(super) file: PathBuf,
@@ -45,7 +66,7 @@ pub(super) struct State {
     pub(super) displayed: Vec<i64>,
     pub(super) consumer: Option<*mut Consumer>,
     pub(super) error: Option<CodecError>,
-    pub(super) ring: VecDeque<(u64, usize)>,
+    pub(super) ring: VecDeque<Mapped>,
     pub(super) events: Vec<Event>,
     pub(super) next_event: usize,
     pub(super) stats: SessionStats,
@@ -137,9 +158,9 @@ impl State {
         self.displayed.clear();
     }
 
-    /// The parser's sequence callback: checks the stream against the GPU's caps, then keeps
-    /// the decoder when the new sequence fits it (reconfiguring it if its size changed) or
-    /// creates one. Returns the decode surfaces the parser should use.
+    /// The parser's sequence callback: checks the stream against the GPU's caps, then lets
+    /// [`choose`] pick a live decoder (reconfigured if its size changed) or create one.
+    /// Returns the decode surfaces the parser should use.
     fn sequence(&mut self, fmt: &sys::CUVIDEOFORMAT) -> Result<c_int> {
         let want = SequenceFormat::of(fmt);
         self.check_caps(
@@ -154,22 +175,65 @@ impl State {
             matrix_coefficients: vs.matrix_coefficients,
             full_range: vs.video_full_range_flag() != 0,
         };
-        match self.format {
-            Some(f) if f.fits(&want) => {
-                if !f.same_size(&want) {
-                    self.reconfigure(f, &want)?;
-                }
+        self.tick += 1;
+        let slots: Vec<Slot> = self.live.iter().map(|d| d.slot).collect();
+        let free = self
+            .budget
+            .as_ref()
+            .map(|b| b.limit().saturating_sub(b.used()));
+        match choose(&slots, &want, self.max_live, free) {
+            Action::Reuse(i) => self.use_decoder(i),
+            Action::Reconfigure(i) => {
+                self.reconfigure(i, &want)?;
+                self.use_decoder(i);
             }
-            _ => {
-                self.destroy_decoder();
-                self.create_decoder(&want)?;
+            Action::Create {
+                evict,
+                capacity,
+                bytes,
+            } => {
+                let handles: Vec<_> = evict.iter().map(|&i| self.live[i].handle).collect();
+                for h in handles {
+                    self.destroy_decoder(h);
+                }
+                self.create_decoder(&want, capacity, bytes)?;
             }
         }
         Ok(want.surfaces as c_int)
     }
 
-    /// Resizes the live decoder (created as `f`) for the sequence `want`, which fits it.
-    fn reconfigure(&mut self, f: DecoderFormat, want: &SequenceFormat) -> Result<()> {
+    /// Makes the live decoder `i` the one pictures go to.
+    fn use_decoder(&mut self, i: usize) {
+        let d = &mut self.live[i];
+        d.slot.last_used = self.tick;
+        if d.id != self.current {
+            self.current = d.id;
+            self.stats.decoder_reuses += 1;
+        }
+    }
+
+    /// The decoder pictures go to.
+    fn current(&self) -> Option<&LiveDecoder> {
+        self.live.iter().find(|d| d.id == self.current)
+    }
+
+    /// The codec (nvcuvid's code) of the decoder pictures go to.
+    pub(super) fn current_codec(&self) -> Option<u32> {
+        self.current().map(|d| d.slot.format.codec)
+    }
+
+    /// Makes the decoder `id` the one pictures go to, when it is still live; false otherwise.
+    pub(super) fn bind(&mut self, id: u64) -> bool {
+        let live = self.live.iter().any(|d| d.id == id);
+        if live && id != self.current {
+            self.current = id;
+            self.stats.decoder_reuses += 1;
+        }
+        live
+    }
+
+    /// Resizes the live decoder `i` for the sequence `want`, which fits it.
+    fn reconfigure(&mut self, i: usize, want: &SequenceFormat) -> Result<()> {
         let d = want.display;
         let mut rc = sys::CUVIDRECONFIGUREDECODERINFO {
             ulWidth: want.coded_width,
@@ -183,36 +247,60 @@ impl State {
         rc.display_area.top = d[1] as i16;
         rc.display_area.right = d[2] as i16;
         rc.display_area.bottom = d[3] as i16;
-        // SAFETY: the decoder is live; `rc` is ours.
-        let code = unsafe { (self.api.reconfigure_decoder)(self.decoder, &mut rc) };
+        let live = &mut self.live[i];
+        // SAFETY: the decoder is live and idle; `rc` is ours.
+        let code = unsafe { (self.api.reconfigure_decoder)(live.handle, &mut rc) };
         cu(code, "cuvidReconfigureDecoder", &self.file)?;
-        self.format = Some(DecoderFormat {
+        live.slot.format = DecoderFormat {
             coded_width: want.coded_width,
             coded_height: want.coded_height,
             surfaces: want.surfaces,
             display: want.display,
             target_width: want.target_width,
             target_height: want.target_height,
-            ..f
-        });
+            ..live.slot.format
+        };
         self.stats.reconfigurations += 1;
         Ok(())
     }
 
-    /// Creates a decoder for `want` (none is live), within the budget when there is one.
-    fn create_decoder(&mut self, want: &SequenceFormat) -> Result<()> {
-        let bytes = want.decoder_bytes();
-        if let Some(b) = &self.budget {
-            b.reserve(bytes)?;
+    /// Reserves `bytes` in the budget, if there is one; when another session took the room
+    /// since [`choose`] looked, evicts this session's least recently used decoders first.
+    fn reserve(&mut self, bytes: usize) -> Result<()> {
+        let Some(b) = self.budget.clone() else {
+            return Ok(());
+        };
+        loop {
+            match b.reserve(bytes) {
+                Ok(()) => return Ok(()),
+                Err(e) => match self.live.iter().min_by_key(|d| d.slot.last_used) {
+                    Some(d) => {
+                        let h = d.handle;
+                        self.destroy_decoder(h);
+                    }
+                    None => return Err(e),
+                },
+            }
         }
-        let mut ci = want.create_info(self.lock);
+    }
+
+    /// Creates a decoder of capacity `capacity` for `want` (no live one has its key) and
+    /// makes it current, within the budget when there is one.
+    fn create_decoder(
+        &mut self,
+        want: &SequenceFormat,
+        capacity: Capacity,
+        bytes: usize,
+    ) -> Result<()> {
+        self.reserve(bytes)?;
+        let mut ci = want.create_info(capacity, self.lock);
+        let mut handle: sys::CUvideodecoder = std::ptr::null_mut();
         // SAFETY: `ci` is fully initialized; the decoder handle is ours to destroy.
-        let code = unsafe { (self.api.create_decoder)(&mut self.decoder, &mut ci) };
+        let code = unsafe { (self.api.create_decoder)(&mut handle, &mut ci) };
         if code != 0 {
             if let Some(b) = &self.budget {
                 b.release(bytes);
             }
-            self.decoder = std::ptr::null_mut();
             if code == CUDA_ERROR_OUT_OF_MEMORY {
                 return Err(CodecError::OutOfDecoderMemory {
                     requested: bytes,
@@ -222,51 +310,71 @@ impl State {
             }
             return cu(code, "cuvidCreateDecoder", &self.file);
         }
-        self.reserved = bytes;
-        self.stats.decoders_created += 1;
-        self.stats.decoder_bytes = bytes;
-        self.format = Some(DecoderFormat {
-            codec: want.codec,
-            chroma: want.chroma,
-            depth_minus8: want.depth_minus8,
-            max_width: want.coded_width,
-            max_height: want.coded_height,
-            max_surfaces: want.surfaces,
-            coded_width: want.coded_width,
-            coded_height: want.coded_height,
-            surfaces: want.surfaces,
-            display: want.display,
-            target_width: want.target_width,
-            target_height: want.target_height,
+        self.tick += 1;
+        self.live.push(LiveDecoder {
+            id: self.tick,
+            handle,
+            slot: Slot {
+                format: DecoderFormat {
+                    codec: want.codec,
+                    chroma: want.chroma,
+                    depth_minus8: want.depth_minus8,
+                    max_width: capacity.width,
+                    max_height: capacity.height,
+                    max_surfaces: capacity.surfaces,
+                    coded_width: want.coded_width,
+                    coded_height: want.coded_height,
+                    surfaces: capacity.surfaces,
+                    display: want.display,
+                    target_width: want.target_width,
+                    target_height: want.target_height,
+                },
+                bytes,
+                last_used: self.tick,
+            },
         });
+        self.current = self.tick;
+        self.stats.decoders_created += 1;
+        self.stats.decoder_bytes += bytes;
         Ok(())
     }
 
-    pub(super) fn destroy_decoder(&mut self) {
+    /// Destroys the live decoder `handle`, after unmapping every mapped frame.
+    fn destroy_decoder(&mut self, handle: sys::CUvideodecoder) {
         let _ = self.drain_ring();
-        if !self.decoder.is_null() {
-            // SAFETY: created by us, destroyed once, nothing mapped (ring drained).
-            unsafe { (self.api.destroy_decoder)(self.decoder) };
-            self.decoder = std::ptr::null_mut();
-        }
+        let Some(i) = self.live.iter().position(|d| d.handle == handle) else {
+            return;
+        };
+        let d = self.live.swap_remove(i);
+        // SAFETY: created by us, destroyed once, nothing mapped (ring drained).
+        unsafe { (self.api.destroy_decoder)(d.handle) };
         if let Some(b) = &self.budget {
-            b.release(self.reserved);
+            b.release(d.slot.bytes);
         }
-        self.reserved = 0;
-        self.stats.decoder_bytes = 0;
-        self.format = None;
+        if self.current == d.id {
+            self.current = 0;
+        }
+        self.stats.decoder_bytes -= d.slot.bytes;
+        self.stats.decoders_destroyed += 1;
+    }
+
+    /// Destroys every live decoder.
+    pub(super) fn destroy_decoders(&mut self) {
+        while let Some(h) = self.live.last().map(|d| d.handle) {
+            self.destroy_decoder(h);
+        }
     }
 
     fn decode_picture(&mut self, pic: *mut sys::CUVIDPICPARAMS) -> Result<()> {
-        if self.decoder.is_null() {
+        let Some(decoder) = self.current().map(|d| d.handle) else {
             return Err(CodecError::Decode {
                 file: self.file.clone(),
                 frame: 0,
                 reason: "picture data before any sequence header".into(),
             });
-        }
+        };
         // SAFETY: the parser hands us valid picture parameters for our decoder.
-        let code = unsafe { (self.api.decode_picture)(self.decoder, pic) };
+        let code = unsafe { (self.api.decode_picture)(decoder, pic) };
         cu(code, "cuvidDecodePicture", &self.file)
     }
 
@@ -277,13 +385,13 @@ impl State {
         let Some(&k) = self.wanted.get(&disp.timestamp) else {
             return Ok(());
         };
-        let Some(f) = self.format else {
+        let Some((decoder, f)) = self.current().map(|d| (d.handle, d.slot.format)) else {
             return Ok(());
         };
         let mut status = sys::CUVIDGETDECODESTATUS::default();
         // SAFETY: a picture index the parser just displayed, on our decoder.
         let st_code =
-            unsafe { (self.api.get_decode_status)(self.decoder, disp.picture_index, &mut status) };
+            unsafe { (self.api.get_decode_status)(decoder, disp.picture_index, &mut status) };
         let frame_status = match (st_code, status.decodeStatus) {
             (0, sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error) => FrameStatus::Error,
             (0, sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error_Concealed) => {
@@ -302,13 +410,7 @@ impl State {
         let mut pitch: u32 = 0;
         // SAFETY: maps a displayed picture of our decoder; unmapped in `retire`/`drain_ring`.
         let code = unsafe {
-            (self.api.map_video_frame)(
-                self.decoder,
-                disp.picture_index,
-                &mut ptr,
-                &mut pitch,
-                &mut proc,
-            )
+            (self.api.map_video_frame)(decoder, disp.picture_index, &mut ptr, &mut pitch, &mut proc)
         };
         cu(code, "cuvidMapVideoFrame64", &self.file)?;
         let keep = &self.keeps[k];
@@ -344,7 +446,11 @@ impl State {
         let slot = self.next_event;
         self.next_event = (self.next_event + 1) % self.events.len();
         let recorded = self.events[slot].record(&self.stream);
-        self.ring.push_back((ptr, slot));
+        self.ring.push_back(Mapped {
+            decoder,
+            ptr,
+            event: slot,
+        });
         if self.ring.len() >= self.events.len() {
             self.retire_oldest()?;
         }
@@ -353,10 +459,11 @@ impl State {
     }
 
     fn retire_oldest(&mut self) -> Result<()> {
-        if let Some((ptr, slot)) = self.ring.pop_front() {
-            let waited = self.events[slot].synchronize();
-            // SAFETY: mapped by `display`, unmapped once, after the consumer's work finished.
-            let code = unsafe { (self.api.unmap_video_frame)(self.decoder, ptr) };
+        if let Some(m) = self.ring.pop_front() {
+            let waited = self.events[m.event].synchronize();
+            // SAFETY: mapped by `display` on `m.decoder` (live: decoders are destroyed only
+            // after the ring is drained), unmapped once, after the consumer's work finished.
+            let code = unsafe { (self.api.unmap_video_frame)(m.decoder, m.ptr) };
             waited?;
             cu(code, "cuvidUnmapVideoFrame64", &self.file)?;
         }

@@ -23,24 +23,60 @@ pub(super) struct DecoderFormat {
     pub(super) target_height: u32,
 }
 
+/// What decoders can take each other's sequences (reconfigured if need be): codec, chroma
+/// format and bit depth minus 8, as nvcuvid codes them.
+pub(super) type DecoderKey = (u32, u32, u32);
+
+/// The largest sequence a decoder is created for: coded size and decode surfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Capacity {
+    pub(super) width: u32,
+    pub(super) height: u32,
+    pub(super) surfaces: u32,
+}
+
+impl Capacity {
+    /// The smallest capacity that holds both `self` and `other`.
+    pub(super) fn union(self, other: Capacity) -> Capacity {
+        Capacity {
+            width: self.width.max(other.width),
+            height: self.height.max(other.height),
+            surfaces: self.surfaces.max(other.surfaces),
+        }
+    }
+}
+
 impl DecoderFormat {
+    /// The decoder's key.
+    pub(super) fn key(&self) -> DecoderKey {
+        (self.codec, self.chroma, self.depth_minus8)
+    }
+
+    /// What the decoder was created for.
+    pub(super) fn capacity(&self) -> Capacity {
+        Capacity {
+            width: self.max_width,
+            height: self.max_height,
+            surfaces: self.max_surfaces,
+        }
+    }
+
     /// Whether a decoder created as `self` can take the sequence `want`, reconfigured if need
     /// be: same codec and format, no larger than it was created for.
     pub(super) fn fits(&self, want: &SequenceFormat) -> bool {
-        self.codec == want.codec
-            && self.chroma == want.chroma
-            && self.depth_minus8 == want.depth_minus8
+        self.key() == want.key()
             && want.coded_width <= self.max_width
             && want.coded_height <= self.max_height
             && want.surfaces <= self.max_surfaces
     }
 
-    /// Whether the decoder is already configured exactly for `want`.
+    /// Whether the decoder is already configured for `want`: same size and display area, and
+    /// at least the decode surfaces it needs.
     pub(super) fn same_size(&self, want: &SequenceFormat) -> bool {
         self.coded_width == want.coded_width
             && self.coded_height == want.coded_height
             && self.display == want.display
-            && self.surfaces == want.surfaces
+            && want.surfaces <= self.surfaces
     }
 }
 
@@ -77,29 +113,48 @@ impl SequenceFormat {
         }
     }
 
-    /// GPU memory of a decoder for this sequence (estimate): its decode surfaces and output
-    /// surfaces, 4:2:0, one or two bytes a sample.
-    pub(super) fn decoder_bytes(&self) -> usize {
+    /// The key of the decoders that can take this sequence.
+    pub(super) fn key(&self) -> DecoderKey {
+        (self.codec, self.chroma, self.depth_minus8)
+    }
+
+    /// The capacity a decoder needs for exactly this sequence.
+    pub(super) fn capacity(&self) -> Capacity {
+        Capacity {
+            width: self.coded_width,
+            height: self.coded_height,
+            surfaces: self.surfaces,
+        }
+    }
+
+    /// GPU memory of a decoder of capacity `cap` for this sequence (estimate): its decode
+    /// surfaces and output surfaces, 4:2:0, one or two bytes a sample.
+    pub(super) fn decoder_bytes(&self, cap: Capacity) -> usize {
         let bytes_per_sample = if self.depth_minus8 > 0 { 2 } else { 1 };
-        ((self.surfaces as usize * self.coded_width as usize * self.coded_height as usize)
+        ((cap.surfaces as usize * cap.width as usize * cap.height as usize)
             + OUTPUT_SURFACES as usize * self.target_width as usize * self.target_height as usize)
             * 3
             / 2
             * bytes_per_sample
     }
 
-    /// nvcuvid's creation parameters for this sequence, locking with `lock`.
-    pub(super) fn create_info(&self, lock: sys::CUvideoctxlock) -> sys::CUVIDDECODECREATEINFO {
+    /// nvcuvid's creation parameters for this sequence in a decoder of capacity `cap` (at
+    /// least the sequence's own), locking with `lock`.
+    pub(super) fn create_info(
+        &self,
+        cap: Capacity,
+        lock: sys::CUvideoctxlock,
+    ) -> sys::CUVIDDECODECREATEINFO {
         let mut ci = sys::CUVIDDECODECREATEINFO {
             ulWidth: self.coded_width.into(),
             ulHeight: self.coded_height.into(),
-            ulNumDecodeSurfaces: self.surfaces.into(),
+            ulNumDecodeSurfaces: cap.surfaces.into(),
             CodecType: self.codec,
             ChromaFormat: self.chroma,
             ulCreationFlags: sys::cudaVideoCreateFlags_enum_cudaVideoCreate_PreferCUVID.into(),
             bitDepthMinus8: self.depth_minus8.into(),
-            ulMaxWidth: self.coded_width.into(),
-            ulMaxHeight: self.coded_height.into(),
+            ulMaxWidth: cap.width.into(),
+            ulMaxHeight: cap.height.into(),
             OutputFormat: if self.depth_minus8 > 0 {
                 sys::cudaVideoSurfaceFormat_enum_cudaVideoSurfaceFormat_P016
             } else {

@@ -3,6 +3,7 @@
 
 mod api;
 mod budget;
+mod choice;
 mod decoder;
 mod format;
 mod frame;

@@ -14,6 +14,7 @@ use gm_demux::{Codec, CodecInfo, DecodePlan, PacketSource};
 
 use super::api::{cu, nvcuvid};
 use super::budget::DecoderBudget;
+use super::choice::LIVE_DECODERS;
 use super::decoder::{Consumer, State, on_decode, on_display, on_sequence};
 use super::format::OUTPUT_SURFACES;
 use super::frame::{ColourInfo, DecodedFrame};
@@ -21,12 +22,23 @@ use super::stats::SessionStats;
 use super::sys;
 use crate::error::{CodecError, Result};
 
-/// A parser and decoder on one device, fed with gm-demux plans. Not shareable between
-/// threads; a [`DecoderPool`](crate::nvdec::DecoderPool) runs one per worker thread.
+/// Parsers and decoders on one device, fed with gm-demux plans: one parser per codec, and a
+/// few live decoders (one per codec, chroma format and bit depth), so that a session going
+/// from one kind of video to another and back reuses them instead of re-creating them. Not
+/// shareable between threads; a [`DecoderPool`](crate::nvdec::DecoderPool) runs one per
+/// worker thread.
 pub struct DecoderSession {
     state: Box<State>,
-    parser: sys::CUvideoparser,
-    parser_codec: Option<Codec>,
+    parsers: Vec<Parser>,
+}
+
+/// A parser of one codec, and the decoder its last sequence went to: a parser that meets a
+/// sequence header it has seen last may not call the sequence callback again.
+struct Parser {
+    codec: Codec,
+    handle: sys::CUvideoparser,
+    /// The id of that decoder (0: none yet).
+    decoder: u64,
 }
 
 impl DecoderSession {
@@ -49,10 +61,11 @@ impl DecoderSession {
                 device: device.clone(),
                 stream,
                 lock,
-                decoder: std::ptr::null_mut(),
-                format: None,
+                live: Vec::new(),
+                max_live: LIVE_DECODERS,
+                current: 0,
+                tick: 0,
                 budget,
-                reserved: 0,
                 caps: HashMap::new(),
                 colour: ColourInfo::default(),
                 file: PathBuf::new(),
@@ -68,8 +81,7 @@ impl DecoderSession {
                 next_event: 0,
                 stats: SessionStats::default(),
             }),
-            parser: std::ptr::null_mut(),
-            parser_codec: None,
+            parsers: Vec::new(),
         })
     }
 
@@ -90,12 +102,8 @@ impl DecoderSession {
         let st = &mut *self.state;
         st.file = file.to_path_buf();
         st.codec = Some(codec.clone());
-        let c = match codec.codec {
-            Codec::H264 => sys::cudaVideoCodec_enum_cudaVideoCodec_H264,
-            Codec::Hevc => sys::cudaVideoCodec_enum_cudaVideoCodec_HEVC,
-        };
         st.check_caps(
-            c,
+            cuvid_codec(codec.codec),
             u32::from(codec.chroma_format),
             u32::from(codec.bit_depth.saturating_sub(8)),
             codec.width,
@@ -117,20 +125,24 @@ impl DecoderSession {
     ) -> Result<()> {
         let codec = source.codec();
         self.check_support(source.name(), codec)?;
-        self.ensure_parser(codec.codec)?;
+        let p = self.ensure_parser(codec.codec)?;
         self.state.device.bind_to_thread()?;
-        let result = self.run_plan(source, plan, consumer);
+        let result = self.run_plan(p, source, plan, consumer);
         let drained = self.state.drain_ring();
         self.state.consumer = None;
         if result.is_err() {
             // A run cut short leaves pictures in the parser; the next plan starts clean.
-            self.destroy_parser();
+            self.destroy_parser(p);
+        } else if self.state.current_codec() == Some(cuvid_codec(codec.codec)) {
+            // (A plan without runs leaves another codec's decoder current.)
+            self.parsers[p].decoder = self.state.current;
         }
         result.and(drained)
     }
 
     fn run_plan(
         &mut self,
+        p: usize,
         source: &dyn PacketSource,
         plan: &DecodePlan,
         consumer: &mut dyn FnMut(&DecodedFrame<'_>) -> Result<()>,
@@ -151,15 +163,15 @@ impl DecoderSession {
             };
             let _nvtx = nvtx::range(c"NVDEC: decode a run");
             self.state.begin_run(&run.keep);
-            for p in &packets {
+            for packet in &packets {
                 // Each run ends with end-of-stream, which resets the parser: no discontinuity
                 // flag is needed at the next run's start.
                 let flags = sys::CUvideopacketflags_CUVID_PKT_TIMESTAMP
                     | sys::CUvideopacketflags_CUVID_PKT_ENDOFPICTURE;
-                self.parse(&p.data, flags, p.pts)?;
+                self.parse(p, &packet.data, flags, packet.pts)?;
                 self.state.stats.packets += 1;
             }
-            self.parse(&[], sys::CUvideopacketflags_CUVID_PKT_ENDOFSTREAM, 0)?;
+            self.parse(p, &[], sys::CUvideopacketflags_CUVID_PKT_ENDOFSTREAM, 0)?;
             if let Some(missing) = self.state.delivered.iter().position(|d| !d) {
                 let k = &self.state.keeps[missing];
                 return Err(CodecError::Decode {
@@ -175,7 +187,7 @@ impl DecoderSession {
         Ok(())
     }
 
-    fn parse(&mut self, data: &[u8], flags: u32, pts: i64) -> Result<()> {
+    fn parse(&mut self, p: usize, data: &[u8], flags: u32, pts: i64) -> Result<()> {
         let mut packet = sys::CUVIDSOURCEDATAPACKET {
             flags: flags.into(),
             payload_size: data.len() as _,
@@ -187,24 +199,27 @@ impl DecoderSession {
             timestamp: pts,
         };
         // SAFETY: the parser is live; the payload outlives the call; callbacks get our state.
-        let code = unsafe { (self.state.api.parse_video_data)(self.parser, &mut packet) };
+        let code =
+            unsafe { (self.state.api.parse_video_data)(self.parsers[p].handle, &mut packet) };
         if let Some(e) = self.state.error.take() {
             return Err(e);
         }
         cu(code, "cuvidParseVideoData", &self.state.file)
     }
 
-    fn ensure_parser(&mut self, codec: Codec) -> Result<()> {
-        if self.parser_codec == Some(codec) && !self.parser.is_null() {
-            return Ok(());
+    /// The index of the parser for `codec`, created if there is none (or if the decoder its
+    /// last sequence went to is gone, so that it calls the sequence callback again), with
+    /// its decoder made current.
+    fn ensure_parser(&mut self, codec: Codec) -> Result<usize> {
+        if let Some(p) = self.parsers.iter().position(|p| p.codec == codec) {
+            let bound = self.parsers[p].decoder;
+            if bound == 0 || self.state.bind(bound) {
+                return Ok(p);
+            }
+            self.destroy_parser(p);
         }
-        self.destroy_parser();
-        self.state.destroy_decoder();
         let mut params = sys::CUVIDPARSERPARAMS {
-            CodecType: match codec {
-                Codec::H264 => sys::cudaVideoCodec_enum_cudaVideoCodec_H264,
-                Codec::Hevc => sys::cudaVideoCodec_enum_cudaVideoCodec_HEVC,
-            },
+            CodecType: cuvid_codec(codec),
             ulMaxNumDecodeSurfaces: 1,
             ulMaxDisplayDelay: 0,
             pUserData: (&mut *self.state as *mut State).cast(),
@@ -213,20 +228,31 @@ impl DecoderSession {
             pfnDisplayPicture: Some(on_display),
             ..Default::default()
         };
+        let mut handle: sys::CUvideoparser = std::ptr::null_mut();
         // SAFETY: params point at callbacks and at our boxed state, which outlives the parser.
-        let code = unsafe { (self.state.api.create_video_parser)(&mut self.parser, &mut params) };
+        let code = unsafe { (self.state.api.create_video_parser)(&mut handle, &mut params) };
         cu(code, "cuvidCreateVideoParser", &self.state.file)?;
-        self.parser_codec = Some(codec);
-        Ok(())
+        self.state.stats.parsers_created += 1;
+        self.parsers.push(Parser {
+            codec,
+            handle,
+            decoder: 0,
+        });
+        Ok(self.parsers.len() - 1)
     }
 
-    fn destroy_parser(&mut self) {
-        if !self.parser.is_null() {
-            // SAFETY: created by us, destroyed once.
-            unsafe { (self.state.api.destroy_video_parser)(self.parser) };
-            self.parser = std::ptr::null_mut();
-            self.parser_codec = None;
-        }
+    fn destroy_parser(&mut self, p: usize) {
+        let parser = self.parsers.swap_remove(p);
+        // SAFETY: created by us, destroyed once.
+        unsafe { (self.state.api.destroy_video_parser)(parser.handle) };
+    }
+}
+
+/// nvcuvid's code for `codec`.
+fn cuvid_codec(codec: Codec) -> u32 {
+    match codec {
+        Codec::H264 => sys::cudaVideoCodec_enum_cudaVideoCodec_H264,
+        Codec::Hevc => sys::cudaVideoCodec_enum_cudaVideoCodec_HEVC,
     }
 }
 
@@ -234,8 +260,10 @@ impl Drop for DecoderSession {
     fn drop(&mut self) {
         let _ = self.state.device.bind_to_thread();
         let _ = self.state.drain_ring();
-        self.destroy_parser();
-        self.state.destroy_decoder();
+        while !self.parsers.is_empty() {
+            self.destroy_parser(self.parsers.len() - 1);
+        }
+        self.state.destroy_decoders();
         if !self.state.lock.is_null() {
             // SAFETY: created in `new`, destroyed once, after the decoder that used it.
             unsafe { (self.state.api.ctx_lock_destroy)(self.state.lock) };

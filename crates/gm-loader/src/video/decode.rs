@@ -95,7 +95,7 @@ impl Shared {
     ) -> Result<(), LoaderError> {
         self.device.bind_to_thread()?;
         let started = Instant::now();
-        let packets_before = session.stats().packets;
+        let before = session.stats();
         let mut filling = Vec::with_capacity(batches.len());
         for (position, episodes) in batches {
             filling.push(Some(self.start_batch(session, epoch, position, episodes)?));
@@ -137,7 +137,12 @@ impl Shared {
         }
         let mut s = self.stats.lock();
         s.decode_us += started.elapsed().as_micros() as u64;
-        s.packets_decoded += session.stats().packets - packets_before;
+        let after = session.stats();
+        s.packets_decoded += after.packets - before.packets;
+        s.decoders_created += after.decoders_created - before.decoders_created;
+        s.decoders_destroyed += after.decoders_destroyed - before.decoders_destroyed;
+        s.decoder_reuses += after.decoder_reuses - before.decoder_reuses;
+        s.parsers_created += after.parsers_created - before.parsers_created;
         Ok(())
     }
 

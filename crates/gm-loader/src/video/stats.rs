@@ -26,6 +26,14 @@ pub struct ClipStats {
     pub decode_us: u64,
     /// Time the consumer waited for batches, microseconds.
     pub wait_us: u64,
+    /// NVDEC decoders created, summed over sessions.
+    pub decoders_created: u64,
+    /// NVDEC decoders destroyed to make room for others, summed over sessions.
+    pub decoders_destroyed: u64,
+    /// Switches to another live NVDEC decoder instead of creating one, summed over sessions.
+    pub decoder_reuses: u64,
+    /// NVDEC parsers created, summed over sessions.
+    pub parsers_created: u64,
 }
 
 impl ClipStats {
