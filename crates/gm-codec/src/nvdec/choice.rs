@@ -117,23 +117,6 @@ mod tests {
         }
     }
 
-    fn format_for(want: &SequenceFormat, capacity: Capacity) -> DecoderFormat {
-        DecoderFormat {
-            codec: want.codec,
-            chroma: want.chroma,
-            depth_minus8: want.depth_minus8,
-            max_width: capacity.width,
-            max_height: capacity.height,
-            max_surfaces: capacity.surfaces,
-            coded_width: want.coded_width,
-            coded_height: want.coded_height,
-            surfaces: capacity.surfaces,
-            display: want.display,
-            target_width: want.target_width,
-            target_height: want.target_height,
-        }
-    }
-
     /// Applies `choose` the way a session does; returns (created, destroyed).
     fn apply(
         live: &mut Vec<Slot>,
@@ -149,8 +132,7 @@ mod tests {
                 (0, 0)
             }
             Action::Reconfigure(i) => {
-                let c = live[i].format.capacity();
-                live[i].format = format_for(want, c);
+                live[i].format = live[i].format.reconfigured(want);
                 live[i].last_used = *tick;
                 (0, 0)
             }
@@ -165,7 +147,7 @@ mod tests {
                     live.remove(i);
                 }
                 live.push(Slot {
-                    format: format_for(want, capacity),
+                    format: DecoderFormat::created(want, capacity),
                     bytes,
                     last_used: *tick,
                 });

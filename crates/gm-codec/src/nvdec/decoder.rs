@@ -251,15 +251,7 @@ impl State {
         // SAFETY: the decoder is live and idle; `rc` is ours.
         let code = unsafe { (self.api.reconfigure_decoder)(live.handle, &mut rc) };
         cu(code, "cuvidReconfigureDecoder", &self.file)?;
-        live.slot.format = DecoderFormat {
-            coded_width: want.coded_width,
-            coded_height: want.coded_height,
-            surfaces: want.surfaces,
-            display: want.display,
-            target_width: want.target_width,
-            target_height: want.target_height,
-            ..live.slot.format
-        };
+        live.slot.format = live.slot.format.reconfigured(want);
         self.stats.reconfigurations += 1;
         Ok(())
     }
@@ -315,20 +307,7 @@ impl State {
             id: self.tick,
             handle,
             slot: Slot {
-                format: DecoderFormat {
-                    codec: want.codec,
-                    chroma: want.chroma,
-                    depth_minus8: want.depth_minus8,
-                    max_width: capacity.width,
-                    max_height: capacity.height,
-                    max_surfaces: capacity.surfaces,
-                    coded_width: want.coded_width,
-                    coded_height: want.coded_height,
-                    surfaces: capacity.surfaces,
-                    display: want.display,
-                    target_width: want.target_width,
-                    target_height: want.target_height,
-                },
+                format: DecoderFormat::created(want, capacity),
                 bytes,
                 last_used: self.tick,
             },

@@ -47,6 +47,37 @@ impl Capacity {
 }
 
 impl DecoderFormat {
+    /// A decoder created for `capacity` and configured for the sequence `want`.
+    pub(super) fn created(want: &SequenceFormat, capacity: Capacity) -> DecoderFormat {
+        DecoderFormat {
+            codec: want.codec,
+            chroma: want.chroma,
+            depth_minus8: want.depth_minus8,
+            max_width: capacity.width,
+            max_height: capacity.height,
+            max_surfaces: capacity.surfaces,
+            coded_width: want.coded_width,
+            coded_height: want.coded_height,
+            surfaces: capacity.surfaces,
+            display: want.display,
+            target_width: want.target_width,
+            target_height: want.target_height,
+        }
+    }
+
+    /// This decoder, reconfigured for the sequence `want` (its key and capacity unchanged).
+    pub(super) fn reconfigured(&self, want: &SequenceFormat) -> DecoderFormat {
+        DecoderFormat {
+            coded_width: want.coded_width,
+            coded_height: want.coded_height,
+            surfaces: want.surfaces,
+            display: want.display,
+            target_width: want.target_width,
+            target_height: want.target_height,
+            ..*self
+        }
+    }
+
     /// The decoder's key.
     pub(super) fn key(&self) -> DecoderKey {
         (self.codec, self.chroma, self.depth_minus8)
