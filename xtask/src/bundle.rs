@@ -41,6 +41,9 @@ pub fn run(root: &Path) -> Result<()> {
             "--workspace",
             "--exclude",
             "xtask",
+            // candle/burn builds travel in their own bundle (examples/frameworks/scripts).
+            "--exclude",
+            "gm-frameworks",
             "--features",
             NVTX,
             "--no-run",
@@ -53,6 +56,9 @@ pub fn run(root: &Path) -> Result<()> {
             "--workspace",
             "--exclude",
             "xtask",
+            // candle/burn builds travel in their own bundle (examples/frameworks/scripts).
+            "--exclude",
+            "gm-frameworks",
             "--features",
             NVTX,
             "--bins",

@@ -156,6 +156,32 @@ impl Device {
             .during(|| format!("cuCtxSetFlags on device {}", self.inner.ordinal))
     }
 
+    /// Keeps up to `bytes` of memory freed by stream-ordered frees (`cuMemFreeAsync`) in the
+    /// device's default memory pool instead of returning it to the driver at the next
+    /// synchronization, for the whole process. The driver's default, 0, makes every
+    /// `cuMemAllocAsync` after a synchronizing step map fresh memory: frameworks that allocate
+    /// per step from that pool (candle through cudarc) then pay for it at each step. PyTorch's
+    /// caching allocator keeps its memory the same way.
+    pub fn set_mempool_release_threshold(&self, bytes: u64) -> Result<()> {
+        self.bind_to_thread()?;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        let mut value = bytes;
+        // SAFETY: `pool` receives the device's default pool; the attribute takes a u64 by
+        // pointer, which outlives the call.
+        unsafe {
+            sys::cuDeviceGetDefaultMemPool(&mut pool, self.inner.ctx.cu_device())
+                .result()
+                .during(|| "cuDeviceGetDefaultMemPool".into())?;
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut value as *mut u64).cast(),
+            )
+            .result()
+            .during(|| "cuMemPoolSetAttribute(RELEASE_THRESHOLD)".into())
+        }
+    }
+
     /// Reads a device attribute.
     pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
         self.inner

@@ -31,6 +31,7 @@
 mod device;
 mod driver;
 mod error;
+mod import;
 mod memory;
 mod module;
 pub mod nvtx;
@@ -46,6 +47,7 @@ pub use driver::{
     init, max_connections, nvidia_driver_version,
 };
 pub use error::{CudaError, Result};
+pub use import::Imported;
 pub use memory::{DeviceBuffer, DeviceMemory, DevicePtr, PinnedBuffer};
 pub use module::{Kernel, KernelArg, KernelArgs, LaunchConfig, Module};
 pub use pool::{

@@ -90,6 +90,19 @@ impl DeviceBuffer {
     }
 }
 
+impl DeviceBuffer {
+    /// Gives up ownership: returns the allocation's pointer and length and frees nothing.
+    /// The memory came from `cuMemAlloc` in the device's primary context; whoever takes it
+    /// frees it (`cuMemFree`, or `cuMemFreeAsync` in stream order after its last use).
+    pub fn into_raw(self) -> (DevicePtr, usize) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped or used again, so the device handle is moved out
+        // exactly once (it would otherwise leak a reference).
+        drop(unsafe { std::ptr::read(&this.device) });
+        (this.ptr, this.len)
+    }
+}
+
 impl DeviceMemory for DeviceBuffer {
     fn device_ptr(&self) -> DevicePtr {
         self.ptr

@@ -81,6 +81,8 @@ pub struct PoolStats {
     pub buffers_in_use: usize,
     /// Buffers cached for reuse.
     pub buffers_free: usize,
+    /// Buffers handed over for good ([`Pooled::detach`]): another owner frees them.
+    pub detached: u64,
 }
 
 /// A buffer the pool can size.
@@ -279,6 +281,25 @@ impl<B: PoolBuffer> Pooled<B> {
         self.slot
             .as_mut()
             .unwrap_or_else(|| unreachable!("pooled buffer used after drop"))
+    }
+}
+
+impl<B: PoolBuffer> Pooled<B> {
+    /// Takes the buffer out of the pool for good: the pool forgets it (its bytes leave
+    /// `bytes_held` and `bytes_in_use`, `detached` counts it) and the caller owns it. For
+    /// handing memory to a framework that frees it itself; the pool allocates a replacement
+    /// when next asked. Work still queued on the buffer is the new owner's to order after.
+    pub fn detach(mut self) -> B {
+        let slot = self
+            .slot
+            .take()
+            .unwrap_or_else(|| unreachable!("pooled buffer detached after drop"));
+        let mut st = self.core.state.lock();
+        st.stats.bytes_in_use -= self.class;
+        st.stats.bytes_held -= self.class;
+        st.stats.buffers_in_use -= 1;
+        st.stats.detached += 1;
+        slot.buf
     }
 }
 
@@ -498,6 +519,31 @@ mod tests {
             prop_assert_eq!(size_class(ca), ca, "a class is its own class");
             if a <= b { prop_assert!(ca <= size_class(b)); }
         }
+    }
+
+    #[test]
+    fn a_detached_buffer_leaves_the_pool_and_is_replaced() {
+        let (core, live) = host_pool(Some(1 << 20), None);
+        let a = core.take(4096).unwrap();
+        drop(core.take(4096).unwrap()); // one cached buffer of the class
+        let owned = a.detach();
+        let s = core.stats();
+        assert_eq!((s.detached, s.buffers_in_use, s.buffers_free), (1, 0, 1));
+        assert_eq!((s.bytes_held, s.bytes_in_use), (4096, 0));
+        // The new owner holds the memory; the pool never hands it out or frees it.
+        assert_eq!(live.load(Ordering::SeqCst), 8192);
+        let (b, c) = (core.take(4096).unwrap(), core.take(4096).unwrap());
+        assert_eq!(
+            core.stats().allocations,
+            3,
+            "the detached buffer was replaced"
+        );
+        assert_eq!(core.stats().reuses, 1);
+        drop((b, c));
+        assert_eq!(live.load(Ordering::SeqCst), 3 * 4096);
+        drop(owned);
+        assert_eq!(live.load(Ordering::SeqCst), 2 * 4096);
+        assert_eq!(core.stats().bytes_held, 2 * 4096);
     }
 
     #[test]

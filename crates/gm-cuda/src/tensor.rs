@@ -7,6 +7,7 @@ use dlpark::metadata::Dynamic;
 
 use crate::device::Device;
 use crate::error::{CudaError, Result};
+use crate::import::Imported;
 use crate::memory::{DeviceBuffer, DeviceMemory, DevicePtr};
 use crate::pool::{DevicePool, PooledDeviceBuffer};
 use crate::stream::{Event, Stream};
@@ -53,6 +54,8 @@ pub enum Storage {
     Owned(DeviceBuffer),
     /// A buffer on loan from a [`DevicePool`].
     Pooled(PooledDeviceBuffer),
+    /// Memory another library owns, imported through DLPack ([`Tensor::from_dlpack`]).
+    Imported(Imported),
 }
 
 impl Storage {
@@ -60,6 +63,20 @@ impl Storage {
         match self {
             Storage::Owned(b) => b.device(),
             Storage::Pooled(b) => b.device(),
+            Storage::Imported(b) => b.device(),
+        }
+    }
+}
+
+impl Storage {
+    /// The buffer itself, taken out of its pool if it was on loan
+    /// ([`Pooled::detach`](crate::pool::Pooled::detach)); imported memory is not gm's to give,
+    /// and comes back unchanged.
+    pub fn into_owned(self) -> std::result::Result<DeviceBuffer, Storage> {
+        match self {
+            Storage::Owned(b) => Ok(b),
+            Storage::Pooled(b) => Ok(b.detach()),
+            imported @ Storage::Imported(_) => Err(imported),
         }
     }
 }
@@ -69,12 +86,14 @@ impl DeviceMemory for Storage {
         match self {
             Storage::Owned(b) => b.device_ptr(),
             Storage::Pooled(b) => b.device_ptr(),
+            Storage::Imported(b) => b.device_ptr(),
         }
     }
     fn byte_len(&self) -> usize {
         match self {
             Storage::Owned(b) => b.len(),
             Storage::Pooled(b) => b.len(),
+            Storage::Imported(b) => b.byte_len(),
         }
     }
 }
@@ -181,6 +200,27 @@ impl Tensor {
             strides,
             dtype,
             ready: self.ready.clone(),
+        })
+    }
+
+    /// The memory under the tensor if this tensor is its only user (no clone, view or DLPack
+    /// export shares it); otherwise the tensor, unchanged.
+    pub fn into_storage(self) -> std::result::Result<Storage, Tensor> {
+        let Tensor {
+            storage,
+            byte_offset,
+            shape,
+            strides,
+            dtype,
+            ready,
+        } = self;
+        Arc::try_unwrap(storage).map_err(|storage| Tensor {
+            storage,
+            byte_offset,
+            shape,
+            strides,
+            dtype,
+            ready,
         })
     }
 

@@ -423,3 +423,52 @@ fn gpu_resizes_like_opencv_and_torchvision() {
     }
     assert_eq!(compared, 24);
 }
+
+/// Frames from another library, handed over through DLPack (versioned and legacy), feed the
+/// fused kernel as gm's own memory does, and equal the CPU twin.
+#[test]
+fn dlpack_imported_frames_feed_the_fused_kernel() {
+    let device = gpu_test_device!("dlpack_imported_frames_feed_the_fused_kernel");
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("import test"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let (w, h) = (97u32, 61u32);
+    let mut rng = StdRng::seed_from_u64(19);
+    let pixels: Vec<u8> = (0..w * h * 3).map(|_| rng.random()).collect();
+    let mut buf = DeviceBuffer::alloc(&device, pixels.len()).unwrap();
+    stream.upload(&pixels, &mut buf, 0).unwrap();
+    stream.synchronize().unwrap();
+    let producer = Tensor::new(buf, &[h as usize, w as usize, 3], DType::U8).unwrap();
+    let spec = OutputSpec::normalized(32, 24, DType::F32, [0.5; 3], [0.25; 3]);
+    let op = FusedOp::full(w, h);
+    let mut want = vec![0u8; spec.image_bytes()];
+    let host = HostImage {
+        data: &pixels,
+        chroma: &[],
+        pitch: w as usize * 3,
+        width: w,
+        height: h,
+        format: PixelFormat::Rgb8,
+        matrix: Matrix::default(),
+        full_range: true,
+    };
+    fused(&host, &op, &spec, &mut want);
+    let imports = [
+        Tensor::from_dlpack(producer.to_dlpack(None).unwrap(), &device, None).unwrap(),
+        Tensor::from_dlpack(producer.to_dlpack_legacy(None).unwrap(), &device, None).unwrap(),
+    ];
+    drop(producer); // the imports keep the memory alive through the DLPack deleters
+    for t in imports {
+        assert_eq!(
+            (t.shape(), t.strides(), t.dtype()),
+            (&[61, 97, 3][..], &[291, 3, 1][..], DType::U8)
+        );
+        assert_eq!(t.to_host_bytes(&stream).unwrap(), pixels);
+        let out = Tensor::empty(&pool, &stream, &[1, 3, 24, 32], DType::F32).unwrap();
+        let src = SourceImage::rgb8(t.data_ptr(), w, h);
+        kernel.run(&stream, &[src], &[op], &spec, &out, 0).unwrap();
+        let got = out.to_host_bytes(&stream).unwrap();
+        let (d, at) = compare(DType::F32, &got, &want);
+        assert!(d <= 1.0, "difference {d} at element {at}");
+    }
+}

@@ -396,6 +396,7 @@ impl Loader {
             high_water: a.high_water + b.high_water,
             buffers_in_use: a.buffers_in_use + b.buffers_in_use,
             buffers_free: a.buffers_free + b.buffers_free,
+            detached: a.detached + b.detached,
         }))
     }
 }

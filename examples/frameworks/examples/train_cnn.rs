@@ -1,0 +1,186 @@
+//! Trains a small CNN with candle on batches from gm's image loader (random-resized crop,
+//! flip, normalize, f16 CHW), printing the loss, the throughput and the share of the loop
+//! spent waiting on the loader.
+//!
+//! ```text
+//! cargo run -p gm-frameworks --example train_cnn -- --device cpu --steps 40 --batch 16 --size 64
+//! cargo run -p gm-frameworks --features candle-cuda --release --example train_cnn -- \
+//!     --device cuda --steps 300 --batch 256 --size 224 [--handoff move]
+//! ```
+//! `--driver-pool-default` leaves CUDA's memory pool returning freed memory at each sync
+//! (see `gm_interop::candle::keep_freed_memory`). Without `--data DIR` it first writes a seeded dataset of striped/checkered JPEGs (4 classes).
+#![allow(clippy::print_stdout)] // an example reports on stdout
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use candle_core::{DType as CandleDType, Device};
+use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap, loss};
+use gm_cuda::DType;
+use gm_frameworks::cnn::{Cnn, seeded_init};
+use gm_frameworks::patterns::{CLASSES, write_dataset};
+use gm_frameworks::timing::{StepTimes, timed};
+use gm_interop::candle::{self, Handoff};
+use gm_loader::{ImageFolder, Loader, Sampler};
+use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype};
+
+struct Args {
+    data: Option<PathBuf>,
+    device: String,
+    steps: usize,
+    batch: usize,
+    size: usize,
+    images: usize,
+    handoff: Handoff,
+    keep_memory: bool,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut a = Args {
+        data: None,
+        device: "cpu".into(),
+        steps: 40,
+        batch: 16,
+        size: 64,
+        images: 512,
+        handoff: Handoff::Copy,
+        keep_memory: true,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--data" => a.data = Some(value()?.into()),
+            "--device" => a.device = value()?,
+            "--steps" => a.steps = value()?.parse()?,
+            "--batch" => a.batch = value()?.parse()?,
+            "--size" => a.size = value()?.parse()?,
+            "--images" => a.images = value()?.parse()?,
+            "--driver-pool-default" => a.keep_memory = false,
+            "--handoff" => {
+                a.handoff = match value()?.as_str() {
+                    "copy" => Handoff::Copy,
+                    "move" => Handoff::Move,
+                    other => bail!("--handoff copy|move, not {other}"),
+                }
+            }
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    Ok(a)
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = args()?;
+    let data = match &a.data {
+        Some(d) => d.clone(),
+        None => {
+            let d = std::env::temp_dir().join(format!("gm-patterns-{}-{}", a.images, a.size + 32));
+            if !d.exists() {
+                let (r, t) = timed(|| write_dataset(&d, a.images, (a.size + 32) as u32, 7));
+                r?;
+                println!(
+                    "wrote {} JPEGs to {} in {:.1} s",
+                    a.images,
+                    d.display(),
+                    t.as_secs_f64()
+                );
+            }
+            d
+        }
+    };
+    let device = match a.device.as_str() {
+        "cpu" => Device::Cpu,
+        "cuda" => Device::new_cuda(0)?,
+        other => bail!("--device cpu|cuda, not {other}"),
+    };
+    if a.keep_memory {
+        candle::keep_freed_memory(&device)?;
+    }
+    let mut builder = Loader::builder(ImageFolder::new(&data)?)
+        .sampler(Sampler::shuffled(1))
+        .batch_size(a.batch)
+        .drop_last(true)
+        .transform(RandomResizedCrop::new(a.size as u32, a.size as u32))
+        .transform(HorizontalFlip(0.5))
+        .transform(Normalize::IMAGENET)
+        .transform(ToDtype(DType::F16, Layout::Chw));
+    if device.is_cpu() {
+        builder = builder.cpu();
+    }
+    let mut loader = builder.build()?;
+    println!(
+        "data {}, loader on {}, model on {:?}, batch {}, {}x{}, handoff {:?}, keep freed memory {}",
+        data.display(),
+        loader.placement(),
+        device,
+        a.batch,
+        a.size,
+        a.size,
+        a.handoff,
+        a.keep_memory
+    );
+    train(&mut loader, &device, &a)
+}
+
+fn train(loader: &mut Loader, device: &Device, a: &Args) -> anyhow::Result<()> {
+    let vars = VarMap::new();
+    let model = Cnn::new(
+        VarBuilder::from_varmap(&vars, CandleDType::F32, device),
+        CLASSES.len(),
+    )?;
+    seeded_init(&vars, 17)?;
+    let params = ParamsAdamW {
+        lr: 2e-3,
+        ..Default::default()
+    };
+    let mut opt = AdamW::new(vars.all_vars(), params)?;
+    let (mut times, mut losses, mut epoch) = (StepTimes::default(), Vec::new(), 0);
+    let warmup = 5.min(a.steps / 4);
+    'train: loop {
+        let mut it = loader.epoch(epoch);
+        let mut first_of_epoch = true;
+        loop {
+            let t0 = Instant::now();
+            let Some(batch) = it.next() else { break };
+            let mut batch = batch?;
+            let t1 = Instant::now();
+            let labels = candle::labels(&batch, device)?;
+            let images = match a.handoff {
+                Handoff::Copy => candle::images(&mut batch, device)?,
+                Handoff::Move => candle::into_images(batch, device)?.0,
+            };
+            let t2 = Instant::now();
+            let logits = model.forward(&images.to_dtype(CandleDType::F32)?)?;
+            let l = loss::cross_entropy(&logits, &labels)?;
+            opt.backward_step(&l)?;
+            let value = l.to_scalar::<f32>()?; // waits for the step on the GPU
+            let step = losses.len();
+            if step >= warmup {
+                times.add(a.batch, t1 - t0, t2 - t1, t2.elapsed());
+                if first_of_epoch {
+                    times.epoch_start(t1 - t0);
+                }
+            }
+            first_of_epoch = false;
+            losses.push(value);
+            if step % 20 == 0 || step + 1 == a.steps {
+                println!("step {step:4} epoch {epoch} loss {value:.4}");
+            }
+            if losses.len() == a.steps {
+                break 'train;
+            }
+        }
+        epoch += 1;
+    }
+    let k = (a.steps / 4).clamp(1, 20);
+    let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len() as f32;
+    let (first, last) = (mean(&losses[..k]), mean(&losses[losses.len() - k..]));
+    println!("mean loss of the first {k} steps {first:.4}, of the last {k} {last:.4}");
+    println!("{}", times.summary());
+    if last >= first {
+        bail!("the loss did not fall ({first:.4} -> {last:.4})");
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! The CPU path into candle and burn: the tensors hold exactly the batch's elements.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::PathBuf;
+
+use burn::backend::NdArray;
+use candle_core::Device;
+use gm_cuda::DType;
+use gm_frameworks::patterns::write_dataset;
+use gm_interop::InteropError;
+use gm_interop::candle::{self, Handoff, batches};
+use gm_loader::{Batch, ImageFolder, Loader, Sampler};
+use gm_transforms::{Layout, Normalize, RandomResizedCrop, ToDtype};
+use half::f16;
+
+fn dataset(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gm-interop-{name}-{}", std::process::id()));
+    write_dataset(&dir, 24, 40, 3).unwrap();
+    dir
+}
+
+fn loader(dir: &PathBuf, dtype: DType) -> Loader {
+    Loader::builder(ImageFolder::new(dir).unwrap())
+        .sampler(Sampler::shuffled(5))
+        .batch_size(5)
+        .transform(RandomResizedCrop::new(24, 16))
+        .transform(Normalize::IMAGENET)
+        .transform(ToDtype(dtype, Layout::Chw))
+        .cpu()
+        .build()
+        .unwrap()
+}
+
+fn host_f16(batch: &Batch) -> Vec<f16> {
+    bytemuck_f16(&batch.images.to_host_bytes(None).unwrap())
+}
+
+fn bytemuck_f16(b: &[u8]) -> Vec<f16> {
+    b.chunks_exact(2)
+        .map(|c| f16::from_ne_bytes([c[0], c[1]]))
+        .collect()
+}
+
+#[test]
+fn candle_tensors_hold_the_batch() {
+    let dir = dataset("candle");
+    let mut l = loader(&dir, DType::F16);
+    let mut seen = 0;
+    for batch in l.epoch(0) {
+        let mut batch = batch.unwrap();
+        let want = host_f16(&batch);
+        let t = candle::images(&mut batch, &Device::Cpu).unwrap();
+        assert_eq!(t.dims(), batch.images.shape());
+        assert_eq!(t.dtype(), candle_core::DType::F16);
+        assert_eq!(t.flatten_all().unwrap().to_vec1::<f16>().unwrap(), want);
+        let labels = candle::labels(&batch, &Device::Cpu).unwrap();
+        assert_eq!(labels.to_vec1::<i64>().unwrap(), batch.labels);
+        let (moved, labels) = candle::into_images(batch, &Device::Cpu).unwrap();
+        assert_eq!(moved.flatten_all().unwrap().to_vec1::<f16>().unwrap(), want);
+        assert!(labels.iter().all(|&l| (0..4).contains(&l)));
+        seen += 1;
+    }
+    assert_eq!(seen, 5, "24 images in batches of 5");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_candle_iterator_yields_every_batch_in_order() {
+    let dir = dataset("iter");
+    let mut a = loader(&dir, DType::U8);
+    let mut b = loader(&dir, DType::U8);
+    let direct: Vec<Vec<u8>> = a
+        .epoch(1)
+        .map(|x| x.unwrap().images.to_host_bytes(None).unwrap())
+        .collect();
+    for handoff in [Handoff::Copy, Handoff::Move] {
+        let pairs: Vec<_> = batches(b.epoch(1), &Device::Cpu, handoff)
+            .collect::<Result<_, InteropError>>()
+            .unwrap();
+        assert_eq!(pairs.len(), direct.len());
+        for ((images, labels), want) in pairs.iter().zip(&direct) {
+            assert_eq!(
+                &images.flatten_all().unwrap().to_vec1::<u8>().unwrap(),
+                want
+            );
+            assert_eq!(labels.dims()[0], images.dims()[0]);
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn burn_tensors_hold_the_batch() {
+    let dir = dataset("burn");
+    let mut l = loader(&dir, DType::F16);
+    let device = Default::default();
+    for batch in l.epoch(0) {
+        let batch = batch.unwrap();
+        let want: Vec<f32> = host_f16(&batch).iter().map(|x| x.to_f32()).collect();
+        let t = gm_interop::burn::images::<NdArray, 4>(&batch, &device).unwrap();
+        assert_eq!(t.dims().to_vec(), batch.images.shape());
+        assert_eq!(t.into_data().to_vec::<f32>().unwrap(), want);
+        let labels = gm_interop::burn::labels::<NdArray>(&batch, &device);
+        assert_eq!(labels.into_data().to_vec::<i64>().unwrap(), batch.labels);
+        let wrong = gm_interop::burn::images::<NdArray, 5>(&batch, &device);
+        assert!(matches!(wrong, Err(InteropError::Rank { expected: 5, .. })));
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
