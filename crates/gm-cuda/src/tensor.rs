@@ -206,22 +206,7 @@ impl Tensor {
     /// The memory under the tensor if this tensor is its only user (no clone, view or DLPack
     /// export shares it); otherwise the tensor, unchanged.
     pub fn into_storage(self) -> std::result::Result<Storage, Tensor> {
-        let Tensor {
-            storage,
-            byte_offset,
-            shape,
-            strides,
-            dtype,
-            ready,
-        } = self;
-        Arc::try_unwrap(storage).map_err(|storage| Tensor {
-            storage,
-            byte_offset,
-            shape,
-            strides,
-            dtype,
-            ready,
-        })
+        Arc::try_unwrap(self.storage).map_err(|storage| Tensor { storage, ..self })
     }
 
     /// Dimensions.

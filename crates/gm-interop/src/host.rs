@@ -16,14 +16,21 @@ pub(crate) enum HostElements {
 }
 
 impl HostElements {
-    pub(crate) fn new(dtype: gm_cuda::DType, bytes: &[u8]) -> HostElements {
+    /// Takes the bytes: u8 elements are moved, wider ones copied into aligned vectors.
+    pub(crate) fn new(dtype: gm_cuda::DType, bytes: Vec<u8>) -> HostElements {
         match dtype {
-            gm_cuda::DType::U8 => HostElements::U8(bytes.to_vec()),
-            gm_cuda::DType::F16 => HostElements::F16(elements(bytes)),
-            gm_cuda::DType::BF16 => HostElements::Bf16(elements(bytes)),
-            gm_cuda::DType::F32 => HostElements::F32(elements(bytes)),
+            gm_cuda::DType::U8 => HostElements::U8(bytes),
+            gm_cuda::DType::F16 => HostElements::F16(elements(&bytes)),
+            gm_cuda::DType::BF16 => HostElements::Bf16(elements(&bytes)),
+            gm_cuda::DType::F32 => HostElements::F32(elements(&bytes)),
         }
     }
+}
+
+/// A device tensor's bytes on the host, copied on a stream of its own after its ready event
+/// (as `Images::to_host_bytes(None)` does for image batches).
+pub(crate) fn download(t: &gm_cuda::Tensor) -> Result<Vec<u8>, gm_cuda::CudaError> {
+    t.to_host_bytes(&gm_cuda::Stream::new(t.device())?)
 }
 
 #[cfg(test)]
@@ -40,7 +47,7 @@ mod tests {
         assert_eq!(elements::<f32>(&shifted[1..]), v);
         let h = [f16::from_f32(0.5), f16::from_f32(-7.0)];
         let hb: Vec<u8> = h.iter().flat_map(|x| x.to_ne_bytes()).collect();
-        match HostElements::new(gm_cuda::DType::F16, &hb) {
+        match HostElements::new(gm_cuda::DType::F16, hb) {
             HostElements::F16(got) => assert_eq!(got, h),
             _ => panic!("wrong variant"),
         }

@@ -12,7 +12,7 @@ use candle_core::Device;
 use gm_cuda::DType;
 use gm_frameworks::patterns::write_dataset;
 use gm_interop::candle::{self, Handoff};
-use gm_loader::{ImageFolder, Loader, Sampler};
+use gm_loader::{Batch, ImageFolder, Loader, Sampler};
 use gm_transforms::{Layout, Normalize, RandomResizedCrop, ToDtype};
 
 fn main() -> anyhow::Result<()> {
@@ -33,39 +33,21 @@ fn main() -> anyhow::Result<()> {
         candle::keep_freed_memory(&device)?;
     }
     for handoff in [Handoff::Copy, Handoff::Move, Handoff::Copy, Handoff::Move] {
-        let mut loader = Loader::builder(ImageFolder::new(&data)?)
-            .sampler(Sampler::shuffled(3))
-            .batch_size(256)
-            .drop_last(true)
-            .transform(RandomResizedCrop::new(224, 224))
-            .transform(Normalize::IMAGENET)
-            .transform(ToDtype(DType::F16, Layout::Chw))
-            .build()?;
-        let (mut handoff_time, mut host_time, mut n, mut epoch) =
-            (Duration::ZERO, Duration::ZERO, 0, 0);
+        let mut loader = loader(&data)?;
+        let (mut handoff_time, mut host_time) = (Duration::ZERO, Duration::ZERO);
         let start = Instant::now();
-        'run: loop {
-            for batch in loader.epoch(epoch) {
-                let mut batch = batch?;
-                if let Some(e) = batch.ready_event() {
-                    e.synchronize()?; // time the handoff alone, not the decode behind it
-                }
-                let t = Instant::now();
-                let tensor = match handoff {
-                    Handoff::Copy => candle::images(&mut batch, &device)?,
-                    Handoff::Move => candle::into_images(batch, &device)?.0,
-                };
-                host_time += t.elapsed();
-                device.synchronize()?; // the copy has run on candle's stream
-                handoff_time += t.elapsed();
-                drop(tensor);
-                n += 1;
-                if n == batches {
-                    break 'run;
-                }
-            }
-            epoch += 1;
-        }
+        let n = for_batches(&mut loader, batches, |mut batch| {
+            let t = Instant::now();
+            let tensor = match handoff {
+                Handoff::Copy => candle::images(&mut batch, &device)?,
+                Handoff::Move => candle::into_images(batch, &device)?.0,
+            };
+            host_time += t.elapsed();
+            device.synchronize()?; // the copy has run on candle's stream
+            handoff_time += t.elapsed();
+            drop(tensor);
+            Ok(())
+        })?;
         let wall = start.elapsed().as_secs_f64();
         let pool = loader.batch_pool_stats();
         println!(
@@ -85,38 +67,20 @@ fn main() -> anyhow::Result<()> {
 fn burn_costs(data: &std::path::Path, batches: usize) -> anyhow::Result<()> {
     use burn::backend::{Cuda, NdArray, cuda::CudaDevice};
     let cuda = CudaDevice::new(0);
-    let mut loader = Loader::builder(ImageFolder::new(data)?)
-        .sampler(Sampler::shuffled(3))
-        .batch_size(256)
-        .drop_last(true)
-        .transform(RandomResizedCrop::new(224, 224))
-        .transform(Normalize::IMAGENET)
-        .transform(ToDtype(DType::F16, Layout::Chw))
-        .build()?;
-    let (mut to_cuda, mut to_ndarray, mut n) = (Duration::ZERO, Duration::ZERO, 0);
-    let mut epoch = 0;
-    'run: loop {
-        for batch in loader.epoch(epoch) {
-            let batch = batch?;
-            if let Some(e) = batch.ready_event() {
-                e.synchronize()?;
-            }
-            let t = Instant::now();
-            let x = gm_interop::burn::images::<Cuda, 4>(&batch, &cuda)?;
-            <Cuda as burn::tensor::backend::Backend>::sync(&cuda)?;
-            to_cuda += t.elapsed();
-            drop(x);
-            let t = Instant::now();
-            let y = gm_interop::burn::images::<NdArray, 4>(&batch, &Default::default())?;
-            to_ndarray += t.elapsed();
-            drop(y);
-            n += 1;
-            if n == batches {
-                break 'run;
-            }
-        }
-        epoch += 1;
-    }
+    let mut loader = loader(data)?;
+    let (mut to_cuda, mut to_ndarray) = (Duration::ZERO, Duration::ZERO);
+    let n = for_batches(&mut loader, batches, |batch| {
+        let t = Instant::now();
+        let x = gm_interop::burn::images::<Cuda, 4>(&batch, &cuda)?;
+        <Cuda as burn::tensor::backend::Backend>::sync(&cuda)?;
+        to_cuda += t.elapsed();
+        drop(x);
+        let t = Instant::now();
+        let y = gm_interop::burn::images::<NdArray, 4>(&batch, &Default::default())?;
+        to_ndarray += t.elapsed();
+        drop(y);
+        Ok(())
+    })?;
     println!(
         "burn (through host memory): {n} batches of 256x3x224x224 f16: to Cuda {:.3} ms per \
          batch (download, upload, synchronized), to NdArray {:.3} ms",
@@ -124,4 +88,44 @@ fn burn_costs(data: &std::path::Path, batches: usize) -> anyhow::Result<()> {
         to_ndarray.as_secs_f64() * 1e3 / n as f64
     );
     Ok(())
+}
+
+/// The benchmark's pipeline: 256 images per batch, RandomResizedCrop 224, normalize, f16 CHW.
+fn loader(data: &std::path::Path) -> anyhow::Result<Loader> {
+    Ok(Loader::builder(ImageFolder::new(data)?)
+        .sampler(Sampler::shuffled(3))
+        .batch_size(256)
+        .drop_last(true)
+        .transform(RandomResizedCrop::new(224, 224))
+        .transform(Normalize::IMAGENET)
+        .transform(ToDtype(DType::F16, Layout::Chw))
+        .build()?)
+}
+
+/// Calls `f` on `n` batches, across as many epochs as it takes, each batch complete on the
+/// GPU first (so `f` times the handoff alone, not the decode behind it). Returns `n`.
+fn for_batches(
+    loader: &mut Loader,
+    n: usize,
+    mut f: impl FnMut(Batch) -> anyhow::Result<()>,
+) -> anyhow::Result<usize> {
+    let mut done = 0;
+    for epoch in 0.. {
+        let before = done;
+        for batch in loader.epoch(epoch) {
+            let batch = batch?;
+            if let Some(e) = batch.ready_event() {
+                e.synchronize()?;
+            }
+            f(batch)?;
+            done += 1;
+            if done == n {
+                return Ok(done);
+            }
+        }
+        if done == before {
+            bail!("epoch {epoch} yielded no batch");
+        }
+    }
+    Ok(done)
 }

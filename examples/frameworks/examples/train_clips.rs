@@ -14,7 +14,7 @@ use candle_core::{DType as CandleDType, Device, Tensor};
 use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap, loss};
 use gm_cuda::DType;
 use gm_frameworks::cnn::{Cnn, seeded_init};
-use gm_frameworks::timing::StepTimes;
+use gm_frameworks::timing::{StepTimes, check_loss_fell};
 use gm_interop::candle;
 use gm_loader::{ClipLoader, Sampler, VideoDataset};
 use gm_transforms::{Layout, Normalize, Resize, ToDtype};
@@ -79,10 +79,7 @@ fn main() -> anyhow::Result<()> {
             let l = loss::cross_entropy(&model.forward(&x)?, &labels)?;
             opt.backward_step(&l)?;
             let value = l.to_scalar::<f32>()?;
-            times.add(16, t1 - t0, t2 - t1, t2.elapsed());
-            if first_of_epoch {
-                times.epoch_start(t1 - t0);
-            }
+            times.add(16, [t1 - t0, t2 - t1, t2.elapsed()], first_of_epoch);
             first_of_epoch = false;
             if losses.len() % 20 == 0 {
                 println!("step {:4} epoch {epoch} loss {value:.4}", losses.len());
@@ -94,13 +91,6 @@ fn main() -> anyhow::Result<()> {
         }
         epoch += 1;
     }
-    let k = (steps / 4).clamp(1, 20);
-    let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len() as f32;
-    let (first, last) = (mean(&losses[..k]), mean(&losses[losses.len() - k..]));
-    println!("mean loss of the first {k} steps {first:.4}, of the last {k} {last:.4}");
     println!("{}", times.summary());
-    if last >= first {
-        bail!("the loss did not fall ({first:.4} -> {last:.4})");
-    }
-    Ok(())
+    check_loss_fell(&losses)
 }

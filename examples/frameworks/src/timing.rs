@@ -1,4 +1,6 @@
-//! Where a training loop's time goes: waiting for the loader, handing the batch over, the step.
+//! Where a training loop's time goes (waiting for the loader, handing the batch over, the
+//! step), and whether its loss fell.
+#![allow(clippy::print_stdout)] // the examples report on stdout
 
 use std::time::{Duration, Instant};
 
@@ -16,19 +18,22 @@ pub struct StepTimes {
 }
 
 impl StepTimes {
-    /// Adds one step.
-    pub fn add(&mut self, images: usize, wait: Duration, handoff: Duration, step: Duration) {
+    /// Adds one step; `first_of_epoch` when it took an epoch's first batch.
+    pub fn add(
+        &mut self,
+        images: usize,
+        [wait, handoff, step]: [Duration; 3],
+        first_of_epoch: bool,
+    ) {
         self.steps += 1;
         self.images += images;
         self.wait += wait;
         self.handoff += handoff;
         self.step += step;
-    }
-
-    /// Counts `wait` of a step that took an epoch's first batch.
-    pub fn epoch_start(&mut self, wait: Duration) {
-        self.epoch_starts += 1;
-        self.epoch_start_wait += wait;
+        if first_of_epoch {
+            self.epoch_starts += 1;
+            self.epoch_start_wait += wait;
+        }
     }
 
     /// Total time of the measured steps.
@@ -62,4 +67,23 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let t = Instant::now();
     let v = f();
     (v, t.elapsed())
+}
+
+/// Prints the mean loss of the first and last quarter of `losses` (at most 20 steps each) and
+/// fails unless it fell.
+pub fn check_loss_fell(losses: &[f32]) -> anyhow::Result<()> {
+    let k = (losses.len() / 4).clamp(1, 20);
+    if losses.len() < 2 * k {
+        anyhow::bail!(
+            "{} steps are too few to tell whether the loss falls",
+            losses.len()
+        );
+    }
+    let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len() as f32;
+    let (first, last) = (mean(&losses[..k]), mean(&losses[losses.len() - k..]));
+    println!("mean loss of the first {k} steps {first:.4}, of the last {k} {last:.4}");
+    if last >= first {
+        anyhow::bail!("the loss did not fall ({first:.4} -> {last:.4})");
+    }
+    Ok(())
 }

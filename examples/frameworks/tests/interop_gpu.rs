@@ -28,7 +28,9 @@ fn gpu_loader(dir: &PathBuf, device: &gm_cuda::Device, batch: usize) -> Loader {
         .unwrap()
 }
 
-fn f16s(b: &[u8]) -> Vec<half::f16> {
+/// The batch's images, read back to the host.
+fn host_f16(batch: &Batch) -> Vec<half::f16> {
+    let b = batch.images.to_host_bytes(None).unwrap();
     b.chunks_exact(2)
         .map(|c| half::f16::from_ne_bytes([c[0], c[1]]))
         .collect()
@@ -42,10 +44,7 @@ fn burn_gets_the_gpu_batch() {
     let cuda = burn::backend::cuda::CudaDevice::new(device.ordinal());
     for batch in l.epoch(0) {
         let batch: Batch = batch.unwrap();
-        let want: Vec<f32> = f16s(&batch.images.to_host_bytes(None).unwrap())
-            .iter()
-            .map(|x| x.to_f32())
-            .collect();
+        let want: Vec<f32> = host_f16(&batch).iter().map(|x| x.to_f32()).collect();
         let t = gm_interop::burn::images::<burn::backend::Cuda, 4>(&batch, &cuda).unwrap();
         assert_eq!(t.into_data().to_vec::<f32>().unwrap(), want);
     }
@@ -86,7 +85,7 @@ mod candle_cuda {
         for epoch in 0..3 {
             for batch in l.epoch(epoch) {
                 let mut batch = batch.unwrap();
-                let want = f16s(&batch.images.to_host_bytes(None).unwrap());
+                let want = host_f16(&batch);
                 let t = candle::images(&mut batch, &c).unwrap();
                 drop(batch); // the copy is queued on candle's stream; the pool must wait for it
                 assert_eq!(bytes_of(&t), want);
@@ -109,7 +108,7 @@ mod candle_cuda {
         let mut held = Vec::new();
         for batch in l.epoch(0) {
             let batch = batch.unwrap();
-            let want = f16s(&batch.images.to_host_bytes(None).unwrap());
+            let want = host_f16(&batch);
             let gm_ptr = match &batch.images {
                 gm_loader::Images::Device(t) => t.data_ptr().0,
                 _ => unreachable!(),
@@ -153,7 +152,7 @@ mod candle_cuda {
             let mut it = l.epoch(epoch);
             while let Some(batch) = it.next() {
                 let mut batch = batch.unwrap();
-                let want = f16s(&batch.images.to_host_bytes(None).unwrap());
+                let want = host_f16(&batch);
                 let mut acc = busy.clone();
                 for _ in 0..20 {
                     acc = acc.matmul(&busy).unwrap(); // ~100 ms queued on candle's stream

@@ -6,21 +6,18 @@
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor, TensorData};
-use gm_loader::{Batch, ClipBatch, Images};
+use gm_loader::{Batch, ClipBatch};
 
 use crate::error::InteropError;
-use crate::host::HostElements;
+use crate::host::{HostElements, download};
 
 /// The batch's images as a burn float tensor of rank `D` (4 for `[B, C, H, W]`).
 pub fn images<B: Backend, const D: usize>(
     batch: &Batch,
     device: &B::Device,
 ) -> Result<Tensor<B, D>, InteropError> {
-    let bytes = match &batch.images {
-        Images::Host(h) => std::borrow::Cow::Borrowed(&h.data),
-        Images::Device(_) => std::borrow::Cow::Owned(batch.images.to_host_bytes(None)?),
-    };
-    tensor(batch.images.dtype(), batch.images.shape(), &bytes, device)
+    let bytes = batch.images.to_host_bytes(None)?;
+    tensor(batch.images.dtype(), batch.images.shape(), bytes, device)
 }
 
 /// The batch's labels as a burn int tensor `[B]`.
@@ -37,16 +34,14 @@ pub fn clips<B: Backend, const D: usize>(
     batch: &ClipBatch,
     device: &B::Device,
 ) -> Result<Tensor<B, D>, InteropError> {
-    let stream = gm_cuda::Stream::new(batch.frames.device())?;
-    batch.wait_on(&stream)?;
-    let bytes = batch.frames.to_host_bytes(&stream)?;
-    tensor(batch.frames.dtype(), batch.frames.shape(), &bytes, device)
+    let bytes = download(&batch.frames)?;
+    tensor(batch.frames.dtype(), batch.frames.shape(), bytes, device)
 }
 
 fn tensor<B: Backend, const D: usize>(
     dtype: gm_cuda::DType,
     shape: &[usize],
-    bytes: &[u8],
+    bytes: Vec<u8>,
     device: &B::Device,
 ) -> Result<Tensor<B, D>, InteropError> {
     if shape.len() != D {

@@ -14,10 +14,12 @@
 
 use candle_core::{DType as CandleDType, Device as CandleDevice, Tensor};
 use gm_cuda::DType;
-use gm_loader::{Batch, ClipBatch, Images};
+#[cfg(feature = "candle-cuda")]
+use gm_loader::Images;
+use gm_loader::{Batch, ClipBatch};
 
 use crate::error::InteropError;
-use crate::host::HostElements;
+use crate::host::{HostElements, download};
 
 #[cfg(feature = "candle-cuda")]
 mod cuda;
@@ -55,19 +57,14 @@ pub fn dtype(dtype: DType) -> CandleDType {
 /// stream first waits for the batch, and the batch's memory returns to the pool only after
 /// the copy, so the batch may be dropped at once.
 pub fn images(batch: &mut Batch, device: &CandleDevice) -> Result<Tensor, InteropError> {
-    match &batch.images {
-        Images::Host(h) => host_tensor(h.dtype, &h.shape, &h.data, device),
-        Images::Device(t) => {
-            #[cfg(feature = "candle-cuda")]
-            if let CandleDevice::Cuda(dev) = device {
-                let (tensor, stream) = cuda::copy(t, batch.ready_event(), dev)?;
-                batch.record_stream(&stream)?;
-                return Ok(tensor);
-            }
-            let bytes = batch.images.to_host_bytes(None)?;
-            host_tensor(t.dtype(), t.shape(), &bytes, device)
-        }
+    #[cfg(feature = "candle-cuda")]
+    if let (Images::Device(t), CandleDevice::Cuda(dev)) = (&batch.images, device) {
+        let (tensor, stream) = cuda::copy(t, batch.ready_event(), dev)?;
+        batch.record_stream(&stream)?;
+        return Ok(tensor);
     }
+    let bytes = batch.images.to_host_bytes(None)?;
+    host_tensor(batch.images.dtype(), batch.images.shape(), bytes, device)
 }
 
 /// The batch's images on `device` without a copy where possible (see the module docs):
@@ -110,9 +107,8 @@ pub fn clips(batch: &mut ClipBatch, device: &CandleDevice) -> Result<Tensor, Int
         batch.record_stream(&stream)?;
         return Ok(tensor);
     }
-    let stream = gm_cuda::Stream::new(batch.frames.device())?;
-    let bytes = batch.frames.to_host_bytes(&stream)?;
-    host_tensor(batch.frames.dtype(), batch.frames.shape(), &bytes, device)
+    let bytes = download(&batch.frames)?;
+    host_tensor(batch.frames.dtype(), batch.frames.shape(), bytes, device)
 }
 
 /// The clips' frames on `device` without a copy where possible: the memory becomes candle's.
@@ -130,7 +126,7 @@ pub fn into_clips(batch: ClipBatch, device: &CandleDevice) -> Result<Tensor, Int
 fn host_tensor(
     dtype: DType,
     shape: &[usize],
-    bytes: &[u8],
+    bytes: Vec<u8>,
     device: &CandleDevice,
 ) -> Result<Tensor, InteropError> {
     let shape = shape.to_vec();
