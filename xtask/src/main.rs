@@ -6,6 +6,7 @@ mod bindings;
 mod bundle;
 mod ptx;
 mod report;
+mod test;
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,8 @@ tasks:
   ptx [--check]         compile crates/*/kernels/*.cu to the committed .ptx with NVRTC 12.0;
                         --check only reports PTX that is missing or older than its source
   bindings [--out FILE] generate the nvcuvid bindings from nv-codec-headers with bindgen
+  test [--rust|--python] the tests: cargo test --workspace, then the Python package installed
+                        with pip into a fresh virtual environment and its pytest suite
   gpu-bundle            build stripped release test binaries, `gm` and benches, with the test
                         media and run.sh, into target/gpu-bundle (for the GPU machine)
 ";
@@ -34,6 +37,24 @@ fn main() -> Result<()> {
             bindings::run(&out)
         }
         Some("gpu-bundle") => bundle::run(&root),
+        Some("test") => {
+            let only = |f: &str| args.iter().any(|a| a == f);
+            let parts = match (only("--rust"), only("--python")) {
+                (true, false) => test::Parts {
+                    rust: true,
+                    python: false,
+                },
+                (false, true) => test::Parts {
+                    rust: false,
+                    python: true,
+                },
+                _ => test::Parts {
+                    rust: true,
+                    python: true,
+                },
+            };
+            test::run(&root, &parts)
+        }
         Some("bench") => match flag_value(&args, "--report") {
             Some(dir) => report::run(&root, Path::new(dir)),
             None => bench::run(&root),

@@ -62,7 +62,7 @@ pub use bad_samples::{BadSamplePolicy, MAX_SUBSTITUTES};
 pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
 pub use image::{
     Batch, Dataset, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder, Images,
-    InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, cached_size,
+    InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, Waited, cached_size,
 };
 pub use image::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE};
 pub use sampler::{DistEnv, Order, Sampler, Shard};

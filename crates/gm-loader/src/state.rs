@@ -40,8 +40,9 @@ impl LoaderState {
         serde_json::from_str(s).map_err(|e| LoaderError::Resume(format!("bad state: {e}")))
     }
 
-    /// Whether `other` describes the same loader configuration (everything but the position).
-    pub(crate) fn check_same_loader(&self, other: &LoaderState) -> Result<(), LoaderError> {
+    /// Whether `other` describes the same loader configuration (everything but the position):
+    /// a saved state can be checked when it is loaded, before resuming from it.
+    pub fn check_same_loader(&self, other: &LoaderState) -> Result<(), LoaderError> {
         let mut a = self.clone();
         a.epoch = other.epoch;
         a.next_batch = other.next_batch;

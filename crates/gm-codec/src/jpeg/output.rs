@@ -1,7 +1,9 @@
 //! What the batched decoder takes and gives: the encoded inputs, and the decoded batch with
 //! one result per input, the path each image took and where the batch's time went.
 
-use gm_cuda::{DevicePtr, Event, PooledDeviceBuffer, Stream};
+use std::sync::Arc;
+
+use gm_cuda::{DType, DevicePtr, Event, PooledDeviceBuffer, Stream, Tensor};
 
 use super::error::ImageError;
 use super::formats::SourceFormat;
@@ -119,6 +121,45 @@ impl DecodedBatch {
         let mut out = vec![0u8; img.len];
         self.stream.download(buf, img.offset, &mut out)?;
         Ok(Some(out))
+    }
+
+    /// The images as `u8` tensors over the batch's buffer (`[H, W, 3]` for interleaved RGB,
+    /// `[3, H, W]` planar, `[H, W, 1]` grey), each carrying the batch's ready event, and the
+    /// stream the buffer is fenced on: a consumer that reads on another stream makes this one
+    /// wait for its reads before the last tensor is dropped, so the pool reuses the memory
+    /// only after them.
+    pub fn into_tensors(self) -> gm_cuda::Result<(Vec<Result<Tensor, ImageError>>, Stream)> {
+        let ready = Arc::new(self.ready);
+        let whole = match self.buffer {
+            Some(buf) => {
+                let len = buf.len();
+                let mut t = Tensor::new(buf, &[len], DType::U8)?;
+                t.set_ready_event(ready);
+                Some(t)
+            }
+            None => None,
+        };
+        let mut out = Vec::with_capacity(self.images.len());
+        for r in self.images {
+            out.push(match (r, &whole) {
+                (Ok(img), Some(whole)) => {
+                    let (w, h) = (img.width as usize, img.height as usize);
+                    let shape = match img.format {
+                        PixelFormat::Rgb => [h, w, 3],
+                        PixelFormat::RgbPlanar => [3, h, w],
+                        PixelFormat::Grey => [h, w, 1],
+                    };
+                    Ok(whole.view(img.offset, &shape, DType::U8)?)
+                }
+                (Ok(_), None) => {
+                    return Err(gm_cuda::CudaError::InvalidArgument(
+                        "a decoded image without a batch buffer".into(),
+                    ));
+                }
+                (Err(e), _) => Err(e),
+            });
+        }
+        Ok((out, self.stream))
     }
 
     /// How many images took each path, and how many failed.

@@ -339,13 +339,27 @@ impl Loader {
         Ok(self.start(state.epoch, state.next_batch))
     }
 
+    /// [`Loader::epoch`] as an iterator that does not borrow the loader: it holds what it
+    /// needs itself. For bindings that cannot express the borrow (the Python package). Run
+    /// one epoch at a time: a second one would share the GPU stages with the first.
+    pub fn epoch_owned(&mut self, epoch: u64) -> Epoch<'static> {
+        self.start(epoch, 0)
+    }
+
+    /// [`Loader::resume`] as an iterator that does not borrow the loader (see
+    /// [`Loader::epoch_owned`]).
+    pub fn resume_owned(&mut self, state: &LoaderState) -> Result<Epoch<'static>, LoaderError> {
+        self.state(0, 0).check_same_loader(state)?;
+        Ok(self.start(state.epoch, state.next_batch))
+    }
+
     /// The state before batch `next_batch` of `epoch`.
     pub fn state(&self, epoch: u64, next_batch: usize) -> LoaderState {
         self.settings
             .state(epoch, next_batch, self.shared.dataset.len())
     }
 
-    fn start(&mut self, epoch: u64, first: usize) -> Epoch<'_> {
+    fn start(&mut self, epoch: u64, first: usize) -> Epoch<'static> {
         let batches = self.settings.batches(self.shared.dataset.len(), epoch);
         let base = self.state(epoch, first);
         Epoch::spawn(EpochPlan {

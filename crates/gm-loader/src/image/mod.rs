@@ -20,5 +20,5 @@ pub use batch::{Batch, HostTensor, Images};
 pub use builder::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, Loader, LoaderBuilder};
 pub use cache::{DeviceCache, cached_size};
 pub use dataset::{Dataset, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile};
-pub use pipeline::Epoch;
+pub use pipeline::{Epoch, Waited};
 pub use stats::{PathTotals, Stats};

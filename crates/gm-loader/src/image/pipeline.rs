@@ -173,43 +173,59 @@ impl Epoch<'_> {
     }
 }
 
-impl Iterator for Epoch<'_> {
-    type Item = Result<Batch, LoaderError>;
+/// What [`Epoch::next_timeout`] found.
+#[derive(Debug)]
+pub enum Waited<T> {
+    /// The next item, or `None` at the end of the epoch (as [`Iterator::next`]).
+    Ready(Option<T>),
+    /// Nothing arrived in time; ask again.
+    Pending,
+}
 
-    fn next(&mut self) -> Option<Self::Item> {
+impl Epoch<'_> {
+    /// [`Iterator::next`] that waits at most `timeout`, so that a caller can do something else
+    /// between waits (the Python package looks for Ctrl-C).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Waited<Result<Batch, LoaderError>> {
+        self.next_until(Some(Instant::now() + timeout))
+    }
+
+    fn next_until(&mut self, deadline: Option<Instant>) -> Waited<Result<Batch, LoaderError>> {
         loop {
             if self.done {
-                return None;
+                return Waited::Ready(None);
             }
             let due = self.cursor.next_batch();
             if due >= self.cursor.end() {
                 self.shutdown();
-                return None;
+                return Waited::Ready(None);
             }
             if let Some(r) = self.early.remove(&due) {
+                // A failed batch is not passed: the saved state resumes at it.
+                if r.is_ok() {
+                    self.cursor.passed(due);
+                    self.due.store(due + 1, Ordering::Release);
+                }
                 match r {
-                    Ok(Some(batch)) => {
-                        self.cursor.passed(due);
-                        self.due.store(due + 1, Ordering::Release);
-                        return Some(Ok(batch));
-                    }
+                    Ok(Some(batch)) => return Waited::Ready(Some(Ok(batch))),
                     // Every sample of the batch was bad and skipped.
-                    Ok(None) => {
-                        self.cursor.passed(due);
-                        self.due.store(due + 1, Ordering::Release);
-                    }
+                    Ok(None) => {}
                     Err(e) => {
                         self.shutdown();
-                        return Some(Err(e));
+                        return Waited::Ready(Some(Err(e)));
                     }
                 }
                 continue;
             }
-            let rx = self.rx.as_ref()?;
+            let Some(rx) = self.rx.as_ref() else {
+                return Waited::Ready(None);
+            };
             let t = Instant::now();
             let got = {
                 let _nvtx = nvtx::range(c"gm-loader: consumer waits for a batch");
-                rx.recv()
+                match deadline {
+                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                    Some(d) => rx.recv_deadline(d),
+                }
             };
             {
                 let mut s = self.shared.stats.lock();
@@ -222,16 +238,28 @@ impl Iterator for Epoch<'_> {
                 // A stage thread's panic has no position: report it at once.
                 Ok(Delivery::Fatal(e)) => {
                     self.shutdown();
-                    return Some(Err(e));
+                    return Waited::Ready(Some(Err(e)));
                 }
                 Ok(Delivery::Batch(pos, r)) => {
                     self.early.insert(pos, r);
                 }
-                Err(_) => {
+                Err(RecvTimeoutError::Timeout) => return Waited::Pending,
+                Err(RecvTimeoutError::Disconnected) => {
                     self.shutdown();
-                    return None;
+                    return Waited::Ready(None);
                 }
             }
+        }
+    }
+}
+
+impl Iterator for Epoch<'_> {
+    type Item = Result<Batch, LoaderError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_until(None) {
+            Waited::Ready(item) => item,
+            Waited::Pending => None,
         }
     }
 }

@@ -177,6 +177,11 @@ impl ClipLoader {
         &self.shared.dataset
     }
 
+    /// Batches in an epoch.
+    pub fn batches_per_epoch(&self) -> usize {
+        self.settings.batches_per_epoch(self.shared.dataset.len())
+    }
+
     /// Counters so far (all epochs).
     pub fn stats(&self) -> ClipStats {
         self.shared.stats.lock().clone()
@@ -200,7 +205,19 @@ impl ClipLoader {
         Ok(self.start(state.epoch, state.next_batch))
     }
 
-    fn start(&mut self, epoch: u64, first: usize) -> ClipEpoch<'_> {
+    /// [`ClipLoader::epoch`] as an iterator that does not borrow the loader (for bindings
+    /// that cannot express the borrow, like the Python package); run one epoch at a time.
+    pub fn epoch_owned(&mut self, epoch: u64) -> ClipEpoch<'static> {
+        self.start(epoch, 0)
+    }
+
+    /// [`ClipLoader::resume`] as an iterator that does not borrow the loader.
+    pub fn resume_owned(&mut self, state: &LoaderState) -> Result<ClipEpoch<'static>, LoaderError> {
+        self.state(0, 0).check_same_loader(state)?;
+        Ok(self.start(state.epoch, state.next_batch))
+    }
+
+    fn start(&mut self, epoch: u64, first: usize) -> ClipEpoch<'static> {
         let batches = self.settings.batches(self.shared.dataset.len(), epoch);
         let end = batches.len();
         let jobs: Vec<Vec<(usize, Vec<usize>)>> = batches

@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, SendTimeoutError, Sender, bounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded};
 use gm_codec::nvdec::DecoderPool;
 
 use super::batch::ClipBatch;
 use super::decode::{Outcome, Shared};
 use crate::error::LoaderError;
+use crate::image::Waited;
 use crate::state::{Cursor, LoaderState};
 
 /// Submits jobs, at most `in_flight` at once, and forwards their batches in order.
@@ -121,25 +122,51 @@ impl ClipEpoch<'_> {
     }
 }
 
-impl Iterator for ClipEpoch<'_> {
-    type Item = Result<ClipBatch, LoaderError>;
-    fn next(&mut self) -> Option<Self::Item> {
+impl ClipEpoch<'_> {
+    /// [`Iterator::next`] that waits at most `timeout` (see
+    /// [`Epoch::next_timeout`](crate::Epoch::next_timeout)).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Waited<Result<ClipBatch, LoaderError>> {
+        self.next_until(Some(Instant::now() + timeout))
+    }
+
+    fn next_until(&mut self, deadline: Option<Instant>) -> Waited<Result<ClipBatch, LoaderError>> {
         loop {
+            let Some(rx) = self.rx.as_ref() else {
+                return Waited::Ready(None);
+            };
             let waited = Instant::now();
-            let r = self.rx.as_ref()?.recv().ok()?;
+            let got = match deadline {
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(d) => rx.recv_deadline(d),
+            };
             self.shared.stats.lock().wait_us += waited.elapsed().as_micros() as u64;
+            let r = match got {
+                Ok(r) => r,
+                Err(RecvTimeoutError::Timeout) => return Waited::Pending,
+                Err(RecvTimeoutError::Disconnected) => return Waited::Ready(None),
+            };
             match r {
                 Ok(Some(b)) => {
                     self.cursor.passed(b.position);
-                    return Some(Ok(b));
+                    return Waited::Ready(Some(Ok(b)));
                 }
                 // Every clip of that batch was bad and skipped.
                 Ok(None) => self.cursor.advance(),
                 Err(e) => {
                     self.rx = None;
-                    return Some(Err(e));
+                    return Waited::Ready(Some(Err(e)));
                 }
             }
+        }
+    }
+}
+
+impl Iterator for ClipEpoch<'_> {
+    type Item = Result<ClipBatch, LoaderError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_until(None) {
+            Waited::Ready(item) => item,
+            Waited::Pending => None,
         }
     }
 }

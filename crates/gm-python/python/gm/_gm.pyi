@@ -1,0 +1,274 @@
+"""Type stubs of gm's extension module (the classes `gm` re-exports)."""
+
+from os import PathLike
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
+
+from .transforms import Transform
+
+__version__: str
+
+DeviceLike = Union[str, int, Any, None]
+""""cpu", "cuda", "cuda:N", an ordinal, a ``torch.device``, or None (this rank's GPU if
+there is one, else the CPU)."""
+
+class GmError(Exception):
+    """Base class of the errors gm raises."""
+
+class BadSampleError(GmError):
+    """A sample that could not be loaded (bad_samples="fail"), or a bad input of
+    decode_images or VideoDecoder."""
+
+    name: str
+    """The file, URL or input name."""
+    index: Optional[int]
+    """The sample's index (dataset index, or position in the input list)."""
+    reason: str
+    """Why it could not be loaded."""
+
+class NoGpuError(GmError):
+    """A GPU feature was asked for where no CUDA driver or device is present."""
+
+class CudaError(GmError):
+    """The GPU (driver, NVDEC, nvJPEG) failed; not a problem of one input."""
+
+class Tensor:
+    """Images, labels or frames in GPU or host memory. ``torch.from_dlpack(t)`` (or NumPy's,
+    JAX's, CuPy's) takes the memory without a copy: on the GPU the consumer's stream waits
+    for the data, and the memory returns to gm only after the consumer dropped it and its
+    stream's reads ran."""
+
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        """In elements."""
+    @property
+    def dtype(self) -> Literal["uint8", "float16", "bfloat16", "float32", "int64"]: ...
+    @property
+    def device(self) -> str:
+        """"cuda:N" or "cpu"."""
+    @property
+    def is_cuda(self) -> bool: ...
+    @property
+    def ndim(self) -> int: ...
+    def __len__(self) -> int: ...
+    def tobytes(self) -> bytes:
+        """The elements in row-major order, copied to the host (for tests and tools)."""
+    def cpu(self) -> "Tensor":
+        """A host copy."""
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: Optional[Union[int, Any]] = None,
+        max_version: Optional[Tuple[int, int]] = None,
+        dl_device: Optional[Tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> Any:
+        """The DLPack protocol: a capsule, versioned when ``max_version >= (1, 0)``."""
+
+class Batch:
+    """One batch: ``images, labels = batch``."""
+
+    images: Tensor
+    """``[B, C, H, W]`` (or ``[B, H, W, C]``) of the chain's output type."""
+    labels: Tensor
+    """``int64 [B]``, on the same device as the images."""
+    indices: List[int]
+    """Dataset index of each image."""
+    epoch: int
+    position: int
+    """Position of the batch in its epoch, from 0."""
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Tensor]: ...
+
+class BatchIterator(Iterator[Batch]):
+    """One epoch of an ImageLoader. Waiting releases the GIL; Ctrl-C interrupts it."""
+
+    def __iter__(self) -> "BatchIterator": ...
+    def __next__(self) -> Batch: ...
+    def __len__(self) -> int:
+        """Batches left."""
+
+class ImageLoader:
+    """Batches of images from a folder of class subfolders or a list file ("path label" per
+    line), decoded on the GPU's JPEG engines, nvJPEG's CUDA backend and the CPU at once and
+    transformed by one fused kernel; the CPU path without a GPU or with ``device="cpu"``.
+
+    ``shuffle``/``seed`` order the samples (and seed the augmentations); ``rank`` and
+    ``world_size`` shard them (read from torchrun's RANK/WORLD_SIZE when not given);
+    ``bad_samples`` is "skip" (a warning and a counter), "substitute" or "fail"
+    (BadSampleError); ``workers`` host threads read files; ``stages`` GPU stages decode;
+    ``prefetch`` batches wait ready; ``device_cache`` (a shorter side in pixels) keeps every
+    image decoded and resized in GPU memory after the first epoch.
+    """
+
+    def __init__(
+        self,
+        source: Union[str, PathLike],
+        batch_size: int = 32,
+        transforms: Optional[Union[Transform, Sequence[Transform]]] = None,
+        *,
+        shuffle: bool = False,
+        seed: int = 0,
+        device: DeviceLike = None,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        drop_last: bool = False,
+        bad_samples: Literal["skip", "substitute", "fail"] = "skip",
+        workers: int = 4,
+        stages: int = 2,
+        prefetch: int = 2,
+        device_cache: Optional[int] = None,
+    ) -> None: ...
+    def __len__(self) -> int:
+        """Batches per epoch (for this rank)."""
+    def __iter__(self) -> BatchIterator:
+        """Starts an epoch: the one set_epoch chose, the one a loaded state resumes, or the
+        one after the last."""
+    def set_epoch(self, epoch: int) -> None: ...
+    def state_dict(self) -> Dict[str, Any]:
+        """Where the loader stands (torchdata StatefulDataLoader convention)."""
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Resume exactly from a state_dict at the next iteration."""
+    def stats(self) -> Dict[str, Any]:
+        """Counters, stage times, images/s, the consumer's wait and the first bad samples."""
+    @property
+    def placement(self) -> str: ...
+    @property
+    def on_gpu(self) -> bool: ...
+    def close(self) -> None:
+        """Stops the running iteration and joins its threads."""
+    def __enter__(self) -> "ImageLoader": ...
+    def __exit__(self, *exc: Any) -> bool: ...
+
+class FrameBatch:
+    """Frames and their timing."""
+
+    data: Tensor
+    """``[N, 3, H, W]`` uint8 RGB or ``[N, H * 3 / 2, W]`` uint8 NV12, on the GPU."""
+    pts_seconds: List[float]
+    duration_seconds: List[float]
+    indices: List[int]
+    def __len__(self) -> int: ...
+
+class VideoDecoder:
+    """Frame-exact random access to one video (MP4/MOV, H.264 or HEVC), in the style of
+    torchcodec's VideoDecoder. The index and metadata need no GPU; frames decode on NVDEC."""
+
+    def __init__(
+        self,
+        path: Union[str, PathLike],
+        *,
+        device: DeviceLike = None,
+        output: Literal["rgb", "nv12"] = "rgb",
+        size: Optional[Tuple[int, int]] = None,
+    ) -> None: ...
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """codec, profile, width, height, bit_depth, num_frames, average_fps, constant_fps,
+        duration_seconds, begin_stream_seconds, key_frames, timescale."""
+    def key_frames(self) -> List[int]: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: Union[int, slice]) -> Tensor: ...
+    def get_frames_at(self, indices: Sequence[int]) -> FrameBatch: ...
+    def get_frames_played_at(self, seconds: Sequence[float]) -> FrameBatch: ...
+    def get_frames_in_range(self, start: int, stop: int, step: int = 1) -> FrameBatch: ...
+    def frame_played_at(self, seconds: float) -> int:
+        """The index of the frame shown at ``seconds``."""
+
+class VideoDataset:
+    """Videos cut into episodes: ``frames`` frames every ``stride`` frames (every ``step``-th
+    frame), or ``timed=(seconds, fps, stride)`` by timestamp. ``videos`` (paths),
+    ``directory`` (every .mp4/.m4v/.mov in it) or ``scenes`` (lists of camera videos) say
+    which files. Indexing reads no frame and needs no GPU."""
+
+    def __init__(
+        self,
+        videos: Optional[Sequence[Union[str, PathLike]]] = None,
+        *,
+        directory: Optional[Union[str, PathLike]] = None,
+        scenes: Optional[Sequence[Sequence[Union[str, PathLike]]]] = None,
+        frames: int = 8,
+        stride: Optional[int] = None,
+        step: int = 1,
+        timed: Optional[Tuple[float, float, float]] = None,
+        tolerance: Optional[float] = None,
+        skip_gaps: bool = False,
+        index_cache: Optional[Union[str, PathLike]] = None,
+        bad_files: Literal["skip", "fail"] = "skip",
+        gop_cache_bytes: Optional[int] = None,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def clip(self, i: int) -> Tuple[int, List[Tuple[str, List[int]]]]:
+        """Episode ``i``: (scene, [(video path, frame indices), ...]) per camera."""
+    @property
+    def frames_per_clip(self) -> int: ...
+    @property
+    def cameras(self) -> int: ...
+    @property
+    def skipped(self) -> List[Tuple[str, str]]:
+        """Files left out when the dataset opened: (path, reason)."""
+
+class ClipBatch:
+    """A batch of clips."""
+
+    frames: Tensor
+    """``[B, T, C, H, W]`` (``[B, cameras, T, C, H, W]`` for scenes) on the GPU."""
+    episodes: List[int]
+    sources: List[List[Tuple[str, List[int]]]]
+    """Per clip, per camera: (video path, frame indices)."""
+    epoch: int
+    position: int
+    def __len__(self) -> int: ...
+
+class ClipIterator(Iterator[ClipBatch]):
+    """One epoch of a ClipLoader."""
+
+    def __iter__(self) -> "ClipIterator": ...
+    def __next__(self) -> ClipBatch: ...
+    def __len__(self) -> int: ...
+
+class ClipLoader:
+    """Batches of clips from a VideoDataset, decoded on a pool of NVDEC sessions and
+    transformed by the fused kernel (the same draws for every frame of a clip). Needs a GPU."""
+
+    def __init__(
+        self,
+        dataset: VideoDataset,
+        batch_size: int = 8,
+        transforms: Optional[Union[Transform, Sequence[Transform]]] = None,
+        *,
+        shuffle: bool = False,
+        seed: int = 0,
+        device: DeviceLike = None,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        drop_last: bool = False,
+        bad_samples: Literal["skip", "substitute", "fail"] = "skip",
+        sessions: int = 7,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> ClipIterator: ...
+    def set_epoch(self, epoch: int) -> None: ...
+    def state_dict(self) -> Dict[str, Any]: ...
+    def load_state_dict(self, state: Dict[str, Any]) -> None: ...
+    def stats(self) -> Dict[str, Any]: ...
+    def close(self) -> None: ...
+
+def decode_images(
+    data: Sequence[bytes],
+    *,
+    device: DeviceLike = None,
+    names: Optional[Sequence[str]] = None,
+    errors: Literal["raise", "return"] = "raise",
+    apply_orientation: bool = True,
+) -> List[Union[Tensor, BadSampleError]]:
+    """Decodes images to ``uint8 [H, W, 3]`` RGB tensors, on the GPU or the CPU."""
+
+def cuda_available() -> bool:
+    """Whether a CUDA driver and at least one GPU are present."""
+
+def device_count() -> int: ...
+def flush_logs() -> None:
+    """Hands queued log records to Python's logging now."""

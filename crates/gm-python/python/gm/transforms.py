@@ -1,0 +1,354 @@
+"""Transforms with torchvision's names and arguments, planned into gm's fused kernel.
+
+A list (or ``Compose``) of these is given to ``gm.ImageLoader(transforms=...)``. gm does not
+run them one by one: each sample's geometry (crops, resizes, flips, padding), its colour
+conversion, normalization and output type are planned on the host and applied by one CUDA
+kernel (or its CPU twin) that reads each source pixel once. So a chain reads as in
+torchvision::
+
+    from gm import transforms as T
+    train = [
+        T.RandomResizedCrop(224),
+        T.RandomHorizontalFlip(),
+        T.ToDtype("float16", scale=True),     # or torch.float16
+        T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD),
+    ]
+
+Differences from torchvision, all by design of a fused kernel:
+
+* the output is ``uint8`` CHW until a ``ToDtype`` says otherwise, whatever the order of steps;
+  ``Normalize`` needs a float ``ToDtype`` somewhere in the chain (torchvision refuses to
+  normalize ``uint8`` too);
+* one interpolation serves the whole chain: the last ``Resize``/``RandomResizedCrop`` sets it;
+* ``antialias`` is honoured for bilinear resizing; bicubic and nearest resize without it.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, List, Sequence, Tuple, Union
+
+__all__ = [
+    "IMAGENET_MEAN",
+    "IMAGENET_STD",
+    "CenterCrop",
+    "Compose",
+    "Grayscale",
+    "InterpolationMode",
+    "Normalize",
+    "PILToTensor",
+    "Pad",
+    "RandomHorizontalFlip",
+    "RandomResizedCrop",
+    "RandomVerticalFlip",
+    "Resize",
+    "ToDtype",
+    "ToImage",
+    "Transform",
+]
+
+#: torchvision's ImageNet mean and standard deviation (RGB, for values in 0..1).
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+Size = Union[int, Sequence[int]]
+
+
+class InterpolationMode:
+    """The interpolation names torchvision's ``InterpolationMode`` has and gm runs."""
+
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+
+
+# PIL's integer codes, which torchvision also takes.
+_PIL_CODES = {0: "nearest", 2: "bilinear", 3: "bicubic"}
+
+
+def _interp_name(mode: Any) -> str:
+    """A torchvision ``InterpolationMode``, a PIL code or a name, as gm's name."""
+    if isinstance(mode, numbers.Integral):
+        if int(mode) not in _PIL_CODES:
+            raise ValueError(f"interpolation {mode}: gm has nearest (0), bilinear (2), bicubic (3)")
+        return _PIL_CODES[int(mode)]
+    name = str(getattr(mode, "value", mode)).lower()
+    if name not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
+        raise ValueError(f"interpolation {mode!r}: gm has nearest, bilinear and bicubic")
+    return name
+
+
+def _hw(size: Size, what: str) -> Tuple[int, int]:
+    """torchvision's size argument: an int (square) or (height, width)."""
+    if isinstance(size, numbers.Integral):
+        return int(size), int(size)
+    seq = list(size)
+    if len(seq) == 1:
+        return int(seq[0]), int(seq[0])
+    if len(seq) == 2:
+        return int(seq[0]), int(seq[1])
+    raise ValueError(f"{what}: size {size!r} is neither an int nor (height, width)")
+
+
+def _dtype_name(dtype: Any) -> str:
+    """A ``torch.dtype``, a NumPy dtype or type, or a name, as a NumPy-style name."""
+    name = getattr(dtype, "__name__", None) or str(dtype)
+    name = name.replace("torch.", "")
+    aliases = {"half": "float16", "float": "float32", "f2": "float16", "f4": "float32", "u1": "uint8"}
+    return aliases.get(name, name)
+
+
+class Transform:
+    """Base class: a step that plans itself into gm's fused chain."""
+
+    def _plan(self, plan: "_Planner") -> None:  # pragma: no cover - every step overrides it
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({args})"
+
+
+class Compose(Transform):
+    """Steps applied in order (torchvision's ``Compose``)."""
+
+    def __init__(self, transforms: Sequence[Transform]):
+        self.transforms = list(transforms)
+
+    def _plan(self, plan: "_Planner") -> None:
+        for t in self.transforms:
+            plan.add(t)
+
+
+class ToImage(Transform):
+    """Accepted for recipes written for torchvision; gm's decoder already makes images."""
+
+    def _plan(self, plan: "_Planner") -> None:
+        pass
+
+
+class PILToTensor(ToImage):
+    """Accepted for recipes written for torchvision (a no-op here)."""
+
+
+class Resize(Transform):
+    """Resizes to ``size``: an int resizes the shorter side to it (keeping the aspect ratio),
+    ``(height, width)`` resizes to exactly that."""
+
+    def __init__(self, size: Size, interpolation: Any = InterpolationMode.BILINEAR,
+                 max_size: Any = None, antialias: bool = True):
+        if max_size is not None:
+            raise NotImplementedError("Resize(max_size=...) is not supported by gm")
+        self.size = size
+        self.interpolation = _interp_name(interpolation)
+        self.antialias = bool(antialias)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.interp(self.interpolation, self.antialias)
+        if isinstance(self.size, numbers.Integral) or len(list(self.size)) == 1:
+            side = self.size if isinstance(self.size, numbers.Integral) else list(self.size)[0]
+            plan.steps.append(("resize_shorter", int(side)))
+        else:
+            h, w = _hw(self.size, "Resize")
+            plan.steps.append(("resize", w, h))
+
+
+class CenterCrop(Transform):
+    """Crops the centre ``size`` (an int or ``(height, width)``), padding with zeros where the
+    image is smaller, as torchvision does."""
+
+    def __init__(self, size: Size):
+        self.size = size
+
+    def _plan(self, plan: "_Planner") -> None:
+        h, w = _hw(self.size, "CenterCrop")
+        plan.steps.append(("center_crop", w, h))
+
+
+class RandomResizedCrop(Transform):
+    """A random crop of ``scale`` of the area and ``ratio`` aspect, resized to ``size``; drawn
+    per sample from (seed, epoch, index) with torchvision's algorithm."""
+
+    def __init__(self, size: Size, scale: Tuple[float, float] = (0.08, 1.0),
+                 ratio: Tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0),
+                 interpolation: Any = InterpolationMode.BILINEAR, antialias: bool = True):
+        self.size = size
+        self.scale = (float(scale[0]), float(scale[1]))
+        self.ratio = (float(ratio[0]), float(ratio[1]))
+        self.interpolation = _interp_name(interpolation)
+        self.antialias = bool(antialias)
+
+    def _plan(self, plan: "_Planner") -> None:
+        h, w = _hw(self.size, "RandomResizedCrop")
+        plan.interp(self.interpolation, self.antialias)
+        plan.steps.append(("random_resized_crop", w, h, self.scale, self.ratio))
+
+
+class RandomHorizontalFlip(Transform):
+    """Mirrors left-right with probability ``p``."""
+
+    def __init__(self, p: float = 0.5):
+        self.p = float(p)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.steps.append(("hflip", self.p))
+
+
+class RandomVerticalFlip(Transform):
+    """Flips upside down with probability ``p``."""
+
+    def __init__(self, p: float = 0.5):
+        self.p = float(p)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.steps.append(("vflip", self.p))
+
+
+class Pad(Transform):
+    """Pads with a constant ``fill`` (a value or an RGB triple, 0..255): ``padding`` is an int
+    (all sides), ``(left/right, top/bottom)`` or ``(left, top, right, bottom)``."""
+
+    def __init__(self, padding: Union[int, Sequence[int]], fill: Union[float, Sequence[float]] = 0,
+                 padding_mode: str = "constant"):
+        if padding_mode != "constant":
+            raise NotImplementedError(f"Pad(padding_mode={padding_mode!r}): gm pads with a constant")
+        self.padding = padding
+        self.fill = fill
+
+    def _plan(self, plan: "_Planner") -> None:
+        p = [self.padding] if isinstance(self.padding, numbers.Integral) else list(self.padding)
+        if len(p) == 1:
+            l = t = r = b = int(p[0])
+        elif len(p) == 2:
+            l, t = int(p[0]), int(p[1])
+            r, b = l, t
+        elif len(p) == 4:
+            l, t, r, b = (int(x) for x in p)
+        else:
+            raise ValueError(f"Pad: padding {self.padding!r} has 1, 2 or 4 values")
+        fill = [float(self.fill)] * 3 if isinstance(self.fill, numbers.Number) else [float(x) for x in self.fill]
+        if len(fill) != 3:
+            raise ValueError(f"Pad: fill {self.fill!r} is a value or three")
+        plan.steps.append(("pad", l, t, r, b, fill))
+
+
+class Grayscale(Transform):
+    """One grey channel (torchvision's weights 0.2989, 0.587, 0.114)."""
+
+    def __init__(self, num_output_channels: int = 1):
+        if num_output_channels != 1:
+            raise NotImplementedError("Grayscale(num_output_channels=3) is not supported by gm")
+        self.num_output_channels = 1
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.steps.append(("grey",))
+
+
+class ToDtype(Transform):
+    """The output's element type (``torch.float16``, ``"float32"``, ``numpy.uint8``, ...);
+    ``scale=True`` maps 0..255 to 0..1 as torchvision does. ``layout`` ("CHW" or "HWC") is
+    gm's: the memory order of each image."""
+
+    def __init__(self, dtype: Any, scale: bool = False, layout: str = "CHW"):
+        self.dtype = _dtype_name(dtype)
+        self.scale = bool(scale)
+        self.layout = layout
+
+    def _plan(self, plan: "_Planner") -> None:
+        floating = self.dtype != "uint8"
+        if self.scale and floating and not plan.floating:
+            plan.affine(1.0 / 255.0, 0.0)
+        plan.floating = floating
+        plan.dtype = (self.dtype, self.layout)
+
+
+class Normalize(Transform):
+    """``(x - mean) / std`` per channel, on the values the chain has at that point (0..1 after
+    ``ToDtype(..., scale=True)``)."""
+
+    def __init__(self, mean: Sequence[float], std: Sequence[float], inplace: bool = False):
+        self.mean = [float(m) for m in mean]
+        self.std = [float(s) for s in std]
+        if len(self.mean) == 1:
+            self.mean *= 3
+        if len(self.std) == 1:
+            self.std *= 3
+        if len(self.mean) != 3 or len(self.std) != 3:
+            raise ValueError("Normalize: mean and std have one or three values")
+        if any(s == 0 for s in self.std):
+            raise ValueError(f"Normalize: std {self.std} has a zero")
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.normalized = True
+        plan.scale = [a / s for a, s in zip(plan.scale, self.std)]
+        plan.bias = [(b - m) / s for b, m, s in zip(plan.bias, self.mean, self.std)]
+
+
+class _Planner:
+    """Folds a chain into gm's steps: geometry in order, then one interpolation, one affine
+    map of the 0..255 values and one output type."""
+
+    def __init__(self) -> None:
+        self.steps: List[tuple] = []
+        self.filter: Union[str, None] = None
+        self.scale = [1.0, 1.0, 1.0]
+        self.bias = [0.0, 0.0, 0.0]
+        self.floating = False
+        self.normalized = False
+        self.dtype: Union[Tuple[str, str], None] = None
+
+    def add(self, t: Any) -> None:
+        if isinstance(t, Transform):
+            t._plan(self)
+        elif isinstance(t, (list, tuple)):
+            for x in t:
+                self.add(x)
+        else:
+            raise TypeError(
+                f"{type(t).__name__} is not a gm transform: use gm.transforms "
+                "(torchvision's names and arguments)"
+            )
+
+    def interp(self, name: str, antialias: bool) -> None:
+        if name == "bilinear" and antialias:
+            name = "antialias"
+        elif antialias and name == "bicubic":
+            warnings.warn("gm resizes bicubic without antialiasing", stacklevel=4)
+        if self.filter is not None and self.filter != name:
+            warnings.warn(
+                f"gm runs one interpolation per chain: {name} replaces {self.filter}", stacklevel=4
+            )
+        self.filter = name
+
+    def affine(self, scale: float, bias: float) -> None:
+        self.scale = [a * scale for a in self.scale]
+        self.bias = [b * scale + bias for b in self.bias]
+
+    def finish(self) -> List[tuple]:
+        out = list(self.steps)
+        if self.filter is not None:
+            out.append(("filter", self.filter))
+        identity = self.scale == [1.0, 1.0, 1.0] and self.bias == [0.0, 0.0, 0.0]
+        if not identity:
+            if not self.floating:
+                raise ValueError(
+                    "Normalize needs a float output: add ToDtype(torch.float32, scale=True) "
+                    "(or float16/bfloat16) to the chain"
+                )
+            # gm's normalize maps v in 0..255 to (v / 255 - mean) / std.
+            std = [1.0 / (255.0 * a) for a in self.scale]
+            mean = [-b * s for b, s in zip(self.bias, std)]
+            out.append(("normalize", mean, std))
+        # torchvision's images are CHW uint8 until a ToDtype says otherwise.
+        dtype, layout = self.dtype or ("uint8", "CHW")
+        out.append(("dtype", dtype, layout))
+        return out
+
+
+def _plan(transforms: Any) -> List[tuple]:
+    """The fused chain's steps for a transform, a list of them or a ``Compose``."""
+    p = _Planner()
+    p.add(transforms)
+    return p.finish()

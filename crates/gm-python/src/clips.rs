@@ -1,0 +1,377 @@
+//! `gm.VideoDataset` and `gm.ClipLoader`: videos (or multi-camera scenes) cut into episodes,
+//! decoded on a pool of NVDEC sessions into batches of clips on the GPU, as the Rust
+//! `ClipLoader` does. The dataset (indexes, episodes) needs no GPU; the loader does.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use gm_loader::{BadFiles, BadSamplePolicy, ClipLoader as RustClipLoader, VideoDatasetBuilder};
+use parking_lot::Mutex;
+use pyo3::exceptions::{PyIndexError, PyStopIteration, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::device;
+use crate::errors::{NoGpuError, loader_error};
+use crate::image_loader::{plan_steps, policy_named, sampler_for};
+use crate::iteration::{Inner, next_batch};
+use crate::owner::Owner;
+use crate::tensor::Tensor;
+
+/// An episode as Python sees it: the scene, and per camera the video path and frames.
+type EpisodeSources = (usize, Vec<(String, Vec<usize>)>);
+
+/// Videos cut into episodes: `frames` frames every `stride` frames (every `step`-th frame),
+/// or `timed=(seconds, fps, stride)` by timestamp. `videos` (paths), `directory` (every
+/// .mp4/.m4v/.mov in it) or `scenes` (lists of camera videos, aligned) say which files.
+/// Indexing reads no frame and needs no GPU; `index_cache` keeps the indexes.
+#[pyclass(module = "gm")]
+pub struct VideoDataset {
+    builder: VideoDatasetBuilder,
+    /// Opened once; the first ClipLoader takes it, later ones open their own.
+    opened: Mutex<Option<gm_loader::VideoDataset>>,
+    len: usize,
+    frames_per_clip: usize,
+    cameras: usize,
+    clips: Vec<EpisodeSources>,
+    skipped: Vec<(String, String)>,
+}
+
+#[pymethods]
+impl VideoDataset {
+    #[new]
+    #[pyo3(signature = (
+        videos=None, *, directory=None, scenes=None, frames=8, stride=None, step=1, timed=None,
+        tolerance=None, skip_gaps=false, index_cache=None, bad_files="skip", gop_cache_bytes=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        videos: Option<Vec<PathBuf>>,
+        directory: Option<PathBuf>,
+        scenes: Option<Vec<Vec<PathBuf>>>,
+        frames: usize,
+        stride: Option<usize>,
+        step: usize,
+        timed: Option<(f64, f64, f64)>,
+        tolerance: Option<f64>,
+        skip_gaps: bool,
+        index_cache: Option<PathBuf>,
+        bad_files: &str,
+        gop_cache_bytes: Option<usize>,
+    ) -> PyResult<VideoDataset> {
+        let mut b = VideoDatasetBuilder::default();
+        if let Some(v) = videos {
+            b = b.videos(&v);
+        }
+        if let Some(d) = directory {
+            b = b.directory(d);
+        }
+        if let Some(s) = scenes {
+            b = b.scenes(s);
+        }
+        b = match timed {
+            Some((seconds, fps, stride)) => b.timed(seconds, fps, stride),
+            None => b.frames(frames, stride.unwrap_or(frames)).step(step),
+        };
+        if let Some(t) = tolerance {
+            b = b.tolerance(t);
+        }
+        if skip_gaps {
+            b = b.gaps(gm_episodes::GapPolicy::Skip);
+        }
+        if let Some(dir) = index_cache {
+            b = b.index_cache(dir);
+        }
+        b = b.bad_files(match bad_files {
+            "skip" => BadFiles::Skip,
+            "fail" => BadFiles::Fail,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "bad_files={other:?}: \"skip\" or \"fail\""
+                )));
+            }
+        });
+        if let Some(bytes) = gop_cache_bytes {
+            b = b.gop_cache(bytes);
+        }
+        let builder = b.clone();
+        let opened = py.detach(|| b.open());
+        crate::logging::flush(py);
+        let d = opened.map_err(|e| loader_error(py, e))?;
+        let clips = (0..d.len())
+            .filter_map(|i| d.clip(i))
+            .map(|c| {
+                let cams = c
+                    .cameras
+                    .into_iter()
+                    .map(|(v, f)| (d.path(v).display().to_string(), f))
+                    .collect();
+                (c.scene, cams)
+            })
+            .collect();
+        let skipped = d
+            .skipped()
+            .iter()
+            .map(|e| (e.name.clone(), e.reason.to_string()))
+            .collect();
+        Ok(VideoDataset {
+            builder,
+            len: d.len(),
+            frames_per_clip: d.frames_per_clip(),
+            cameras: d.cameras(),
+            clips,
+            skipped,
+            opened: Mutex::new(Some(d)),
+        })
+    }
+
+    /// Episodes in the dataset.
+    fn __len__(&self) -> usize {
+        self.len
+    }
+
+    /// Episode `i`: `(scene, [(video path, frame indices), ...])`, one entry per camera.
+    fn clip(&self, i: usize) -> PyResult<EpisodeSources> {
+        self.clips
+            .get(i)
+            .cloned()
+            .ok_or_else(|| PyIndexError::new_err(format!("episode {i} of {}", self.len)))
+    }
+
+    /// Frames (samples) per episode.
+    #[getter]
+    fn frames_per_clip(&self) -> usize {
+        self.frames_per_clip
+    }
+
+    /// Cameras per scene (1 for single videos).
+    #[getter]
+    fn cameras(&self) -> usize {
+        self.cameras
+    }
+
+    /// Files left out when the dataset opened: `(path, reason)`.
+    #[getter]
+    fn skipped(&self) -> Vec<(String, String)> {
+        self.skipped.clone()
+    }
+}
+
+impl VideoDataset {
+    /// The opened dataset for a loader: the one indexed at construction, or a new one.
+    fn take(&self, py: Python<'_>) -> PyResult<gm_loader::VideoDataset> {
+        if let Some(d) = self.opened.lock().take() {
+            return Ok(d);
+        }
+        let b = self.builder.clone();
+        py.detach(|| b.open()).map_err(|e| loader_error(py, e))
+    }
+}
+
+/// Batches of clips from a `VideoDataset`, decoded on the GPU by a pool of NVDEC sessions
+/// and transformed (the same draws for every frame of a clip) by the fused kernel.
+///
+/// Iterating yields `ClipBatch`es whose `frames` are `[B, T, C, H, W]` (`[B, cameras, T, C,
+/// H, W]` for scenes) on the GPU. `set_epoch`, `state_dict` and `load_state_dict` work as
+/// for `ImageLoader`.
+#[pyclass(module = "gm")]
+pub struct ClipLoader {
+    inner: Arc<Mutex<Inner<RustClipLoader>>>,
+    batches: usize,
+}
+
+/// One epoch of a `ClipLoader`.
+#[pyclass(module = "gm")]
+pub struct ClipIterator {
+    inner: Arc<Mutex<Inner<RustClipLoader>>>,
+    generation: u64,
+}
+
+/// A batch of clips: `frames`, the dataset `episodes`, each clip's `sources` (per camera,
+/// video path and frame indices), the `epoch` and the batch's `position`.
+#[pyclass(module = "gm", frozen)]
+pub struct ClipBatch {
+    /// The frames.
+    #[pyo3(get)]
+    frames: Py<Tensor>,
+    /// Dataset episode of each clip.
+    #[pyo3(get)]
+    episodes: Vec<usize>,
+    /// Per clip, per camera: (video path, frame indices).
+    #[pyo3(get)]
+    sources: Vec<Vec<(String, Vec<usize>)>>,
+    /// The epoch.
+    #[pyo3(get)]
+    epoch: u64,
+    /// Position of the batch in its epoch.
+    #[pyo3(get)]
+    position: usize,
+}
+
+#[pymethods]
+impl ClipBatch {
+    fn __len__(&self) -> usize {
+        self.episodes.len()
+    }
+}
+
+#[pymethods]
+impl ClipLoader {
+    #[new]
+    #[pyo3(signature = (
+        dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
+        rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=7
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        dataset: &VideoDataset,
+        batch_size: usize,
+        transforms: Option<&Bound<'_, PyAny>>,
+        shuffle: bool,
+        seed: u64,
+        device: Option<&Bound<'_, PyAny>>,
+        rank: Option<usize>,
+        world_size: Option<usize>,
+        drop_last: bool,
+        bad_samples: &str,
+        sessions: usize,
+    ) -> PyResult<ClipLoader> {
+        crate::logging::sync_level(py)?;
+        let chain = plan_steps(py, transforms)?;
+        let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
+        let Some(gpu) = device::resolve(py, &device::parse(device)?)? else {
+            return Err(NoGpuError::new_err(
+                "gm.ClipLoader decodes on NVDEC and needs a GPU; this process has none \
+                 (gm.VideoDataset indexes without one)",
+            ));
+        };
+        let policy: BadSamplePolicy = policy_named(bad_samples)?;
+        let b = RustClipLoader::builder(dataset.take(py)?)
+            .device(&gpu)
+            .sessions(sessions.max(1))
+            .transforms(chain)
+            .sampler(sampler)
+            .batch_size(batch_size)
+            .drop_last(drop_last)
+            .seed(seed)
+            .bad_samples(policy);
+        let loader = py.detach(|| b.build());
+        crate::logging::flush(py);
+        let loader = loader.map_err(|e| loader_error(py, e))?;
+        let batches = loader.batches_per_epoch();
+        Ok(ClipLoader {
+            inner: Arc::new(Mutex::new(Inner::new(loader, None))),
+            batches,
+        })
+    }
+
+    /// Batches per epoch (for this rank).
+    fn __len__(&self) -> usize {
+        self.batches
+    }
+
+    /// Starts an epoch (see `ImageLoader.__iter__`).
+    fn __iter__(&self, py: Python<'_>) -> PyResult<ClipIterator> {
+        let inner = self.inner.clone();
+        let generation = py
+            .detach(|| inner.lock().start())
+            .map_err(|e| loader_error(py, e))?;
+        Ok(ClipIterator {
+            inner: self.inner.clone(),
+            generation,
+        })
+    }
+
+    /// The epoch the next iteration runs.
+    fn set_epoch(&self, epoch: u64) {
+        self.inner.lock().set_epoch(epoch);
+    }
+
+    /// Where the loader stands (see `ImageLoader.state_dict`).
+    fn state_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.inner.lock().state_dict(py)
+    }
+
+    /// Resumes from a `state_dict` at the next iteration.
+    fn load_state_dict(&self, state: &Bound<'_, PyDict>) -> PyResult<()> {
+        self.inner.lock().load_state_dict(state)
+    }
+
+    /// Counters: batches, clips, frames, packets decoded, bad clips, decode and wait times.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.lock().loader.stats();
+        let d = PyDict::new(py);
+        d.set_item("batches", s.batches)?;
+        d.set_item("clips", s.clips)?;
+        d.set_item("frames", s.frames)?;
+        d.set_item("packets_decoded", s.packets_decoded)?;
+        d.set_item("bad_clips", s.bad_clips)?;
+        d.set_item("substituted", s.substituted)?;
+        d.set_item("skipped", s.skipped)?;
+        d.set_item("decode_us", s.decode_us)?;
+        d.set_item("wait_us", s.wait_us)?;
+        let bad: Vec<(String, usize, String)> = s
+            .first_bad
+            .iter()
+            .map(|e| (e.name.clone(), e.index, e.reason.to_string()))
+            .collect();
+        d.set_item("first_errors", bad)?;
+        Ok(d)
+    }
+
+    /// Stops the running iteration and joins its threads.
+    fn close(&self, py: Python<'_>) {
+        let inner = self.inner.clone();
+        py.detach(|| inner.lock().close());
+        crate::logging::flush(py);
+    }
+}
+
+#[pymethods]
+impl ClipIterator {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<ClipBatch> {
+        let Some(b) = next_batch(py, &self.inner, self.generation)? else {
+            return Err(PyStopIteration::new_err(()));
+        };
+        let sources = {
+            let g = self.inner.lock();
+            let d = g.loader.dataset();
+            b.sources
+                .iter()
+                .map(|cams| {
+                    cams.iter()
+                        .map(|(v, f)| (d.path(*v).display().to_string(), f.clone()))
+                        .collect()
+                })
+                .collect()
+        };
+        let (episodes, epoch, position) = (b.episodes.clone(), b.epoch, b.position);
+        let mut frames = b.frames.clone();
+        frames.set_ready_event(b.ready_event().clone());
+        let tensor = Tensor::from_device(&frames, Arc::new(Owner::Clips(Mutex::new(b))));
+        Ok(ClipBatch {
+            frames: Py::new(py, tensor)?,
+            episodes,
+            sources,
+            epoch,
+            position,
+        })
+    }
+
+    /// Batches left in this epoch.
+    fn __len__(&self) -> usize {
+        self.inner.lock().remaining(self.generation)
+    }
+}
+
+impl Drop for ClipIterator {
+    fn drop(&mut self) {
+        self.inner.lock().abandon(self.generation);
+    }
+}

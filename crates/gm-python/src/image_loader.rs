@@ -1,0 +1,373 @@
+//! `gm.ImageLoader`: the Rust image loader behind a PyTorch-style iterable, with the
+//! `state_dict`/`load_state_dict` convention of torchdata's StatefulDataLoader.
+
+use std::sync::Arc;
+
+use gm_loader::{
+    BadSamplePolicy, Batch as RustBatch, DeviceCache, ImageFolder, Images, ListFile, Loader,
+    Sampler,
+};
+use parking_lot::Mutex;
+use pyo3::exceptions::{PyStopIteration, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::device::{self, Placement};
+use crate::errors::loader_error;
+use crate::iteration::{Inner, next_batch};
+use crate::logging;
+use crate::owner::Owner;
+use crate::stats::stats_dict;
+use crate::tensor::{Elem, Tensor, Uploads};
+
+/// Loads batches of images from a folder of class subfolders (ImageFolder) or a list file
+/// ("path label" per line), decoding on the GPU's JPEG engines, nvJPEG's CUDA backend and the
+/// CPU at once, and running the transforms as one fused kernel.
+///
+/// Iterating yields `Batch`es whose `images` and `labels` are `gm.Tensor`s on the GPU (or in
+/// host memory on the CPU path); `torch.from_dlpack` takes them without a copy.
+#[pyclass(module = "gm")]
+pub struct ImageLoader {
+    inner: Arc<Mutex<Inner<Loader>>>,
+    batches: usize,
+    on_gpu: bool,
+    placement: String,
+}
+
+/// Iterates one epoch of an `ImageLoader`.
+#[pyclass(module = "gm")]
+pub struct BatchIterator {
+    inner: Arc<Mutex<Inner<Loader>>>,
+    generation: u64,
+}
+
+/// One batch: `images` (`[B, C, H, W]`, or `[B, H, W, C]`), `labels` (`int64 [B]`), the
+/// dataset `indices` of the images, the `epoch` and the batch's `position` in it. Unpacks as
+/// `images, labels = batch`.
+#[pyclass(module = "gm", frozen)]
+pub struct Batch {
+    /// The images.
+    #[pyo3(get)]
+    images: Py<Tensor>,
+    /// The labels.
+    #[pyo3(get)]
+    labels: Py<Tensor>,
+    /// Dataset index of each image (a substitute shows its own index).
+    #[pyo3(get)]
+    indices: Vec<usize>,
+    /// The epoch.
+    #[pyo3(get)]
+    epoch: u64,
+    /// Position of the batch in its epoch, from 0.
+    #[pyo3(get)]
+    position: usize,
+}
+
+pub(crate) fn policy_named(name: &str) -> PyResult<BadSamplePolicy> {
+    match name {
+        "skip" => Ok(BadSamplePolicy::Skip),
+        "substitute" => Ok(BadSamplePolicy::Substitute),
+        "fail" => Ok(BadSamplePolicy::Fail),
+        other => Err(PyValueError::new_err(format!(
+            "bad_samples={other:?}: \"skip\", \"substitute\" or \"fail\""
+        ))),
+    }
+}
+
+/// The transforms' step tuples: each object plans itself (`gm.transforms`).
+pub(crate) fn plan_steps(
+    py: Python<'_>,
+    transforms: Option<&Bound<'_, PyAny>>,
+) -> PyResult<gm_transforms::Compose> {
+    let planner = py.import("gm.transforms")?;
+    // No transforms still plans: the output is CHW uint8, as torchvision's images.
+    let steps = match transforms {
+        Some(t) if !t.is_none() => planner.call_method1("_plan", (t,))?,
+        _ => planner.call_method1("_plan", (pyo3::types::PyList::empty(py),))?,
+    };
+    let steps: Vec<Bound<'_, PyTuple>> = steps.extract()?;
+    crate::transforms::compose(&steps)
+}
+
+fn dataset_for(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Arc<dyn gm_loader::Dataset>> {
+    let path: std::path::PathBuf = source.extract()?;
+    let opened: Result<Arc<dyn gm_loader::Dataset>, gm_loader::DatasetError> = if path.is_dir() {
+        ImageFolder::new(&path).map(|d| Arc::new(d) as Arc<dyn gm_loader::Dataset>)
+    } else if path.is_file() {
+        ListFile::new(&path).map(|d| Arc::new(d) as Arc<dyn gm_loader::Dataset>)
+    } else {
+        return Err(PyValueError::new_err(format!(
+            "{}: no such folder or list file",
+            path.display()
+        )));
+    };
+    opened.map_err(|e| loader_error(py, e.into()))
+}
+
+pub(crate) fn sampler_for(
+    py: Python<'_>,
+    shuffle: bool,
+    seed: u64,
+    rank: Option<usize>,
+    world_size: Option<usize>,
+    drop_last: bool,
+) -> PyResult<Sampler> {
+    let s = if shuffle {
+        Sampler::shuffled(seed)
+    } else {
+        Sampler::sequential()
+    };
+    let sharded = match (rank, world_size) {
+        (Some(r), Some(w)) => s.sharded(r, w, drop_last),
+        (None, None) => s.sharded_from_env(drop_last),
+        _ => {
+            return Err(PyValueError::new_err(
+                "give both rank and world_size, or neither (then RANK/WORLD_SIZE are read)",
+            ));
+        }
+    };
+    sharded.map_err(|e| loader_error(py, e))
+}
+
+#[pymethods]
+impl ImageLoader {
+    #[new]
+    #[pyo3(signature = (
+        source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
+        rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=4, stages=2,
+        prefetch=2, device_cache=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        batch_size: usize,
+        transforms: Option<&Bound<'_, PyAny>>,
+        shuffle: bool,
+        seed: u64,
+        device: Option<&Bound<'_, PyAny>>,
+        rank: Option<usize>,
+        world_size: Option<usize>,
+        drop_last: bool,
+        bad_samples: &str,
+        workers: usize,
+        stages: usize,
+        prefetch: usize,
+        device_cache: Option<u32>,
+    ) -> PyResult<ImageLoader> {
+        logging::sync_level(py)?;
+        let dataset = dataset_for(py, source)?;
+        let chain = plan_steps(py, transforms)?;
+        let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
+        let placement = device::parse(device)?;
+        let gpu = device::resolve(py, &placement)?;
+        let mut b = Loader::builder_shared(dataset)
+            .sampler(sampler)
+            .seed(seed)
+            .batch_size(batch_size)
+            .drop_last(drop_last)
+            .transforms(chain)
+            .bad_samples(policy_named(bad_samples)?)
+            .workers(workers)
+            .gpu_stages(stages.max(1))
+            .prefetch(prefetch);
+        b = match (&gpu, &placement) {
+            (Some(d), _) => b.device(d),
+            (None, Placement::Cpu) => b.cpu(),
+            // The builder finds no GPU either, and says why in its placement.
+            (None, _) => b,
+        };
+        if let Some(side) = device_cache {
+            b = b.device_cache(DeviceCache::shorter_side(side));
+        }
+        let loader = py.detach(|| b.build()).map_err(|e| loader_error(py, e));
+        logging::flush(py);
+        let loader = loader?;
+        let uploads = gpu.as_ref().map(Uploads::new).transpose()?;
+        Ok(ImageLoader {
+            batches: loader.batches_per_epoch(),
+            on_gpu: loader.on_gpu(),
+            placement: loader.placement().to_string(),
+            inner: Arc::new(Mutex::new(Inner::new(loader, uploads))),
+        })
+    }
+
+    /// Batches per epoch (for this rank).
+    fn __len__(&self) -> usize {
+        self.batches
+    }
+
+    /// Starts an epoch: the one `set_epoch` chose, the one a loaded state resumes, or else
+    /// the one after the last (the first is 0). An iteration still running stops.
+    fn __iter__(&self, py: Python<'_>) -> PyResult<BatchIterator> {
+        let inner = self.inner.clone();
+        let generation = py
+            .detach(|| inner.lock().start())
+            .map_err(|e| loader_error(py, e))?;
+        Ok(BatchIterator {
+            inner: self.inner.clone(),
+            generation,
+        })
+    }
+
+    /// The epoch the next iteration runs (as `DistributedSampler.set_epoch`: it picks the
+    /// shuffle and the augmentations).
+    fn set_epoch(&self, epoch: u64) {
+        self.inner.lock().set_epoch(epoch);
+    }
+
+    /// Where the loader stands: after the last batch handed out (or, between epochs, at the
+    /// start of the next). Save it in a checkpoint; `load_state_dict` resumes exactly there.
+    fn state_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.inner.lock().state_dict(py)
+    }
+
+    /// Resumes from a `state_dict` at the next iteration. A state of another loader
+    /// (dataset size, batch size, seed, sharding) is refused with the reason.
+    fn load_state_dict(&self, state: &Bound<'_, PyDict>) -> PyResult<()> {
+        self.inner.lock().load_state_dict(state)
+    }
+
+    /// Counters and stage times of every epoch so far, as a dict.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.lock().loader.stats();
+        stats_dict(py, &s)
+    }
+
+    /// Where the pipeline runs, in words ("GPU 0 (NVIDIA H100 ...)" or "CPU (why)").
+    #[getter]
+    fn placement(&self) -> &str {
+        &self.placement
+    }
+
+    /// Whether batches land in GPU memory.
+    #[getter]
+    fn on_gpu(&self) -> bool {
+        self.on_gpu
+    }
+
+    /// Stops the running iteration and joins its threads (also done by the iterator's end and
+    /// by garbage collection).
+    fn close(&self, py: Python<'_>) {
+        let inner = self.inner.clone();
+        py.detach(|| inner.lock().close());
+        logging::flush(py);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _t: Option<&Bound<'_, PyAny>>,
+        _v: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "gm.ImageLoader({} batches per epoch on {})",
+            self.batches, self.placement
+        )
+    }
+}
+
+#[pymethods]
+impl BatchIterator {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Batch> {
+        match next_batch(py, &self.inner, self.generation)? {
+            Some(b) => self.wrap(py, b),
+            None => Err(PyStopIteration::new_err(())),
+        }
+    }
+
+    /// Batches left in this epoch.
+    fn __len__(&self) -> usize {
+        self.inner.lock().remaining(self.generation)
+    }
+}
+
+impl BatchIterator {
+    fn wrap(&self, py: Python<'_>, mut b: RustBatch) -> PyResult<Batch> {
+        let labels = std::mem::take(&mut b.labels);
+        let indices = std::mem::take(&mut b.indices);
+        let (epoch, position) = (b.epoch, b.position);
+        let images = match std::mem::replace(&mut b.images, Images::Host(empty_host())) {
+            Images::Host(h) => Tensor::host(&h.shape, Elem::of(h.dtype), h.data)?,
+            Images::Device(t) => {
+                // The tensor stays in the batch: its release is ordered before the memory's.
+                b.images = Images::Device(t.clone());
+                Tensor::from_device(&t, Arc::new(Owner::Batch(Mutex::new(b))))
+            }
+        };
+        let labels = {
+            let g = self.inner.lock();
+            match &g.uploads {
+                Some(u) => Tensor::device_i64(&labels, u)?,
+                None => Tensor::host(
+                    &[labels.len()],
+                    Elem::I64,
+                    labels.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+                )?,
+            }
+        };
+        Ok(Batch {
+            images: Py::new(py, images)?,
+            labels: Py::new(py, labels)?,
+            indices,
+            epoch,
+            position,
+        })
+    }
+}
+
+fn empty_host() -> gm_loader::HostTensor {
+    gm_loader::HostTensor {
+        shape: Vec::new(),
+        dtype: gm_cuda::DType::U8,
+        data: Vec::new(),
+    }
+}
+
+impl Drop for BatchIterator {
+    fn drop(&mut self) {
+        // An iterator abandoned mid-epoch (a `break`, an exception, Ctrl-C) stops its threads.
+        self.inner.lock().abandon(self.generation);
+    }
+}
+
+#[pymethods]
+impl Batch {
+    fn __len__(&self) -> usize {
+        self.indices.len()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pair = PyList::new(
+            py,
+            [
+                self.images.clone_ref(py).into_any(),
+                self.labels.clone_ref(py).into_any(),
+            ],
+        )?;
+        pair.try_iter().map(Bound::into_any)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "gm.Batch(epoch={}, position={}, images={})",
+            self.epoch,
+            self.position,
+            self.images.get().describe()
+        )
+    }
+}

@@ -1,0 +1,119 @@
+//! The steps `gm.transforms` objects plan into (tuples built by `gm/transforms.py`), as the
+//! Rust transform chain that the fused kernel and its CPU twin run.
+
+use gm_cuda::DType;
+use gm_transforms::{
+    CenterCrop, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
+    RandomResizedCrop, Resize, ToDtype, VerticalFlip,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// The chain for a list of step tuples such as `("resize", w, h)`.
+pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
+    let mut chain = Compose::new();
+    for step in steps {
+        let kind: String = step.get_item(0)?.extract()?;
+        let args = step.get_slice(1, step.len());
+        match kind.as_str() {
+            "resize" => {
+                let (w, h): (u32, u32) = args.extract()?;
+                chain.push(Resize::Exact(w, h));
+            }
+            "resize_shorter" => {
+                let (s,): (u32,) = args.extract()?;
+                chain.push(Resize::Shorter(s));
+            }
+            "center_crop" => {
+                let (w, h): (u32, u32) = args.extract()?;
+                chain.push(CenterCrop(w, h));
+            }
+            "random_resized_crop" => {
+                let (w, h, scale, ratio): (u32, u32, (f64, f64), (f64, f64)) = args.extract()?;
+                chain.push(RandomResizedCrop {
+                    width: w,
+                    height: h,
+                    scale,
+                    ratio,
+                });
+            }
+            "hflip" => {
+                let (p,): (f64,) = args.extract()?;
+                chain.push(HorizontalFlip(p));
+            }
+            "vflip" => {
+                let (p,): (f64,) = args.extract()?;
+                chain.push(VerticalFlip(p));
+            }
+            "normalize" => {
+                let (mean, std): ([f32; 3], [f32; 3]) = args.extract()?;
+                chain.push(Normalize { mean, std });
+            }
+            "dtype" => {
+                let (dtype, layout): (String, String) = args.extract()?;
+                chain.push(ToDtype(dtype_named(&dtype)?, layout_named(&layout)?));
+            }
+            "filter" => {
+                let (name,): (String,) = args.extract()?;
+                chain.push(Filter(interp_named(&name)?));
+            }
+            "pad" => {
+                let (left, top, right, bottom, fill): (u32, u32, u32, u32, [f32; 3]) =
+                    args.extract()?;
+                chain.push(Pad {
+                    left,
+                    top,
+                    right,
+                    bottom,
+                    fill,
+                });
+            }
+            "grey" => chain.push(Grey),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown transform step {other:?}"
+                )));
+            }
+        }
+    }
+    Ok(chain)
+}
+
+/// A gm element type from its NumPy/PyTorch name.
+pub(crate) fn dtype_named(name: &str) -> PyResult<DType> {
+    Ok(match name {
+        "uint8" => DType::U8,
+        "float16" | "half" => DType::F16,
+        "bfloat16" => DType::BF16,
+        "float32" | "float" => DType::F32,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "output dtype {other:?}: gm writes uint8, float16, bfloat16 or float32"
+            )));
+        }
+    })
+}
+
+fn layout_named(name: &str) -> PyResult<Layout> {
+    match name {
+        "CHW" | "chw" => Ok(Layout::Chw),
+        "HWC" | "hwc" => Ok(Layout::Hwc),
+        other => Err(PyValueError::new_err(format!(
+            "layout {other:?}: \"CHW\" or \"HWC\""
+        ))),
+    }
+}
+
+fn interp_named(name: &str) -> PyResult<Interp> {
+    match name {
+        "nearest" | "nearest-exact" => Ok(Interp::Nearest),
+        "bilinear" => Ok(Interp::Bilinear),
+        "bicubic" => Ok(Interp::Bicubic),
+        "antialias" => Ok(Interp::Antialias),
+        other => Err(PyValueError::new_err(format!(
+            "interpolation {other:?}: gm has nearest, bilinear (with or without antialias) and \
+             bicubic"
+        ))),
+    }
+}

@@ -1,0 +1,564 @@
+//! `gm.VideoDecoder`: frame-exact random access to one video in the style of torchcodec's
+//! VideoDecoder. The index (metadata, timestamps, key frames) is read without decoding and
+//! without a GPU; frames decode on NVDEC into GPU tensors, as RGB through the fused kernel
+//! (optionally resized) or as the decoder's NV12.
+
+use std::path::PathBuf;
+use std::sync::{Arc, mpsc};
+
+use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
+use gm_cuda::{DType, Device, DevicePool, Event, PoolConfig, Stream, Tensor as GmTensor};
+use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
+use gm_loader::surface_source;
+use gm_transforms::{
+    Compose, Filter, FusedKernel, Interp, Layout, OutputSpec, Resize, SampleRng, ToDtype,
+};
+use parking_lot::Mutex;
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PySlice};
+
+use crate::device::{self, Placement};
+use crate::errors::{GmError, NoGpuError};
+use crate::owner::{Fenced, Owner};
+use crate::tensor::Tensor;
+
+/// What frames come out as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// `[3, H, W]` uint8 RGB, through the fused kernel (the stream's matrix and range).
+    Rgb,
+    /// `[H * 3 / 2, W]` uint8: the luma plane, then the interleaved chroma plane.
+    Nv12,
+}
+
+/// The GPU side, made at the first decode. An NVDEC session belongs to one thread, so it
+/// lives on a thread of its own that takes decode requests.
+struct Gpu {
+    device: Device,
+    session: DecoderSession,
+    kernel: FusedKernel,
+    pool: DevicePool,
+}
+
+/// Decoded frames: the tensor, its ready event and the stream its memory is fenced on.
+type Decoded = Result<(GmTensor, Arc<Event>, Stream), gm_codec::CodecError>;
+
+/// What the decode thread is asked: frames to decode, and where the answer goes.
+struct Job {
+    frames: Vec<usize>,
+    reply: mpsc::Sender<Decoded>,
+}
+
+/// The decode thread of one `VideoDecoder`.
+struct Worker {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread's loop.
+        self.jobs = None;
+        if let Some(t) = self.thread.take()
+            && t.join().is_err()
+        {
+            tracing::error!("the video decode thread panicked");
+        }
+    }
+}
+
+/// What the decode thread needs to know about its decoder.
+#[derive(Clone)]
+struct Job0 {
+    demux: Arc<IndexingDemuxer>,
+    output: Output,
+    size: Option<(u32, u32)>,
+    width: u32,
+    height: u32,
+}
+
+/// Frame-exact access to the frames of one video (MP4/MOV with H.264 or HEVC).
+///
+/// `decoder[i]`, `decoder[a:b:c]`, `get_frames_at([...])` and `get_frames_played_at([...])`
+/// return frames in presentation order exactly as ffmpeg's decoder outputs them (open GOPs,
+/// B-frames, edit lists and variable frame rates included), decoded on the GPU. `metadata`
+/// needs no GPU.
+#[pyclass(module = "gm")]
+pub struct VideoDecoder {
+    path: PathBuf,
+    demux: Arc<IndexingDemuxer>,
+    placement: Placement,
+    output: Output,
+    /// Output (height, width) for RGB; the video's size when not given.
+    size: Option<(u32, u32)>,
+    worker: Mutex<Option<Worker>>,
+}
+
+/// Frames and their timing: `data` (`[N, 3, H, W]` RGB or `[N, H * 3 / 2, W]` NV12, on the
+/// GPU), `pts_seconds` and `duration_seconds` (lists), and their `indices`.
+#[pyclass(module = "gm", frozen)]
+pub struct FrameBatch {
+    /// The frames.
+    #[pyo3(get)]
+    data: Py<Tensor>,
+    /// Presentation time of each frame, in seconds.
+    #[pyo3(get)]
+    pts_seconds: Vec<f64>,
+    /// Duration of each frame, in seconds.
+    #[pyo3(get)]
+    duration_seconds: Vec<f64>,
+    /// Frame index of each frame.
+    #[pyo3(get)]
+    indices: Vec<usize>,
+}
+
+#[pymethods]
+impl FrameBatch {
+    fn __len__(&self) -> usize {
+        self.indices.len()
+    }
+}
+
+fn index_of(v: &VideoIndex, i: isize) -> PyResult<usize> {
+    let n = v.frame_count() as isize;
+    let j = if i < 0 { i + n } else { i };
+    if j < 0 || j >= n {
+        return Err(PyIndexError::new_err(format!(
+            "{}: frame {i} of a video of {n} frames",
+            v.path.display()
+        )));
+    }
+    Ok(j as usize)
+}
+
+impl VideoDecoder {
+    fn index(&self) -> &Arc<VideoIndex> {
+        self.demux.index()
+    }
+
+    fn seconds(&self, ticks: i64) -> f64 {
+        ticks as f64 / f64::from(self.index().timescale)
+    }
+
+    /// Presentation time and duration of frame `i`, in ticks.
+    fn timing(&self, i: usize) -> PyResult<(i64, u32)> {
+        let s = self
+            .index()
+            .frame(i)
+            .map_err(|e| GmError::new_err(e.to_string()))?;
+        Ok((s.pts, s.duration))
+    }
+
+    fn output_size(&self) -> (u32, u32) {
+        let c = &self.index().codec;
+        match (self.output, self.size) {
+            (Output::Rgb, Some((h, w))) => (w, h),
+            _ => (c.width, c.height),
+        }
+    }
+
+    fn decode(&self, py: Python<'_>, frames: &[usize]) -> PyResult<FrameBatch> {
+        let jobs = {
+            let mut w = self.worker.lock();
+            if w.is_none() {
+                *w = Some(self.start_worker(py)?);
+            }
+            w.as_ref().and_then(|w| w.jobs.clone())
+        };
+        let Some(jobs) = jobs else {
+            return Err(GmError::new_err("the video decode thread is gone"));
+        };
+        let (reply, answer) = mpsc::channel();
+        let job = Job {
+            frames: frames.to_vec(),
+            reply,
+        };
+        let got = py.detach(move || {
+            jobs.send(job).ok()?;
+            answer.recv().ok()
+        });
+        crate::logging::flush(py);
+        let Some(got) = got else {
+            return Err(GmError::new_err(format!(
+                "{}: the video decode thread stopped",
+                self.path.display()
+            )));
+        };
+        let (mut data, ready, stream) =
+            got.map_err(|e| GmError::new_err(format!("{}: {e}", self.path.display())))?;
+        data.set_ready_event(ready);
+        let owner = Arc::new(Owner::Fenced(Fenced::new(data.clone(), stream)));
+        let tensor = Tensor::from_device(&data, owner);
+        let mut pts = Vec::with_capacity(frames.len());
+        let mut dur = Vec::with_capacity(frames.len());
+        for &i in frames {
+            let (p, d) = self.timing(i)?;
+            pts.push(self.seconds(p));
+            dur.push(self.seconds(i64::from(d)));
+        }
+        Ok(FrameBatch {
+            data: Py::new(py, tensor)?,
+            pts_seconds: pts,
+            duration_seconds: dur,
+            indices: frames.to_vec(),
+        })
+    }
+
+    fn start_worker(&self, py: Python<'_>) -> PyResult<Worker> {
+        let Some(device) = device::resolve(py, &self.placement)? else {
+            return Err(NoGpuError::new_err(format!(
+                "{}: decoding video needs NVDEC, on a GPU; this process has none (the index \
+                 and metadata work without one)",
+                self.path.display()
+            )));
+        };
+        let (width, height) = self.output_size();
+        let job0 = Job0 {
+            demux: self.demux.clone(),
+            output: self.output,
+            size: self.size,
+            width,
+            height,
+        };
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (started, start) = mpsc::channel::<Result<(), gm_codec::CodecError>>();
+        let thread = std::thread::Builder::new()
+            .name("gm-video-decoder".into())
+            .spawn(move || decode_thread(device, job0, queue, started))
+            .map_err(|e| GmError::new_err(format!("could not start a decode thread: {e}")))?;
+        let worker = Worker {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        };
+        match py.detach(move || start.recv()) {
+            Ok(Ok(())) => Ok(worker),
+            Ok(Err(e)) => Err(GmError::new_err(format!("{}: {e}", self.path.display()))),
+            Err(_) => Err(GmError::new_err(
+                "the video decode thread stopped at its start",
+            )),
+        }
+    }
+}
+
+/// The decode thread: creates the session, then answers requests until the queue closes.
+fn decode_thread(
+    device: Device,
+    job0: Job0,
+    queue: mpsc::Receiver<Job>,
+    started: mpsc::Sender<Result<(), gm_codec::CodecError>>,
+) {
+    let gpu = (|| -> Result<Gpu, gm_codec::CodecError> {
+        Ok(Gpu {
+            session: DecoderSession::new(&device, None)?,
+            kernel: FusedKernel::new(&device)?,
+            pool: DevicePool::new(&device, PoolConfig::unbounded("gm-python frames")),
+            device,
+        })
+    })();
+    let mut gpu = match gpu {
+        Ok(g) => {
+            let _ = started.send(Ok(()));
+            g
+        }
+        Err(e) => {
+            let _ = started.send(Err(e));
+            return;
+        }
+    };
+    while let Ok(job) = queue.recv() {
+        let _ = job.reply.send(decode_on(&mut gpu, &job0, &job.frames));
+    }
+}
+
+/// Decodes `frames` into one tensor on the session's stream.
+fn decode_on(gpu: &mut Gpu, v: &Job0, frames: &[usize]) -> Decoded {
+    let plan = v.demux.plan(frames)?;
+    let stream = gpu.session.stream().clone();
+    let (w, h, n) = (v.width as usize, v.height as usize, frames.len());
+    let shape = match v.output {
+        Output::Rgb => vec![n, 3, h, w],
+        Output::Nv12 => vec![n, h * 3 / 2, w],
+    };
+    let out = GmTensor::empty(&gpu.pool, &stream, &shape, DType::U8)?;
+    let chain = match v.size {
+        Some((h, w)) => Compose::new().then(Resize::Exact(w, h)),
+        None => Compose::new(),
+    }
+    // Shrinking filters as torchvision's Resize does by default (antialias=True).
+    .then(Filter(Interp::Antialias))
+    .then(ToDtype(DType::U8, Layout::Chw));
+    let (kernel, output) = (&mut gpu.kernel, v.output);
+    let mut bad = Vec::new();
+    gpu.session
+        .decode(&*v.demux, &plan, &mut |f: &DecodedFrame<'_>| {
+            if f.status != FrameStatus::Ok {
+                bad.push(f.frame);
+            }
+            for &slot in f.slots {
+                match output {
+                    Output::Rgb => rgb_into(kernel, f, &chain, &out, slot as usize)?,
+                    Output::Nv12 => nv12_into(f, &out, slot as usize)?,
+                }
+            }
+            Ok(())
+        })?;
+    if !bad.is_empty() {
+        return Err(gm_codec::CodecError::Consumer(format!(
+            "the decoder reported errors in frames {bad:?}"
+        )));
+    }
+    let ready = Arc::new(Event::new(&gpu.device)?);
+    ready.record(&stream)?;
+    Ok((out, ready, stream))
+}
+
+/// Frame `f` as RGB in slot `slot` of `out`, through the fused kernel.
+fn rgb_into(
+    kernel: &mut FusedKernel,
+    f: &DecodedFrame<'_>,
+    chain: &Compose,
+    out: &GmTensor,
+    slot: usize,
+) -> Result<(), gm_codec::CodecError> {
+    let (op, spec): (_, OutputSpec) = chain
+        .plan_image(f.width, f.height, &mut SampleRng::new(0, 0, 0))
+        .map_err(|e| gm_codec::CodecError::Consumer(e.to_string()))?;
+    let (oh, ow) = (out.shape()[2], out.shape()[3]);
+    if (spec.width as usize, spec.height as usize) != (ow, oh) {
+        return Err(gm_codec::CodecError::Consumer(format!(
+            "frame {} decoded at {}x{}, the video's index says {ow}x{oh}",
+            f.frame, f.width, f.height
+        )));
+    }
+    kernel.run(f.stream, &[surface_source(f)], &[op], &spec, out, slot)?;
+    Ok(())
+}
+
+/// Frame `f`'s 8-bit NV12 planes, tightly packed, in slot `slot` of `out`.
+fn nv12_into(
+    f: &DecodedFrame<'_>,
+    out: &GmTensor,
+    slot: usize,
+) -> Result<(), gm_codec::CodecError> {
+    if f.format != SurfaceFormat::Nv12 {
+        return Err(gm_codec::CodecError::Consumer(format!(
+            "{}-bit frames have no NV12 form: ask for output=\"rgb\"",
+            f.bit_depth
+        )));
+    }
+    let (w, h) = (f.width as usize, f.height as usize);
+    if out.shape()[1] != h * 3 / 2 || out.shape()[2] != w {
+        return Err(gm_codec::CodecError::Consumer(format!(
+            "frame {} decoded at {w}x{h}, the video's index says otherwise",
+            f.frame
+        )));
+    }
+    let dst = out.data_ptr().offset(slot * w * (h * 3 / 2));
+    // SAFETY: the surface is mapped until the session's stream has run this copy, and the
+    // destination slot lies inside `out` (shape checked above).
+    unsafe {
+        f.stream.copy_2d_on_device(f.luma, f.pitch, dst, w, w, h)?;
+        f.stream
+            .copy_2d_on_device(f.chroma, f.pitch, dst.offset(w * h), w, w, h / 2)?;
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl VideoDecoder {
+    /// Indexes the video (no decoding, no GPU). `device` is where frames decode (a GPU);
+    /// `output` is "rgb" (`[3, H, W]` uint8) or "nv12" (`[H * 3 / 2, W]` uint8); `size`
+    /// (height, width) resizes RGB frames in the same kernel.
+    #[new]
+    #[pyo3(signature = (path, *, device=None, output="rgb", size=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        device: Option<&Bound<'_, PyAny>>,
+        output: &str,
+        size: Option<(u32, u32)>,
+    ) -> PyResult<VideoDecoder> {
+        let output = match output {
+            "rgb" => Output::Rgb,
+            "nv12" => Output::Nv12,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "output={other:?}: \"rgb\" or \"nv12\""
+                )));
+            }
+        };
+        if output == Output::Nv12 && size.is_some() {
+            return Err(PyValueError::new_err(
+                "size= resizes RGB frames; NV12 frames come as decoded",
+            ));
+        }
+        if let Some((h, w)) = size
+            && (h == 0 || w == 0)
+        {
+            return Err(PyValueError::new_err(format!("size ({h}, {w}) is empty")));
+        }
+        let placement = device::parse(device)?;
+        let options = IndexOptions {
+            scan: BitstreamScan::Full,
+            ..Default::default()
+        };
+        let demux = py
+            .detach(|| IndexingDemuxer::open(&path, options))
+            .map_err(|e| {
+                crate::errors::sample_error(py, &path.display().to_string(), None, &e.to_string())
+            })?;
+        crate::logging::flush(py);
+        Ok(VideoDecoder {
+            path,
+            demux: Arc::new(demux),
+            placement,
+            output,
+            size,
+            worker: Mutex::new(None),
+        })
+    }
+
+    /// Codec, size, frame rate, duration, frame count and key frames, from the index.
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let v = self.index();
+        let d = PyDict::new(py);
+        d.set_item("path", v.path.display().to_string())?;
+        d.set_item("codec", v.codec.codec.name())?;
+        d.set_item("profile", v.codec.profile_name())?;
+        d.set_item("width", v.codec.width)?;
+        d.set_item("height", v.codec.height)?;
+        d.set_item("bit_depth", v.codec.bit_depth)?;
+        d.set_item("num_frames", v.frame_count())?;
+        d.set_item("average_fps", self.average_fps())?;
+        d.set_item("constant_fps", v.constant_fps())?;
+        d.set_item("duration_seconds", self.duration())?;
+        d.set_item("begin_stream_seconds", self.begin())?;
+        d.set_item("key_frames", self.key_frames())?;
+        d.set_item("timescale", v.timescale)?;
+        Ok(d)
+    }
+
+    /// Frame indices of the key frames (where random access starts decoding).
+    fn key_frames(&self) -> Vec<usize> {
+        let v = self.index();
+        (0..v.frame_count())
+            .filter(|&i| v.frame(i).is_ok_and(|s| s.keyframe))
+            .collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.index().frame_count()
+    }
+
+    /// `decoder[i]`: frame `i` (`[3, H, W]`); `decoder[a:b:c]`: those frames (`[N, 3, H, W]`).
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<Tensor>> {
+        if let Ok(slice) = key.cast::<PySlice>() {
+            let ind = slice.indices(self.index().frame_count() as isize)?;
+            let frames: Vec<usize> = (0..ind.slicelength)
+                .map(|k| (ind.start + k as isize * ind.step) as usize)
+                .collect();
+            return Ok(self.decode(py, &frames)?.data);
+        }
+        let i: isize = key
+            .extract()
+            .map_err(|_| PyTypeError::new_err("frames are indexed by an int or a slice"))?;
+        let i = index_of(self.index(), i)?;
+        let batch = self.decode(py, &[i])?;
+        let t = batch.data.get();
+        Py::new(py, t.first())
+    }
+
+    /// The frames at these indices (any order, repeats allowed), with their timing.
+    fn get_frames_at(&self, py: Python<'_>, indices: Vec<isize>) -> PyResult<FrameBatch> {
+        let frames = indices
+            .iter()
+            .map(|&i| index_of(self.index(), i))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.decode(py, &frames)
+    }
+
+    /// The frames shown at these times, in seconds (the frame whose display interval holds
+    /// each time).
+    fn get_frames_played_at(&self, py: Python<'_>, seconds: Vec<f64>) -> PyResult<FrameBatch> {
+        let frames = seconds
+            .iter()
+            .map(|&t| self.frame_played_at(t))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.decode(py, &frames)
+    }
+
+    /// Frames `start`, `start + step`, ... below `stop`.
+    #[pyo3(signature = (start, stop, step=1))]
+    fn get_frames_in_range(
+        &self,
+        py: Python<'_>,
+        start: isize,
+        stop: isize,
+        step: usize,
+    ) -> PyResult<FrameBatch> {
+        if step == 0 {
+            return Err(PyValueError::new_err("step must be at least 1"));
+        }
+        let n = self.index().frame_count() as isize;
+        let frames: Vec<usize> = (start.max(0)..stop.min(n))
+            .step_by(step)
+            .map(|i| i as usize)
+            .collect();
+        self.decode(py, &frames)
+    }
+
+    /// The frame shown at `seconds`.
+    fn frame_played_at(&self, seconds: f64) -> PyResult<usize> {
+        let v = self.index();
+        let ts = f64::from(v.timescale);
+        let n = v.frame_count();
+        // Presentation times rise with the frame index: binary search on them.
+        let pts = |i: usize| {
+            v.frame(i)
+                .map(|s| s.pts as f64 / ts)
+                .unwrap_or(f64::INFINITY)
+        };
+        let (begin, end) = (self.begin(), self.begin() + self.duration());
+        if !(seconds >= begin && seconds < end) {
+            return Err(PyIndexError::new_err(format!(
+                "{}: no frame is shown at {seconds} s (the video runs from {begin} s to {end} s)",
+                v.path.display()
+            )));
+        }
+        let (mut lo, mut hi) = (0usize, n);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if pts(mid) <= seconds {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("gm.VideoDecoder({})", self.index())
+    }
+}
+
+impl VideoDecoder {
+    fn begin(&self) -> f64 {
+        self.timing(0).map_or(0.0, |(p, _)| self.seconds(p))
+    }
+
+    fn duration(&self) -> f64 {
+        let n = self.index().frame_count();
+        match (self.timing(0), n.checked_sub(1).map(|l| self.timing(l))) {
+            (Ok((first, _)), Some(Ok((last, d)))) => self.seconds(last + i64::from(d) - first),
+            _ => 0.0,
+        }
+    }
+
+    fn average_fps(&self) -> Option<f64> {
+        let d = self.duration();
+        (d > 0.0).then(|| self.index().frame_count() as f64 / d)
+    }
+}

@@ -1,0 +1,183 @@
+"""On the GPU with PyTorch: every tensor kind through torch.from_dlpack on a non-default
+stream, the stream contract both ways (the consumer waits for the data; the memory is reused
+only after the consumer's reads), pixels against the CPU path, frames against ffmpeg."""
+
+import hashlib
+import io
+import pathlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gm
+from gm import transforms as T
+
+REPO = pathlib.Path(__file__).resolve().parents[4]
+DEMO = REPO / "assets" / "demo" / "images"
+MEDIA = REPO / "tests" / "media"
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
+
+
+@pytest.fixture()
+def side_stream():
+    return torch.cuda.Stream()
+
+
+def test_loader_batches_into_torch_on_a_side_stream(good_folder, no_dist_env, side_stream):
+    chain = [T.RandomResizedCrop(64), T.RandomHorizontalFlip(), T.ToDtype(torch.float16, scale=True),
+             T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD)]
+    loader = gm.ImageLoader(str(good_folder), batch_size=8, shuffle=True, seed=3, transforms=chain, device="cuda")
+    assert loader.on_gpu
+    n = 0
+    for images, labels in loader:
+        with torch.cuda.stream(side_stream):
+            x = torch.from_dlpack(images)
+            y = torch.from_dlpack(labels)
+            assert x.is_cuda and x.dtype == torch.float16 and x.shape[1:] == (3, 64, 64)
+            assert y.dtype == torch.int64 and y.is_cuda
+            got = x.cpu().numpy().tobytes()
+        # The bytes torch sees are the batch's own (downloaded by gm after its ready event).
+        assert got == images.tobytes()
+        assert np.array_equal(y.cpu().numpy(), np.frombuffer(labels.tobytes(), np.int64))
+        n += len(images)
+    assert n == 22
+
+
+def test_gpu_pixels_match_the_cpu_path(good_folder, no_dist_env):
+    # The Rust pipeline test's chain and bound: the kernel equals its CPU twin within 1 LSB,
+    # the decoders (nvJPEG/NVJPG against the CPU decoder) differ within 35 dB.
+    chain = [T.Resize(96 + 96 // 7, antialias=False), T.CenterCrop(96)]
+    gpu = gm.ImageLoader(str(good_folder), batch_size=22, transforms=chain, device="cuda")
+    cpu = gm.ImageLoader(str(good_folder), batch_size=22, transforms=chain, device="cpu")
+    g = torch.from_dlpack(next(iter(gpu)).images).cpu().numpy()
+    c = np.from_dlpack(next(iter(cpu)).images)
+    assert g.shape == c.shape == (22, 3, 96, 96)
+    worst = min(psnr(g[i], c[i]) for i in range(22))
+    assert worst >= 35.0, worst
+
+
+def test_decoded_images_wait_for_the_decoder(side_stream):
+    # Decode one set of images, free them (their buffer goes back to the pool), then decode
+    # another set into the same buffer and read it at once on a side stream: without the
+    # stream wait, the side stream could read the first set's pixels or unwritten memory.
+    data = [p.read_bytes() for p in sorted(DEMO.rglob("*.jpg"))] * 4
+    for trial in range(5):
+        first = gm.decode_images(data[::-1], device="cuda")
+        del first
+        second = gm.decode_images(data, device="cuda")
+        with torch.cuda.stream(side_stream):
+            sums = [torch.from_dlpack(t).sum(dtype=torch.int64) for t in second]
+        side_stream.synchronize()
+        for t, s in zip(second, sums):
+            assert s.item() == int(np.frombuffer(t.tobytes(), np.uint8).sum(dtype=np.int64))
+
+
+def test_memory_is_reused_only_after_the_consumers_reads(side_stream):
+    # The consumer's read is held back on its stream; the producer reuses memory as soon as
+    # the release allows. With the release ordered after the consumer's stream, the delayed
+    # read still sees the first images.
+    data = [p.read_bytes() for p in sorted(DEMO.rglob("*.jpg"))]
+    for trial in range(3):
+        a = gm.decode_images(data, device="cuda")
+        want = [int(np.frombuffer(t.tobytes(), np.uint8).sum(dtype=np.int64)) for t in a]
+        with torch.cuda.stream(side_stream):
+            xs = [torch.from_dlpack(t) for t in a]
+            torch.cuda._sleep(200_000_000)  # about 0.1 s of GPU cycles before the reads
+            sums = [x.sum(dtype=torch.int64) for x in xs]
+        del xs, a
+        b = gm.decode_images(data[::-1], device="cuda")  # wants the same buffer
+        side_stream.synchronize()
+        assert [s.item() for s in sums] == want
+        del b
+
+
+def test_legacy_and_versioned_capsules_and_other_consumers(good_folder, no_dist_env):
+    loader = gm.ImageLoader(str(good_folder), batch_size=4, transforms=[T.Resize((32, 32))], device="cuda")
+    images, labels = next(iter(loader))
+    assert images.__dlpack_device__() == (2, 0) and images.device == "cuda:0"
+    ref = images.tobytes()
+    # torch's own capsule request, then the raw protocol both ways.
+    assert torch.from_dlpack(images).cpu().numpy().tobytes() == ref
+    for cap in (images.__dlpack__(stream=1), images.__dlpack__(stream=1, max_version=(1, 0))):
+        assert torch.utils.dlpack.from_dlpack(cap).cpu().numpy().tobytes() == ref
+    cupy = pytest.importorskip("cupy")
+    assert cupy.asnumpy(cupy.from_dlpack(images)).tobytes() == ref
+
+
+def test_video_frames_match_ffmpegs_framemd5(side_stream):
+    for name in ["h264_bpyramid", "h264_open_gop", "h264_vfr", "hevc_open_gop", "hevc_closed_gop",
+                 "h264_fragmented"]:
+        lines = [l for l in (MEDIA / "golden" / f"{name}.framemd5").read_text().splitlines()
+                 if l and not l.startswith("#")]
+        want = [l.split(",")[-1].strip() for l in lines]
+        assert len(want) == 30, name
+        d = gm.VideoDecoder(str(MEDIA / "video" / f"{name}.mp4"), output="nv12", device="cuda")
+        w, h = d.metadata["width"], d.metadata["height"]
+        rng = np.random.default_rng(0)
+        order = list(rng.permutation(len(d))) + [len(d) - 1, 0, 0]
+        batch = d.get_frames_at([int(i) for i in order])
+        with torch.cuda.stream(side_stream):
+            frames = torch.from_dlpack(batch.data).cpu().numpy()
+        for i, f in zip(order, frames):
+            y, uv = f[:h], f[h:].reshape(h // 2, w // 2, 2)
+            yuv420p = y.tobytes() + uv[..., 0].tobytes() + uv[..., 1].tobytes()
+            assert hashlib.md5(yuv420p).hexdigest() == want[i], (name, i)
+        assert batch.indices == [int(i) for i in order]
+
+
+def test_video_rgb_frames_indexing_and_times():
+    d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), device="cuda")
+    whole = torch.from_dlpack(d[0:30])
+    assert whole.shape == (30, 3, 180, 320) and whole.dtype == torch.uint8
+    one = torch.from_dlpack(d[17])
+    assert torch.equal(one, whole[17])
+    assert torch.equal(torch.from_dlpack(d[-1]), whole[29])
+    played = d.get_frames_played_at([0.0, 0.5, 0.999])
+    assert played.indices == [0, 15, 29]
+    assert played.pts_seconds == pytest.approx([0.0, 0.5, 29 / 30])
+    small = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), device="cuda", size=(90, 160))
+    s = torch.from_dlpack(small.get_frames_at([3]).data)
+    assert s.shape == (1, 3, 90, 160)
+    # The resize is a filter of the full frame: close to torch's antialiased bilinear.
+    ref = torch.nn.functional.interpolate(whole[3:4].float(), size=(90, 160), mode="bilinear", antialias=True)
+    assert (s.float() - ref).abs().mean().item() < 2.0
+    main10 = gm.VideoDecoder(str(MEDIA / "video" / "hevc_main10.mp4"), device="cuda")
+    assert torch.from_dlpack(main10[5]).shape == (3, 180, 320)
+
+
+def test_clip_loader_frames_equal_the_video_decoders(side_stream, no_dist_env):
+    paths = [str(MEDIA / "video" / "h264_bpyramid.mp4"), str(MEDIA / "video" / "hevc_open_gop.mp4")]
+    chain = [T.Resize((90, 160))]
+
+    def make():
+        data = gm.VideoDataset(paths, frames=6, stride=3, step=2)
+        return data, gm.ClipLoader(data, batch_size=3, transforms=chain, shuffle=True, seed=1, sessions=2)
+
+    data, loader = make()
+    decoders = {p: gm.VideoDecoder(p, size=(90, 160), device="cuda") for p in paths}
+    seen = []
+    for clips in loader:
+        with torch.cuda.stream(side_stream):
+            x = torch.from_dlpack(clips.frames).cpu()
+        assert x.shape[1:] == (6, 3, 90, 160) and x.dtype == torch.uint8
+        for k, cams in enumerate(clips.sources):
+            path, frames = cams[0]
+            want = torch.from_dlpack(decoders[path].get_frames_at(frames).data).cpu()
+            assert torch.equal(x[k], want), (path, frames)
+        seen.append(list(clips.episodes))
+    assert sorted(e for b in seen for e in b) == list(range(len(data)))
+    # Resume after two batches: the same episodes follow.
+    _, again = make()
+    it = iter(again)
+    next(it), next(it)
+    state = again.state_dict()
+    del it
+    _, resumed = make()
+    resumed.load_state_dict(state)
+    assert [list(c.episodes) for c in resumed] == seen[2:]

@@ -1,0 +1,75 @@
+"""gm.VideoDecoder without a GPU: the index's metadata against ffprobe's packet listings of
+the repository's test videos, the time-to-frame mapping, and the errors."""
+
+import pytest
+
+import gm
+
+from conftest import MEDIA
+
+VIDEOS = ["h264_bpyramid", "h264_fragmented", "h264_no_bframes", "h264_open_gop", "h264_vfr",
+          "hevc_closed_gop", "hevc_open_gop", "hevc_main10"]
+
+
+def golden(name):
+    """ffprobe's packets (pts in its time base, keyframe flag) and stream fields."""
+    text = (MEDIA / "golden" / f"{name}.stream.txt").read_text()
+    stream = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    num, den = (int(x) for x in stream["time_base"].split("/"))
+    packets = []
+    for line in (MEDIA / "golden" / f"{name}.packets.csv").read_text().splitlines():
+        pts, _dts, duration, _size, _pos, flags = line.split(",")
+        packets.append((int(pts) * num / den, int(duration) * num / den, flags.startswith("K")))
+    packets.sort()
+    return stream, packets
+
+
+@pytest.mark.parametrize("name", VIDEOS)
+def test_metadata_matches_ffprobe(name):
+    d = gm.VideoDecoder(str(MEDIA / "video" / f"{name}.mp4"))
+    stream, packets = golden(name)
+    m = d.metadata
+    assert m["codec"] == stream["codec_name"]
+    assert (m["width"], m["height"]) == (int(stream["width"]), int(stream["height"]))
+    assert len(d) == m["num_frames"] == len(packets)
+    if stream["nb_frames"] != "N/A":  # fragmented files have no count in their header
+        assert len(d) == int(stream["nb_frames"])
+    assert m["key_frames"] == [i for i, p in enumerate(packets) if p[2]]
+    assert m["begin_stream_seconds"] == pytest.approx(packets[0][0])
+    end = packets[-1][0] + packets[-1][1]
+    assert m["duration_seconds"] == pytest.approx(end - packets[0][0])
+    # Every frame is the one played at its own presentation time and just before the next.
+    for i, (pts, dur, _) in enumerate(packets):
+        assert d.frame_played_at(pts) == i
+        assert d.frame_played_at(pts + dur * 0.99) == i
+
+
+def test_variable_frame_rate_has_no_constant_fps():
+    vfr = gm.VideoDecoder(str(MEDIA / "video" / "h264_vfr.mp4")).metadata
+    cfr = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4")).metadata
+    assert vfr["constant_fps"] is None and cfr["constant_fps"] == pytest.approx(30.0)
+    assert vfr["average_fps"] == pytest.approx(vfr["num_frames"] / vfr["duration_seconds"])
+
+
+def test_errors_name_the_file_and_the_reason(tmp_path):
+    with pytest.raises(gm.BadSampleError) as e:
+        gm.VideoDecoder(str(tmp_path / "missing.mp4"))
+    assert "missing.mp4" in str(e.value)
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"\x00\x00\x00\x08ftyp" + b"\xff" * 100)
+    with pytest.raises(gm.BadSampleError, match="junk.mp4"):
+        gm.VideoDecoder(str(junk))
+    d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"))
+    with pytest.raises(IndexError, match="frame 30"):
+        d.get_frames_at([30])
+    with pytest.raises(IndexError, match="no frame is shown"):
+        d.get_frames_played_at([5.0])
+    with pytest.raises(ValueError, match="output"):
+        gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), output="yuv")
+
+
+@pytest.mark.skipif(gm.cuda_available(), reason="checks the message on a machine without a GPU")
+def test_frames_without_a_gpu_say_why():
+    d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"))
+    with pytest.raises(gm.NoGpuError, match="NVDEC"):
+        d[0]

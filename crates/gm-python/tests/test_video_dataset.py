@@ -1,0 +1,57 @@
+"""gm.VideoDataset without a GPU: episodes cut from the index, bad files left out with the
+reason; gm.ClipLoader says it needs a GPU."""
+
+import shutil
+
+import pytest
+
+import gm
+
+from conftest import MEDIA
+
+H264 = [str(MEDIA / "video" / f"{n}.mp4") for n in ("h264_bpyramid", "h264_open_gop")]
+
+
+def test_frame_counted_episodes():
+    d = gm.VideoDataset(H264, frames=8, stride=5, step=2)
+    # 30 frames each: starts 0, 5, ... while start + (8 - 1) * 2 < 30.
+    per_video = len(range(0, 30 - 14, 5))
+    assert len(d) == 2 * per_video and d.frames_per_clip == 8 and d.cameras == 1
+    scene, cams = d.clip(0)
+    assert scene == 0 and cams == [(H264[0], list(range(0, 16, 2)))]
+    scene, cams = d.clip(per_video)
+    assert scene == 1 and cams[0][0] == H264[1] and cams[0][1] == list(range(0, 16, 2))
+    with pytest.raises(IndexError):
+        d.clip(len(d))
+
+
+def test_timed_episodes_follow_timestamps():
+    d = gm.VideoDataset([str(MEDIA / "video" / "h264_vfr.mp4")], timed=(0.5, 10.0, 0.25))
+    assert len(d) > 0 and d.frames_per_clip == 5
+    dec = gm.VideoDecoder(str(MEDIA / "video" / "h264_vfr.mp4"))
+    _, cams = d.clip(0)
+    # Each sample is the frame shown at its time (0, 0.1, ... s), within half a period.
+    shown = [dec.frame_played_at(0.1 * k) for k in range(5)]
+    assert all(abs(a - b) <= 1 for a, b in zip(cams[0][1], shown)), (cams[0][1], shown)
+
+
+def test_scenes_and_bad_files(tmp_path):
+    d = gm.VideoDataset(scenes=[H264], frames=4, stride=4)
+    assert d.cameras == 2 and len(d.clip(0)[1]) == 2
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    for p in H264:
+        shutil.copy(p, folder)
+    (folder / "broken.mp4").write_bytes(b"\x00\x00\x00\x08ftyp" + b"\x00" * 64)
+    d = gm.VideoDataset(directory=str(folder), frames=8, stride=8)
+    assert [name.endswith("broken.mp4") for name, _ in d.skipped] == [True]
+    assert len(d) == 2 * 3
+    with pytest.raises(gm.GmError, match="broken.mp4"):
+        gm.VideoDataset(directory=str(folder), frames=8, bad_files="fail")
+
+
+@pytest.mark.skipif(gm.cuda_available(), reason="checks the message on a machine without a GPU")
+def test_clip_loader_without_a_gpu_says_why():
+    d = gm.VideoDataset(H264, frames=8)
+    with pytest.raises(gm.NoGpuError, match="NVDEC"):
+        gm.ClipLoader(d, batch_size=2)
