@@ -4,6 +4,7 @@
     python examples/python/train_resnet.py --data train/ --steps 300 --batch 256
     torchrun --nproc_per_node=8 examples/python/train_resnet.py --data train/
     python examples/python/train_resnet.py --device cpu --steps 5 --batch 8 --size 64
+    python examples/python/train_resnet.py --arch resnet50 --loader torchvision   # the baseline
 
 Prints the loss as it falls, images/s, and how much of each step the training loop spent
 waiting for the loader (the loader's batches are ready on the GPU; the wait is the time
@@ -38,6 +39,10 @@ def parse() -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: the GPU if there is one)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--arch", default="resnet18", choices=["resnet18", "resnet50"])
+    p.add_argument("--loader", default="gm", choices=["gm", "torchvision"],
+                   help="gm.ImageLoader, or torchvision's ImageFolder + transforms v2 + DataLoader (the baseline)")
+    p.add_argument("--workers", type=int, default=os.cpu_count(), help="DataLoader worker processes (torchvision)")
     p.add_argument("--make-patterns", type=int, default=0, metavar="N",
                    help="first write N seeded JPEGs of four pattern classes into --data (needs Pillow)")
     p.add_argument("--min-drop", type=float, default=0.0,
@@ -66,6 +71,30 @@ def make_patterns(root: pathlib.Path, n: int, seed: int) -> None:
         Image.fromarray(img).save(d / f"{i:05}.jpg", quality=90)
 
 
+def make_loader(args: argparse.Namespace, use_cuda: bool, device: torch.device):
+    """gm.ImageLoader, or torchvision's reference pipeline over the same folder."""
+    if args.loader == "gm":
+        chain = [
+            T.RandomResizedCrop(args.size),
+            T.RandomHorizontalFlip(),
+            T.ToDtype(torch.float16 if use_cuda else torch.float32, scale=True),
+            T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD),
+        ]
+        # Rank and world size come from torchrun's variables; each rank loads its own shard.
+        return gm.ImageLoader(args.data, batch_size=args.batch, transforms=chain, shuffle=True,
+                              seed=args.seed, device=str(device), bad_samples="skip")
+    from torchvision.transforms import v2
+
+    tf = v2.Compose([v2.RandomResizedCrop(args.size), v2.RandomHorizontalFlip(), v2.ToImage(),
+                     v2.ToDtype(torch.float32, scale=True), v2.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD)])
+    data = torchvision.datasets.ImageFolder(args.data, transform=tf)
+    sampler = (torch.utils.data.distributed.DistributedSampler(data, seed=args.seed)
+               if dist.is_initialized() else None)
+    return torch.utils.data.DataLoader(data, batch_size=args.batch, shuffle=sampler is None, sampler=sampler,
+                                       num_workers=args.workers, pin_memory=use_cuda, drop_last=True,
+                                       persistent_workers=args.workers > 0, prefetch_factor=4 if args.workers else None)
+
+
 def main() -> None:
     args = parse()
     if args.make_patterns and int(os.environ.get("LOCAL_RANK", "0")) == 0:
@@ -81,32 +110,30 @@ def main() -> None:
     rank = dist.get_rank() if distributed else 0
     torch.manual_seed(args.seed)
 
-    chain = [
-        T.RandomResizedCrop(args.size),
-        T.RandomHorizontalFlip(),
-        T.ToDtype(torch.float16 if use_cuda else torch.float32, scale=True),
-        T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD),
-    ]
-    # Rank and world size come from torchrun's variables; each rank loads its own shard.
-    loader = gm.ImageLoader(args.data, batch_size=args.batch, transforms=chain, shuffle=True,
-                            seed=args.seed, device=str(device), bad_samples="skip")
+    loader = make_loader(args, use_cuda, device)
     classes = len([d for d in pathlib.Path(args.data).iterdir() if d.is_dir()]) if os.path.isdir(args.data) else 1000
-    model = torchvision.models.resnet18(num_classes=max(classes, 2)).to(device, memory_format=torch.channels_last)
+    model = getattr(torchvision.models, args.arch)(num_classes=max(classes, 2)).to(device, memory_format=torch.channels_last)
     if distributed:
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if use_cuda else None)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-5)
     scaler = torch.amp.GradScaler(enabled=use_cuda)
 
     if rank == 0:
-        print(f"gm {gm.__version__}: {loader.placement}; {len(loader)} batches per epoch of {args.batch}; "
-              f"ResNet-18 at {args.size}px, AMP {'on' if use_cuda else 'off'}")
+        where = loader.placement if args.loader == "gm" else f"torchvision DataLoader, {args.workers} workers"
+        print(f"{args.loader}: {where}; {len(loader)} batches per epoch of {args.batch}; "
+              f"{args.arch} at {args.size}px, AMP {'on' if use_cuda else 'off'}")
     step, epoch, losses = 0, 0, []
     wait = handoff = compute = 0.0
+    first_waits = 0.0  # the waits for each epoch's first batch (the loader refills at epoch starts)
     images_seen = 0
     started = time.perf_counter()
     while step < args.steps:
-        loader.set_epoch(epoch)
+        if args.loader == "gm":
+            loader.set_epoch(epoch)
+        elif hasattr(loader.sampler, "set_epoch"):
+            loader.sampler.set_epoch(epoch)
         it = iter(loader)
+        first = True
         while step < args.steps:
             t0 = time.perf_counter()
             try:
@@ -114,8 +141,12 @@ def main() -> None:
             except StopIteration:
                 break
             t1 = time.perf_counter()
-            x = torch.from_dlpack(batch.images).contiguous(memory_format=torch.channels_last)
-            y = torch.from_dlpack(batch.labels)
+            if args.loader == "gm":
+                x = torch.from_dlpack(batch.images).contiguous(memory_format=torch.channels_last)
+                y = torch.from_dlpack(batch.labels)
+            else:
+                x = batch[0].to(device, non_blocking=True).contiguous(memory_format=torch.channels_last)
+                y = batch[1].to(device, non_blocking=True)
             t2 = time.perf_counter()
             with torch.autocast(device.type, dtype=torch.float16, enabled=use_cuda):
                 loss = F.cross_entropy(model(x), y)
@@ -127,19 +158,24 @@ def main() -> None:
             t3 = time.perf_counter()
             if step >= 10:  # after warm-up (cuDNN autotuning, the loader's first fill)
                 wait += t1 - t0
+                first_waits += (t1 - t0) if first else 0.0
                 handoff += t2 - t1
                 compute += t3 - t2
-                images_seen += len(batch)
+                images_seen += len(y)
             step += 1
+            first = False
             if rank == 0 and (step % 25 == 0 or step == args.steps):
                 print(f"step {step:4d}  epoch {epoch}  loss {sum(losses[-25:]) / len(losses[-25:]):.4f}")
         epoch += 1
     total = wait + handoff + compute
     if rank == 0 and total > 0:
-        s = loader.stats()
-        print(f"{images_seen / total:,.0f} images/s per rank after warm-up; step {1000 * total / max(step - 10, 1):.1f} ms: "
-              f"loader wait {100 * wait / total:.1f}%, handoff {1000 * handoff / max(step - 10, 1):.3f} ms per batch; "
-              f"{s['bad']} bad samples skipped; {time.perf_counter() - started:.1f} s in all")
+        bad = loader.stats()["bad"] if args.loader == "gm" else "?"
+        steps = max(step - 10, 1)
+        print(f"{images_seen / total:,.0f} images/s per rank after warm-up; step {1000 * total / steps:.1f} ms: "
+              f"loader wait {1000 * wait / steps:.2f} ms per step ({100 * wait / total:.1f}%), handoff "
+              f"{1000 * handoff / steps:.3f} ms per batch, the step itself {100 * compute / total:.1f}% of the loop; "
+              f"without the epochs' first batches the wait is {100 * (wait - first_waits) / (total - first_waits):.1f}%; "
+              f"{bad} bad samples skipped; {time.perf_counter() - started:.1f} s in all")
     tenth = max(len(losses) // 10, 1)
     first, last = sum(losses[:tenth]) / tenth, sum(losses[-tenth:]) / tenth
     if rank == 0:
