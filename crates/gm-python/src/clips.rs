@@ -221,7 +221,8 @@ impl ClipLoader {
     #[new]
     #[pyo3(signature = (
         dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
-        rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=7
+        rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=7,
+        prefetch_next_epoch=true
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -237,6 +238,7 @@ impl ClipLoader {
         drop_last: bool,
         bad_samples: &str,
         sessions: usize,
+        prefetch_next_epoch: bool,
     ) -> PyResult<ClipLoader> {
         crate::logging::sync_level(py)?;
         let chain = plan_steps(py, transforms)?;
@@ -262,7 +264,7 @@ impl ClipLoader {
         let loader = loader.map_err(|e| loader_error(py, e))?;
         let batches = loader.batches_per_epoch();
         Ok(ClipLoader {
-            inner: Arc::new(Mutex::new(Inner::new(loader, None))),
+            inner: Arc::new(Mutex::new(Inner::new(loader, None, prefetch_next_epoch))),
             batches,
         })
     }

@@ -135,7 +135,7 @@ impl ImageLoader {
     #[pyo3(signature = (
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=4, stages=2,
-        prefetch=2, device_cache=None
+        prefetch=2, device_cache=None, prefetch_next_epoch=true
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -154,6 +154,7 @@ impl ImageLoader {
         stages: usize,
         prefetch: usize,
         device_cache: Option<u32>,
+        prefetch_next_epoch: bool,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
         let dataset = dataset_for(py, source)?;
@@ -188,7 +189,7 @@ impl ImageLoader {
             batches: loader.batches_per_epoch(),
             on_gpu: loader.on_gpu(),
             placement: loader.placement().to_string(),
-            inner: Arc::new(Mutex::new(Inner::new(loader, uploads))),
+            inner: Arc::new(Mutex::new(Inner::new(loader, uploads, prefetch_next_epoch))),
         })
     }
 

@@ -19,6 +19,9 @@ use crate::tensor::Uploads;
 /// How long a wait for a batch lasts before looking for Ctrl-C.
 pub(crate) const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
+/// Batches left in the running epoch when the next one starts ahead.
+const PRESTART_AT: usize = 2;
+
 /// Version of the dictionaries `state_dict` returns.
 const STATE_VERSION: u32 = 1;
 
@@ -98,6 +101,11 @@ pub(crate) struct Inner<L: Epochs> {
     /// A state to resume from at the next iteration (`load_state_dict`).
     resume: Option<LoaderState>,
     running: Option<(L::Epoch, u64)>,
+    /// The next epoch, started while the running one hands out its last batches, so that the
+    /// loop does not wait for a refill at each epoch start; used if the next iteration runs it.
+    ahead: Option<(u64, L::Epoch)>,
+    /// Whether to start epochs ahead (the loaders' `prefetch_next_epoch`).
+    prestart: bool,
     generation: u64,
     /// The position after the last batch handed out.
     last: LoaderState,
@@ -106,13 +114,15 @@ pub(crate) struct Inner<L: Epochs> {
 }
 
 impl<L: Epochs> Inner<L> {
-    pub(crate) fn new(loader: L, uploads: Option<Uploads>) -> Inner<L> {
+    pub(crate) fn new(loader: L, uploads: Option<Uploads>, prestart: bool) -> Inner<L> {
         let last = loader.position(0, 0);
         Inner {
             loader,
             next_epoch: 0,
             resume: None,
             running: None,
+            ahead: None,
+            prestart,
             generation: 0,
             last,
             uploads,
@@ -122,11 +132,15 @@ impl<L: Epochs> Inner<L> {
     /// Starts an iteration (stopping and joining the one running); its generation.
     pub(crate) fn start(&mut self) -> Result<u64, LoaderError> {
         self.running = None;
+        let ahead = self.ahead.take();
         let epoch = match self.resume.take() {
             Some(state) => self.loader.resume(&state)?,
             None => {
                 self.last = self.loader.position(self.next_epoch, 0);
-                self.loader.start(self.next_epoch)
+                match ahead {
+                    Some((e, epoch)) if e == self.next_epoch => epoch,
+                    _ => self.loader.start(self.next_epoch),
+                }
             }
         };
         self.generation += 1;
@@ -137,6 +151,7 @@ impl<L: Epochs> Inner<L> {
     /// Stops the running iteration; its iterator then says so.
     pub(crate) fn close(&mut self) {
         self.running = None;
+        self.ahead = None;
         self.generation += 1;
     }
 
@@ -150,6 +165,9 @@ impl<L: Epochs> Inner<L> {
     pub(crate) fn set_epoch(&mut self, epoch: u64) {
         self.next_epoch = epoch;
         self.resume = None;
+        if self.ahead.as_ref().is_some_and(|a| a.0 != epoch) {
+            self.ahead = None;
+        }
     }
 
     pub(crate) fn remaining(&self, generation: u64) -> usize {
@@ -191,6 +209,7 @@ impl<L: Epochs> Inner<L> {
         self.next_epoch = s.epoch;
         self.last = s.clone();
         self.resume = Some(s);
+        self.ahead = None;
         Ok(())
     }
 
@@ -207,6 +226,16 @@ impl<L: Epochs> Inner<L> {
             Waited::Pending => Ok(Next::Pending),
             Waited::Ready(Some(Ok(b))) => {
                 self.last = run.state();
+                let remaining = run.remaining();
+                // The last batches are in flight: the next epoch starts filling behind them.
+                if self.prestart
+                    && self.ahead.is_none()
+                    && self.resume.is_none()
+                    && remaining <= PRESTART_AT
+                {
+                    let next = self.last.epoch + 1;
+                    self.ahead = Some((next, self.loader.start(next)));
+                }
                 Ok(Next::Batch(b))
             }
             Waited::Ready(Some(Err(e))) => {

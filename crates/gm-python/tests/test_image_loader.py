@@ -211,3 +211,22 @@ def test_asking_for_a_gpu_without_one_says_what_is_missing(good_folder):
         gm.ImageLoader(str(good_folder), device="cuda")
     loader = gm.ImageLoader(str(good_folder))
     assert not loader.on_gpu and loader.placement.startswith("CPU")
+
+
+def test_the_next_epoch_started_ahead_is_the_same_epoch(many_folder, no_dist_env):
+    def run(prefetch_next_epoch, epochs):
+        loader = gm.ImageLoader(str(many_folder), batch_size=16, shuffle=True, seed=9, device="cpu",
+                                transforms=[T.RandomResizedCrop(8)], prefetch_next_epoch=prefetch_next_epoch)
+        out = []
+        for e in epochs:
+            loader.set_epoch(e)
+            out.append(collect(loader))
+        loader.close()
+        return out
+
+    # Epoch 1 follows 0 (started ahead); epoch 5 does not (the epoch started ahead is dropped).
+    ahead, fresh = run(True, [0, 1, 5, 6]), run(False, [0, 1, 5, 6])
+    for a, f in zip(ahead, fresh):
+        assert [x[0] for x in a] == [x[0] for x in f]
+        for x, y in zip(a, f):
+            np.testing.assert_array_equal(x[2], y[2])

@@ -62,6 +62,20 @@ def test_break_and_close_stop_the_threads(many_folder, no_dist_env):
     assert wait_for_no_gm_threads() == 0
 
 
+def test_the_epoch_started_ahead_stops_with_the_loader(many_folder, no_dist_env):
+    loader = gm.ImageLoader(str(many_folder), batch_size=32, device="cpu", transforms=[T.Resize((8, 8))])
+    assert len([b for b in loader]) == 3
+    # The next epoch was started behind the last batches; closing joins its threads too.
+    assert gm_thread_count() > 0
+    loader.close()
+    assert wait_for_no_gm_threads() == 0
+    for _ in loader:
+        pass
+    del loader
+    gc.collect()
+    assert wait_for_no_gm_threads() == 0
+
+
 def test_a_new_iteration_replaces_the_running_one(many_folder, no_dist_env):
     loader = gm.ImageLoader(str(many_folder), batch_size=8, device="cpu", transforms=[T.Resize((8, 8))])
     first = iter(loader)

@@ -100,7 +100,9 @@ class ImageLoader:
     ``bad_samples`` is "skip" (a warning and a counter), "substitute" or "fail"
     (BadSampleError); ``workers`` host threads read files; ``stages`` GPU stages decode;
     ``prefetch`` batches wait ready; ``device_cache`` (a shorter side in pixels) keeps every
-    image decoded and resized in GPU memory after the first epoch.
+    image decoded and resized in GPU memory after the first epoch; ``prefetch_next_epoch``
+    starts the next epoch behind the last batches of the running one (used if the next
+    iteration runs it), so that the loop does not wait for a refill at epoch starts.
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class ImageLoader:
         stages: int = 2,
         prefetch: int = 2,
         device_cache: Optional[int] = None,
+        prefetch_next_epoch: bool = True,
     ) -> None: ...
     def __len__(self) -> int:
         """Batches per epoch (for this rank)."""
@@ -247,6 +250,7 @@ class ClipLoader:
         drop_last: bool = False,
         bad_samples: Literal["skip", "substitute", "fail"] = "skip",
         sessions: int = 7,
+        prefetch_next_epoch: bool = True,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> ClipIterator: ...
