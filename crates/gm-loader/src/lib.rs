@@ -52,6 +52,7 @@
 mod bad_samples;
 mod error;
 mod image;
+mod progress;
 mod release;
 mod sampler;
 mod settings;
@@ -65,6 +66,7 @@ pub use image::{
     InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, Waited, cached_size,
 };
 pub use image::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE};
+pub use progress::Progress;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use state::LoaderState;
 pub use video::{

@@ -42,7 +42,8 @@ impl VideoDataset {
     #[new]
     #[pyo3(signature = (
         videos=None, *, directory=None, scenes=None, frames=8, stride=None, step=1, timed=None,
-        tolerance=None, skip_gaps=false, index_cache=None, bad_files="skip", gop_cache_bytes=None
+        tolerance=None, skip_gaps=false, index_cache=None, bad_files="skip", gop_cache_bytes=None,
+        progress=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -59,6 +60,7 @@ impl VideoDataset {
         index_cache: Option<PathBuf>,
         bad_files: &str,
         gop_cache_bytes: Option<usize>,
+        progress: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<VideoDataset> {
         let mut b = VideoDatasetBuilder::default();
         if let Some(v) = videos {
@@ -96,7 +98,10 @@ impl VideoDataset {
             b = b.gop_cache(bytes);
         }
         let builder = b.clone();
-        let opened = py.detach(|| b.open());
+        let counter = gm_loader::Progress::new();
+        let b = b.progress(counter.clone());
+        let opened =
+            crate::progress::run(py, progress, &counter, ("indexing", "video"), || b.open())?;
         crate::logging::flush(py);
         let d = opened.map_err(|e| loader_error(py, e))?;
         let clips = (0..d.len())

@@ -135,7 +135,7 @@ impl ImageLoader {
     #[pyo3(signature = (
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=4, stages=2,
-        prefetch=2, device_cache=None, prefetch_next_epoch=true
+        prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -155,6 +155,7 @@ impl ImageLoader {
         prefetch: usize,
         device_cache: Option<u32>,
         prefetch_next_epoch: bool,
+        progress: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
         let dataset = dataset_for(py, source)?;
@@ -181,7 +182,13 @@ impl ImageLoader {
         if let Some(side) = device_cache {
             b = b.device_cache(DeviceCache::shorter_side(side));
         }
-        let loader = py.detach(|| b.build()).map_err(|e| loader_error(py, e));
+        let counter = gm_loader::Progress::new();
+        let b = b.progress(counter.clone());
+        let loader =
+            crate::progress::run(py, progress, &counter, ("device cache", "image"), || {
+                b.build()
+            })?
+            .map_err(|e| loader_error(py, e));
         logging::flush(py);
         let loader = loader?;
         let uploads = gpu.as_ref().map(Uploads::new).transpose()?;

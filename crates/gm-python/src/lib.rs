@@ -13,6 +13,7 @@ mod image_loader;
 mod iteration;
 mod logging;
 mod owner;
+mod progress;
 mod stats;
 mod tensor;
 mod transforms;

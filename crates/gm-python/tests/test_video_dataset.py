@@ -55,3 +55,13 @@ def test_clip_loader_without_a_gpu_says_why():
     d = gm.VideoDataset(H264, frames=8)
     with pytest.raises(gm.NoGpuError, match="NVDEC"):
         gm.ClipLoader(d, batch_size=2)
+
+
+def test_progress_of_the_index_build(capsys):
+    seen = []
+    d = gm.VideoDataset(H264 * 3, frames=8, progress=lambda done, total: seen.append((done, total)))
+    assert len(d) > 0 and seen and seen[-1] == (6, 6)
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+    pytest.importorskip("tqdm")
+    gm.VideoDataset(H264, frames=8, progress=True)
+    assert "indexing" in capsys.readouterr().err

@@ -15,6 +15,7 @@ use super::pipeline::{Epoch, EpochPlan};
 use super::stats::Stats;
 use crate::bad_samples::BadSamplePolicy;
 use crate::error::LoaderError;
+use crate::progress::Progress;
 use crate::sampler::Sampler;
 use crate::settings::{Placement, Settings, default_gpu};
 use crate::state::LoaderState;
@@ -41,6 +42,7 @@ pub struct LoaderBuilder {
     cache: Option<DeviceCache>,
     blocking_sync: Option<bool>,
     region_decode: bool,
+    progress: Option<Arc<Progress>>,
 }
 
 impl LoaderBuilder {
@@ -50,6 +52,13 @@ impl LoaderBuilder {
     /// [`LoaderError::CacheTooLarge`], not an out-of-memory crash.
     pub fn device_cache(mut self, cache: DeviceCache) -> Self {
         self.cache = Some(cache);
+        self
+    }
+
+    /// Counts the images decoded into the device cache in `progress` (total: the images to
+    /// cache) while `build()` fills it, for a progress bar.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
         self
     }
 
@@ -204,6 +213,7 @@ impl LoaderBuilder {
                     &mut stage.kernel,
                     self.dataset.as_ref(),
                     &spec,
+                    self.progress.as_deref(),
                 )?))
             }
         };
@@ -305,6 +315,7 @@ impl Loader {
             cache: None,
             blocking_sync: Some(LOADER_BLOCKING_SYNC),
             region_decode: LOADER_REGION_DECODE,
+            progress: None,
         }
     }
 

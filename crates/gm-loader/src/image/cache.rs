@@ -13,6 +13,7 @@ use gm_transforms::{FusedKernel, FusedOp, Interp, Layout, OutputSpec, SourceImag
 
 use super::dataset::Dataset;
 use crate::error::{LoaderError, SampleErrorKind};
+use crate::progress::Progress;
 
 /// What the cache holds: each image as 8-bit RGB with its shorter side scaled down to
 /// `shorter_side` (aspect kept, never scaled up; antialiased), so that random crops still see
@@ -170,6 +171,7 @@ pub(crate) fn build(
     kernel: &mut FusedKernel,
     dataset: &dyn Dataset,
     spec: &DeviceCache,
+    progress: Option<&Progress>,
 ) -> Result<Cache, LoaderError> {
     let t0 = Instant::now();
     let opts = decoder.options().clone();
@@ -185,6 +187,9 @@ pub(crate) fn build(
     let stream = decoder.stream().clone();
     let ok: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].is_ok()).collect();
     let mut bufs: Vec<Vec<u8>> = Vec::new();
+    if let Some(p) = progress {
+        p.start(ok.len() as u64);
+    }
     for chunk in ok.chunks(256) {
         let decoded = decode_chunk(decoder, dataset, chunk, &mut bufs, &mut entries)?;
         stream.wait(decoded.ready_event())?;
@@ -193,6 +198,9 @@ pub(crate) fn build(
             if let Err(reason) = resize_into(kernel, &stream, &memory, &decoded, k, e, spec)? {
                 entries[i] = Err(reason);
             }
+        }
+        if let Some(p) = progress {
+            p.add(chunk.len() as u64);
         }
     }
     // Once, before the first epoch: the stages read the cache from their own streams.

@@ -10,6 +10,7 @@ use gm_episodes::{EpisodeGenerator, GapPolicy, MultiCamera, TimedEpisodes, Timel
 use parking_lot::Mutex;
 
 use crate::error::{LoaderError, SampleError, SampleErrorKind};
+use crate::progress::Progress;
 
 /// File extensions [`VideoDatasetBuilder::directory`] takes as videos.
 pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "m4v", "mov"];
@@ -123,6 +124,7 @@ pub struct VideoDatasetBuilder {
     bad_files: BadFiles,
     gop_cache: Option<usize>,
     index_options: IndexOptions,
+    progress: Option<Arc<Progress>>,
 }
 
 impl Default for VideoDatasetBuilder {
@@ -142,6 +144,7 @@ impl Default for VideoDatasetBuilder {
             bad_files: BadFiles::Skip,
             gop_cache: None,
             index_options: IndexOptions::default(),
+            progress: None,
         }
     }
 }
@@ -238,6 +241,13 @@ impl VideoDatasetBuilder {
         self
     }
 
+    /// Counts the files indexed in `progress` (total: the files to index) while the dataset
+    /// opens, for a progress bar.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
     /// Indexes the files (in parallel; no decoding) and cuts them into episodes.
     pub fn open(mut self) -> Result<VideoDataset, LoaderError> {
         if let Some(dir) = self.directory.take() {
@@ -254,7 +264,12 @@ impl VideoDatasetBuilder {
             })?;
         }
         let paths: Vec<PathBuf> = self.scenes.iter().flatten().cloned().collect();
-        let indexes = index_all(&paths, self.index_cache.as_deref(), self.index_options);
+        let indexes = index_all(
+            &paths,
+            self.index_cache.as_deref(),
+            self.index_options,
+            self.progress.as_deref(),
+        );
         let gop_cache = self.gop_cache.map(|b| Arc::new(GopCache::new(b)));
         let mut dataset = VideoDataset {
             videos: Vec::new(),
@@ -421,7 +436,11 @@ fn index_all(
     paths: &[PathBuf],
     cache: Option<&Path>,
     options: IndexOptions,
+    progress: Option<&Progress>,
 ) -> Vec<Result<IndexingDemuxer, SampleErrorKind>> {
+    if let Some(p) = progress {
+        p.start(paths.len() as u64);
+    }
     let results: Mutex<Vec<Option<Result<IndexingDemuxer, SampleErrorKind>>>> =
         Mutex::new((0..paths.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
@@ -437,6 +456,9 @@ fn index_all(
                     let Some(p) = paths.get(i) else { break };
                     let r = open_one(p, cache, options);
                     results.lock()[i] = Some(r);
+                    if let Some(p) = progress {
+                        p.add(1);
+                    }
                 }
             });
         }

@@ -1,7 +1,7 @@
 """Type stubs of gm's extension module (the classes `gm` re-exports)."""
 
 from os import PathLike
-from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
 
 from .transforms import Transform
 
@@ -102,7 +102,9 @@ class ImageLoader:
     ``prefetch`` batches wait ready; ``device_cache`` (a shorter side in pixels) keeps every
     image decoded and resized in GPU memory after the first epoch; ``prefetch_next_epoch``
     starts the next epoch behind the last batches of the running one (used if the next
-    iteration runs it), so that the loop does not wait for a refill at epoch starts.
+    iteration runs it), so that the loop does not wait for a refill at epoch starts;
+    ``progress`` (True: a tqdm bar; a callable: called with (done, total)) shows the device
+    cache's fill.
     """
 
     def __init__(
@@ -123,6 +125,7 @@ class ImageLoader:
         prefetch: int = 2,
         device_cache: Optional[int] = None,
         prefetch_next_epoch: bool = True,
+        progress: Union[bool, Callable[[int, int], Any], None] = None,
     ) -> None: ...
     def __len__(self) -> int:
         """Batches per epoch (for this rank)."""
@@ -184,7 +187,8 @@ class VideoDataset:
     """Videos cut into episodes: ``frames`` frames every ``stride`` frames (every ``step``-th
     frame), or ``timed=(seconds, fps, stride)`` by timestamp. ``videos`` (paths),
     ``directory`` (every .mp4/.m4v/.mov in it) or ``scenes`` (lists of camera videos) say
-    which files. Indexing reads no frame and needs no GPU."""
+    which files. Indexing reads no frame and needs no GPU; ``progress`` (True: a tqdm bar; a
+    callable: called with (done, total)) shows it."""
 
     def __init__(
         self,
@@ -201,6 +205,7 @@ class VideoDataset:
         index_cache: Optional[Union[str, PathLike]] = None,
         bad_files: Literal["skip", "fail"] = "skip",
         gop_cache_bytes: Optional[int] = None,
+        progress: Union[bool, Callable[[int, int], Any], None] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def clip(self, i: int) -> Tuple[int, List[Tuple[str, List[int]]]]:

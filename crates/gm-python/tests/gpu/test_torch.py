@@ -181,3 +181,11 @@ def test_clip_loader_frames_equal_the_video_decoders(side_stream, no_dist_env):
     _, resumed = make()
     resumed.load_state_dict(state)
     assert [list(c.episodes) for c in resumed] == seen[2:]
+
+
+def test_device_cache_fill_reports_progress(good_folder, no_dist_env):
+    seen = []
+    loader = gm.ImageLoader(str(good_folder), batch_size=11, transforms=[T.RandomResizedCrop(32)], device="cuda",
+                            device_cache=64, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (22, 22)
+    assert sum(len(b) for b in loader) == 22
