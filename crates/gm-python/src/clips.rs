@@ -62,41 +62,20 @@ impl VideoDataset {
         gop_cache_bytes: Option<usize>,
         progress: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<VideoDataset> {
-        let mut b = VideoDatasetBuilder::default();
-        if let Some(v) = videos {
-            b = b.videos(&v);
-        }
-        if let Some(d) = directory {
-            b = b.directory(d);
-        }
-        if let Some(s) = scenes {
-            b = b.scenes(s);
-        }
-        b = match timed {
-            Some((seconds, fps, stride)) => b.timed(seconds, fps, stride),
-            None => b.frames(frames, stride.unwrap_or(frames)).step(step),
+        let files = Files {
+            videos,
+            directory,
+            scenes,
         };
-        if let Some(t) = tolerance {
-            b = b.tolerance(t);
-        }
-        if skip_gaps {
-            b = b.gaps(gm_episodes::GapPolicy::Skip);
-        }
-        if let Some(dir) = index_cache {
-            b = b.index_cache(dir);
-        }
-        b = b.bad_files(match bad_files {
-            "skip" => BadFiles::Skip,
-            "fail" => BadFiles::Fail,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "bad_files={other:?}: \"skip\" or \"fail\""
-                )));
-            }
-        });
-        if let Some(bytes) = gop_cache_bytes {
-            b = b.gop_cache(bytes);
-        }
+        let cut = Cut {
+            frames,
+            stride,
+            step,
+            timed,
+            tolerance,
+            skip_gaps,
+        };
+        let b = configure(files, cut, index_cache, bad_files, gop_cache_bytes)?;
         let builder = b.clone();
         let counter = gm_loader::Progress::new();
         let b = b.progress(counter.clone());
@@ -104,31 +83,7 @@ impl VideoDataset {
             crate::progress::run(py, progress, &counter, ("indexing", "video"), || b.open())?;
         crate::logging::flush(py);
         let d = opened.map_err(|e| loader_error(py, e))?;
-        let clips = (0..d.len())
-            .filter_map(|i| d.clip(i))
-            .map(|c| {
-                let cams = c
-                    .cameras
-                    .into_iter()
-                    .map(|(v, f)| (d.path(v).display().to_string(), f))
-                    .collect();
-                (c.scene, cams)
-            })
-            .collect();
-        let skipped = d
-            .skipped()
-            .iter()
-            .map(|e| (e.name.clone(), e.reason.to_string()))
-            .collect();
-        Ok(VideoDataset {
-            builder,
-            len: d.len(),
-            frames_per_clip: d.frames_per_clip(),
-            cameras: d.cameras(),
-            clips,
-            skipped,
-            opened: Mutex::new(Some(d)),
-        })
+        Ok(VideoDataset::summarize(builder, d))
     }
 
     /// Episodes in the dataset.
@@ -164,6 +119,35 @@ impl VideoDataset {
 }
 
 impl VideoDataset {
+    /// The Python object over an opened dataset: what Python asks of it, copied out.
+    fn summarize(builder: VideoDatasetBuilder, d: gm_loader::VideoDataset) -> VideoDataset {
+        let clips = (0..d.len())
+            .filter_map(|i| d.clip(i))
+            .map(|c| {
+                let cams = c
+                    .cameras
+                    .into_iter()
+                    .map(|(v, f)| (d.path(v).display().to_string(), f))
+                    .collect();
+                (c.scene, cams)
+            })
+            .collect();
+        let skipped = d
+            .skipped()
+            .iter()
+            .map(|e| (e.name.clone(), e.reason.to_string()))
+            .collect();
+        VideoDataset {
+            builder,
+            len: d.len(),
+            frames_per_clip: d.frames_per_clip(),
+            cameras: d.cameras(),
+            clips,
+            skipped,
+            opened: Mutex::new(Some(d)),
+        }
+    }
+
     /// The opened dataset for a loader: the one indexed at construction, or a new one.
     fn take(&self, py: Python<'_>) -> PyResult<gm_loader::VideoDataset> {
         if let Some(d) = self.opened.lock().take() {
@@ -172,6 +156,71 @@ impl VideoDataset {
         let b = self.builder.clone();
         py.detach(|| b.open()).map_err(|e| loader_error(py, e))
     }
+}
+
+/// Which files a dataset reads (`VideoDataset`'s arguments).
+struct Files {
+    videos: Option<Vec<PathBuf>>,
+    directory: Option<PathBuf>,
+    scenes: Option<Vec<Vec<PathBuf>>>,
+}
+
+/// How the files are cut into episodes (`VideoDataset`'s arguments).
+struct Cut {
+    frames: usize,
+    stride: Option<usize>,
+    step: usize,
+    timed: Option<(f64, f64, f64)>,
+    tolerance: Option<f64>,
+    skip_gaps: bool,
+}
+
+/// The Rust builder for `VideoDataset`'s arguments.
+fn configure(
+    files: Files,
+    cut: Cut,
+    index_cache: Option<PathBuf>,
+    bad_files: &str,
+    gop_cache_bytes: Option<usize>,
+) -> PyResult<VideoDatasetBuilder> {
+    let mut b = VideoDatasetBuilder::default();
+    if let Some(v) = files.videos {
+        b = b.videos(&v);
+    }
+    if let Some(d) = files.directory {
+        b = b.directory(d);
+    }
+    if let Some(s) = files.scenes {
+        b = b.scenes(s);
+    }
+    b = match cut.timed {
+        Some((seconds, fps, stride)) => b.timed(seconds, fps, stride),
+        None => b
+            .frames(cut.frames, cut.stride.unwrap_or(cut.frames))
+            .step(cut.step),
+    };
+    if let Some(t) = cut.tolerance {
+        b = b.tolerance(t);
+    }
+    if cut.skip_gaps {
+        b = b.gaps(gm_episodes::GapPolicy::Skip);
+    }
+    if let Some(dir) = index_cache {
+        b = b.index_cache(dir);
+    }
+    b = b.bad_files(match bad_files {
+        "skip" => BadFiles::Skip,
+        "fail" => BadFiles::Fail,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "bad_files={other:?}: \"skip\" or \"fail\""
+            )));
+        }
+    });
+    if let Some(bytes) = gop_cache_bytes {
+        b = b.gop_cache(bytes);
+    }
+    Ok(b)
 }
 
 /// Batches of clips from a `VideoDataset`, decoded on the GPU by a pool of NVDEC sessions
