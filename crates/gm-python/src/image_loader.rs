@@ -309,11 +309,14 @@ impl BatchIterator {
         let labels = std::mem::take(&mut b.labels);
         let indices = std::mem::take(&mut b.indices);
         let (epoch, position) = (b.epoch, b.position);
-        let images = match std::mem::replace(&mut b.images, Images::Host(empty_host())) {
-            Images::Host(h) => Tensor::host(&h.shape, Elem::of(h.dtype), h.data)?,
+        let images = match &mut b.images {
+            Images::Host(h) => {
+                let data = std::mem::take(&mut h.data);
+                Tensor::host(&h.shape, Elem::of(h.dtype), data)?
+            }
+            // The tensor stays in the batch: its release is ordered before the memory's.
             Images::Device(t) => {
-                // The tensor stays in the batch: its release is ordered before the memory's.
-                b.images = Images::Device(t.clone());
+                let t = t.clone();
                 Tensor::from_device(&t, Arc::new(Owner::Batch(Mutex::new(b))))
             }
         };
@@ -335,14 +338,6 @@ impl BatchIterator {
             epoch,
             position,
         })
-    }
-}
-
-fn empty_host() -> gm_loader::HostTensor {
-    gm_loader::HostTensor {
-        shape: Vec::new(),
-        dtype: gm_cuda::DType::U8,
-        data: Vec::new(),
     }
 }
 

@@ -209,36 +209,29 @@ impl Tensor {
         Ok(unsafe { init.finish() })
     }
 
+    /// The elements' bytes. Every gm.Tensor is contiguous (batches, their slices, decoded
+    /// images, labels), so its bytes are one range from `byte_offset`.
     fn host_bytes(&self) -> PyResult<Vec<u8>> {
+        let len = self.shape.iter().product::<i64>().max(0) as usize * self.elem.size();
+        let start = self.byte_offset as usize;
         match (&*self.owner, &self.device) {
-            (Owner::Host(b), None) => Ok(strided_copy(
-                b,
-                self.byte_offset as usize,
-                &self.shape,
-                &self.strides,
-                self.elem.size(),
-            )),
+            (Owner::Host(b), None) => b
+                .get(start..start + len)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| PyValueError::new_err("a tensor past its host memory")),
             (_, Some(d)) => {
                 let download = || -> gm_cuda::Result<Vec<u8>> {
                     let s = Stream::new(d)?;
                     if let Some(e) = &self.ready {
                         s.wait(e)?;
                     }
-                    // The whole span the view covers, then the view's elements from it.
-                    let (lo, hi) = span(&self.shape, &self.strides, self.elem.size());
-                    let mut raw = vec![0u8; hi - lo];
+                    let mut out = vec![0u8; len];
                     let mem = RawDevice {
-                        ptr: self.data + self.byte_offset + lo as u64,
-                        len: hi - lo,
+                        ptr: self.data + self.byte_offset,
+                        len,
                     };
-                    s.download(&mem, 0, &mut raw)?;
-                    Ok(strided_copy(
-                        &raw,
-                        0,
-                        &self.shape,
-                        &self.strides,
-                        self.elem.size(),
-                    ))
+                    s.download(&mem, 0, &mut out)?;
+                    Ok(out)
                 };
                 download().map_err(cuda_error)
             }
@@ -277,44 +270,6 @@ impl gm_cuda::DeviceMemory for RawDevice {
     fn byte_len(&self) -> usize {
         self.len
     }
-}
-
-/// Byte range `[lo, hi)` relative to the view's start that its elements cover.
-fn span(shape: &[i64], strides: &[i64], es: usize) -> (usize, usize) {
-    if shape.contains(&0) {
-        return (0, 0);
-    }
-    let (mut lo, mut hi) = (0i64, 0i64);
-    for (&d, &s) in shape.iter().zip(strides) {
-        let ext = (d - 1) * s * es as i64;
-        if ext < 0 {
-            lo += ext;
-        } else {
-            hi += ext;
-        }
-    }
-    (lo as usize, (hi + es as i64) as usize)
-}
-
-/// The elements of a strided view in row-major order; `origin` is the view's first element's
-/// byte offset in `src`.
-fn strided_copy(src: &[u8], origin: usize, shape: &[i64], strides: &[i64], es: usize) -> Vec<u8> {
-    let numel: i64 = shape.iter().product();
-    let mut out = Vec::with_capacity(numel.max(0) as usize * es);
-    let mut idx = vec![0i64; shape.len()];
-    for _ in 0..numel.max(0) {
-        let off: i64 = idx.iter().zip(strides).map(|(i, s)| i * s).sum::<i64>() * es as i64;
-        let at = (origin as i64 + off) as usize;
-        out.extend_from_slice(&src[at..at + es]);
-        for d in (0..idx.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-    out
 }
 
 /// A small pool and a stream for uploads that travel beside a batch (its labels).
