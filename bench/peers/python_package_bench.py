@@ -7,9 +7,11 @@ images DIR: gm.ImageLoader from Python with the settings of gm-loader's pipeline
   times): median images/s of GM_BENCH_REPS epochs after a warm-up epoch, and the consumer's
   wait per batch. The consumer takes each batch with torch.from_dlpack on its current stream
   (the DLPack stream protocol makes that stream wait for the batch).
-video VIDEO FRAMEMD5: VideoDecoder.get_frames_at on random single frames and random 8-frame
-  clips of the video, one request at a time, NV12 (as decoded) and RGB; PyNvVideoCodec's
-  SimpleDecoder (its random-access API) on the same requests. In a second, untimed pass every
+video VIDEO FRAMEMD5: VideoDecoder.get_frames_at on random single frames, random 8-frame
+  clips and 16 scattered random frames per call (a clip sampler's request), one request at a
+  time, NV12 (as decoded) and RGB, with the decoder's default sessions (up to 7, one per GOP
+  run of a request) and with one session; PyNvVideoCodec's SimpleDecoder (its random-access
+  API, one decoder) on the same requests. In a second, untimed pass every
   frame of both is checked against ffmpeg's framemd5 as it arrives, and the mismatches are
   reported.
 """
@@ -91,8 +93,10 @@ def nv12_md5(frame, h, w):
     return hashlib.md5(y.tobytes() + uv[..., 0].tobytes() + uv[..., 1].tobytes()).hexdigest()
 
 
-def requests(n, length, count):
+def requests(n, length, count, scattered=False):
     rng = random.Random(1234)
+    if scattered:
+        return [rng.sample(range(n), length) for _ in range(count)]
     return [list(range(s, s + length)) for s in (rng.randrange(0, n - length + 1) for _ in range(count))]
 
 
@@ -101,6 +105,7 @@ def video(path, framemd5):
     name = os.path.basename(path)
     d = gm.VideoDecoder(path, output="nv12", device="cuda")
     rgb = gm.VideoDecoder(path, output="rgb", device="cuda")
+    one = gm.VideoDecoder(path, output="nv12", device="cuda", sessions=1)
     w, h, n = d.metadata["width"], d.metadata["height"], len(d)
     assert n == len(want), (n, len(want))
     try:
@@ -108,8 +113,12 @@ def video(path, framemd5):
     except ImportError as e:
         nvc = None
         emit(video=name, peer="PyNvVideoCodec", error=repr(e))
-    for workload, length, count in (("random single frames", 1, 280), ("random 8-frame clips", 8, 140)):
-        reqs = requests(n, length, count)
+    for workload, length, count, scattered in (
+        ("random single frames", 1, 280, False),
+        ("random 8-frame clips", 8, 140, False),
+        ("16 scattered random frames per call", 16, 40, True),
+    ):
+        reqs = requests(n, length, count, scattered)
 
         def gm_run(dec, check):
             """Timed without checks; with `check`, every frame's md5 at once (untimed)."""
@@ -122,12 +131,15 @@ def video(path, framemd5):
             torch.cuda.synchronize()
             return time.perf_counter() - t, wrong
 
-        gm_run(d, False)  # warm-up: the decode thread, the session, the pool
-        for label, dec in (("nv12", d), ("rgb", rgb)):
+        for dec in (d, rgb, one):
+            gm_run(dec, False)  # warm-up: the decode threads, the sessions, the pool
+        for label, dec, sessions in (("nv12", d, 7), ("rgb", rgb, 7), ("nv12", one, 1)):
+            if sessions == 1 and length == 1:
+                continue  # one frame decodes on one session either way
             secs, _ = gm_run(dec, False)
-            rec = dict(video=name, api="python", peer="gm", output=label, workload=workload, sessions=1,
+            rec = dict(video=name, api="python", peer="gm", output=label, workload=workload, sessions=sessions,
                        frames=length * count, fps=round(length * count / secs, 1))
-            if label == "nv12":
+            if label == "nv12" and sessions > 1:
                 rec["differs_from_ffmpeg"] = gm_run(dec, True)[1]
             emit(**rec)
         if nvc is None:

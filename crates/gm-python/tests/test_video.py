@@ -66,6 +66,8 @@ def test_errors_name_the_file_and_the_reason(tmp_path):
         d.get_frames_played_at([5.0])
     with pytest.raises(ValueError, match="output"):
         gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), output="yuv")
+    with pytest.raises(ValueError, match="sessions"):
+        gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), sessions=0)
 
 
 @pytest.mark.skipif(gm.cuda_available(), reason="checks the message on a machine without a GPU")

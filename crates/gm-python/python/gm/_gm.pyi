@@ -169,7 +169,10 @@ class VideoDecoder:
         device: DeviceLike = None,
         output: Literal["rgb", "nv12"] = "rgb",
         size: Optional[Tuple[int, int]] = None,
-    ) -> None: ...
+        sessions: Optional[int] = None,
+    ) -> None:
+        """sessions: the most NVDEC sessions one request decodes on (frames of different GOPs
+        decode in parallel on the GPU's engines); 7 when not given."""
     @property
     def metadata(self) -> Dict[str, Any]:
         """codec, profile, width, height, bit_depth, num_frames, average_fps, constant_fps,

@@ -110,14 +110,17 @@ def test_legacy_and_versioned_capsules_and_other_consumers(good_folder, no_dist_
     assert cupy.asnumpy(cupy.from_dlpack(images)).tobytes() == ref
 
 
-def test_video_frames_match_ffmpegs_framemd5(side_stream):
+@pytest.mark.parametrize("sessions", [1, 2, None])
+def test_video_frames_match_ffmpegs_framemd5(side_stream, sessions):
+    # Each video has 3 GOPs: with more than one session their runs decode in parallel.
     for name in ["h264_bpyramid", "h264_open_gop", "h264_vfr", "hevc_open_gop", "hevc_closed_gop",
                  "h264_fragmented"]:
         lines = [l for l in (MEDIA / "golden" / f"{name}.framemd5").read_text().splitlines()
                  if l and not l.startswith("#")]
         want = [l.split(",")[-1].strip() for l in lines]
         assert len(want) == 30, name
-        d = gm.VideoDecoder(str(MEDIA / "video" / f"{name}.mp4"), output="nv12", device="cuda")
+        d = gm.VideoDecoder(str(MEDIA / "video" / f"{name}.mp4"), output="nv12", device="cuda",
+                            sessions=sessions)
         w, h = d.metadata["width"], d.metadata["height"]
         rng = np.random.default_rng(0)
         order = list(rng.permutation(len(d))) + [len(d) - 1, 0, 0]

@@ -3,16 +3,13 @@
 //! without a GPU; frames decode on NVDEC into GPU tensors, as RGB through the fused kernel
 //! (optionally resized) or as the decoder's NV12.
 
-use std::path::PathBuf;
-use std::sync::{Arc, mpsc};
+mod frames;
+mod sessions;
 
-use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
-use gm_cuda::{DType, Device, DevicePool, Event, PoolConfig, Stream, Tensor as GmTensor};
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
-use gm_loader::surface_source;
-use gm_transforms::{
-    Compose, Filter, FusedKernel, Interp, Layout, OutputSpec, Resize, SampleRng, ToDtype,
-};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -22,6 +19,7 @@ use crate::device::{self, Placement};
 use crate::errors::{GmError, NoGpuError};
 use crate::owner::{Fenced, Owner};
 use crate::tensor::Tensor;
+use sessions::{DEFAULT_SESSIONS, Sessions, Setup};
 
 /// What frames come out as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,52 +28,6 @@ enum Output {
     Rgb,
     /// `[H * 3 / 2, W]` uint8: the luma plane, then the interleaved chroma plane.
     Nv12,
-}
-
-/// The GPU side, made at the first decode. An NVDEC session belongs to one thread, so it
-/// lives on a thread of its own that takes decode requests.
-struct Gpu {
-    device: Device,
-    session: DecoderSession,
-    kernel: FusedKernel,
-    pool: DevicePool,
-}
-
-/// Decoded frames: the tensor, its ready event and the stream its memory is fenced on.
-type Decoded = Result<(GmTensor, Arc<Event>, Stream), gm_codec::CodecError>;
-
-/// What the decode thread is asked: frames to decode, and where the answer goes.
-struct Job {
-    frames: Vec<usize>,
-    reply: mpsc::Sender<Decoded>,
-}
-
-/// The decode thread of one `VideoDecoder`.
-struct Worker {
-    jobs: Option<mpsc::Sender<Job>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        // Closing the queue ends the thread's loop.
-        self.jobs = None;
-        if let Some(t) = self.thread.take()
-            && t.join().is_err()
-        {
-            tracing::error!("the video decode thread panicked");
-        }
-    }
-}
-
-/// What the decode thread needs to know about its decoder.
-#[derive(Clone)]
-struct Job0 {
-    demux: Arc<IndexingDemuxer>,
-    output: Output,
-    size: Option<(u32, u32)>,
-    width: u32,
-    height: u32,
 }
 
 /// Frame-exact access to the frames of one video (MP4/MOV with H.264 or HEVC).
@@ -92,7 +44,10 @@ pub struct VideoDecoder {
     output: Output,
     /// Output (height, width) for RGB; the video's size when not given.
     size: Option<(u32, u32)>,
-    worker: Mutex<Option<Worker>>,
+    /// Most NVDEC sessions one request decodes on.
+    sessions_limit: usize,
+    /// The decode threads, started at the first request.
+    sessions: Mutex<Option<Sessions>>,
 }
 
 /// Frames and their timing: `data` (`[N, 3, H, W]` RGB or `[N, H * 3 / 2, W]` NV12, on the
@@ -159,32 +114,22 @@ impl VideoDecoder {
     }
 
     fn decode(&self, py: Python<'_>, frames: &[usize]) -> PyResult<FrameBatch> {
-        let jobs = {
-            let mut w = self.worker.lock();
-            if w.is_none() {
-                *w = Some(self.start_worker(py)?);
+        let setup = self.setup(py)?;
+        let got = py.detach(|| {
+            let mut sessions = self.sessions.lock();
+            if sessions.is_none()
+                && let Some((device, setup)) = setup
+            {
+                *sessions = Some(Sessions::new(device, setup, self.sessions_limit)?);
             }
-            w.as_ref().and_then(|w| w.jobs.clone())
-        };
-        let Some(jobs) = jobs else {
-            return Err(GmError::new_err("the video decode thread is gone"));
-        };
-        let (reply, answer) = mpsc::channel();
-        let job = Job {
-            frames: frames.to_vec(),
-            reply,
-        };
-        let got = py.detach(move || {
-            jobs.send(job).ok()?;
-            answer.recv().ok()
+            match sessions.as_mut() {
+                Some(s) => s.decode(frames),
+                None => Err(gm_codec::CodecError::Pool(
+                    "the video decode threads are gone".into(),
+                )),
+            }
         });
         crate::logging::flush(py);
-        let Some(got) = got else {
-            return Err(GmError::new_err(format!(
-                "{}: the video decode thread stopped",
-                self.path.display()
-            )));
-        };
         let (mut data, ready, stream) =
             got.map_err(|e| GmError::new_err(format!("{}: {e}", self.path.display())))?;
         data.set_ready_event(ready);
@@ -205,7 +150,11 @@ impl VideoDecoder {
         })
     }
 
-    fn start_worker(&self, py: Python<'_>) -> PyResult<Worker> {
+    /// The device and what the decode threads need, when they are not started yet.
+    fn setup(&self, py: Python<'_>) -> PyResult<Option<(gm_cuda::Device, Setup)>> {
+        if self.sessions.lock().is_some() {
+            return Ok(None);
+        }
         let Some(device) = device::resolve(py, &self.placement)? else {
             return Err(NoGpuError::new_err(format!(
                 "{}: decoding video needs NVDEC, on a GPU; this process has none (the index \
@@ -214,171 +163,37 @@ impl VideoDecoder {
             )));
         };
         let (width, height) = self.output_size();
-        let job0 = Job0 {
+        let setup = Setup {
             demux: self.demux.clone(),
             output: self.output,
             size: self.size,
             width,
             height,
         };
-        let (jobs, queue) = mpsc::channel::<Job>();
-        let (started, start) = mpsc::channel::<Result<(), gm_codec::CodecError>>();
-        let thread = std::thread::Builder::new()
-            .name("gm-video-decoder".into())
-            .spawn(move || decode_thread(device, job0, queue, started))
-            .map_err(|e| GmError::new_err(format!("could not start a decode thread: {e}")))?;
-        let worker = Worker {
-            jobs: Some(jobs),
-            thread: Some(thread),
-        };
-        match py.detach(move || start.recv()) {
-            Ok(Ok(())) => Ok(worker),
-            Ok(Err(e)) => Err(GmError::new_err(format!("{}: {e}", self.path.display()))),
-            Err(_) => Err(GmError::new_err(
-                "the video decode thread stopped at its start",
-            )),
-        }
+        Ok(Some((device, setup)))
     }
-}
-
-/// The decode thread: creates the session, then answers requests until the queue closes.
-fn decode_thread(
-    device: Device,
-    job0: Job0,
-    queue: mpsc::Receiver<Job>,
-    started: mpsc::Sender<Result<(), gm_codec::CodecError>>,
-) {
-    let gpu = (|| -> Result<Gpu, gm_codec::CodecError> {
-        Ok(Gpu {
-            session: DecoderSession::new(&device, None)?,
-            kernel: FusedKernel::new(&device)?,
-            pool: DevicePool::new(&device, PoolConfig::unbounded("gm-python frames")),
-            device,
-        })
-    })();
-    let mut gpu = match gpu {
-        Ok(g) => {
-            let _ = started.send(Ok(()));
-            g
-        }
-        Err(e) => {
-            let _ = started.send(Err(e));
-            return;
-        }
-    };
-    while let Ok(job) = queue.recv() {
-        let _ = job.reply.send(decode_on(&mut gpu, &job0, &job.frames));
-    }
-}
-
-/// Decodes `frames` into one tensor on the session's stream.
-fn decode_on(gpu: &mut Gpu, v: &Job0, frames: &[usize]) -> Decoded {
-    let plan = v.demux.plan(frames)?;
-    let stream = gpu.session.stream().clone();
-    let (w, h, n) = (v.width as usize, v.height as usize, frames.len());
-    let shape = match v.output {
-        Output::Rgb => vec![n, 3, h, w],
-        Output::Nv12 => vec![n, h * 3 / 2, w],
-    };
-    let out = GmTensor::empty(&gpu.pool, &stream, &shape, DType::U8)?;
-    let chain = match v.size {
-        Some((h, w)) => Compose::new().then(Resize::Exact(w, h)),
-        None => Compose::new(),
-    }
-    // Shrinking filters as torchvision's Resize does by default (antialias=True).
-    .then(Filter(Interp::Antialias))
-    .then(ToDtype(DType::U8, Layout::Chw));
-    let (kernel, output) = (&mut gpu.kernel, v.output);
-    let mut bad = Vec::new();
-    gpu.session
-        .decode(&*v.demux, &plan, &mut |f: &DecodedFrame<'_>| {
-            if f.status != FrameStatus::Ok {
-                bad.push(f.frame);
-            }
-            for &slot in f.slots {
-                match output {
-                    Output::Rgb => rgb_into(kernel, f, &chain, &out, slot as usize)?,
-                    Output::Nv12 => nv12_into(f, &out, slot as usize)?,
-                }
-            }
-            Ok(())
-        })?;
-    if !bad.is_empty() {
-        return Err(gm_codec::CodecError::Consumer(format!(
-            "the decoder reported errors in frames {bad:?}"
-        )));
-    }
-    let ready = Arc::new(Event::new(&gpu.device)?);
-    ready.record(&stream)?;
-    Ok((out, ready, stream))
-}
-
-/// Frame `f` as RGB in slot `slot` of `out`, through the fused kernel.
-fn rgb_into(
-    kernel: &mut FusedKernel,
-    f: &DecodedFrame<'_>,
-    chain: &Compose,
-    out: &GmTensor,
-    slot: usize,
-) -> Result<(), gm_codec::CodecError> {
-    let (op, spec): (_, OutputSpec) = chain
-        .plan_image(f.width, f.height, &mut SampleRng::new(0, 0, 0))
-        .map_err(|e| gm_codec::CodecError::Consumer(e.to_string()))?;
-    let (oh, ow) = (out.shape()[2], out.shape()[3]);
-    if (spec.width as usize, spec.height as usize) != (ow, oh) {
-        return Err(gm_codec::CodecError::Consumer(format!(
-            "frame {} decoded at {}x{}, the video's index says {ow}x{oh}",
-            f.frame, f.width, f.height
-        )));
-    }
-    kernel.run(f.stream, &[surface_source(f)], &[op], &spec, out, slot)?;
-    Ok(())
-}
-
-/// Frame `f`'s 8-bit NV12 planes, tightly packed, in slot `slot` of `out`.
-fn nv12_into(
-    f: &DecodedFrame<'_>,
-    out: &GmTensor,
-    slot: usize,
-) -> Result<(), gm_codec::CodecError> {
-    if f.format != SurfaceFormat::Nv12 {
-        return Err(gm_codec::CodecError::Consumer(format!(
-            "{}-bit frames have no NV12 form: ask for output=\"rgb\"",
-            f.bit_depth
-        )));
-    }
-    let (w, h) = (f.width as usize, f.height as usize);
-    if out.shape()[1] != h * 3 / 2 || out.shape()[2] != w {
-        return Err(gm_codec::CodecError::Consumer(format!(
-            "frame {} decoded at {w}x{h}, the video's index says otherwise",
-            f.frame
-        )));
-    }
-    let dst = out.data_ptr().offset(slot * w * (h * 3 / 2));
-    // SAFETY: the surface is mapped until the session's stream has run this copy, and the
-    // destination slot lies inside `out` (shape checked above).
-    unsafe {
-        f.stream.copy_2d_on_device(f.luma, f.pitch, dst, w, w, h)?;
-        f.stream
-            .copy_2d_on_device(f.chroma, f.pitch, dst.offset(w * h), w, w, h / 2)?;
-    }
-    Ok(())
 }
 
 #[pymethods]
 impl VideoDecoder {
     /// Indexes the video (no decoding, no GPU). `device` is where frames decode (a GPU);
     /// `output` is "rgb" (`[3, H, W]` uint8) or "nv12" (`[H * 3 / 2, W]` uint8); `size`
-    /// (height, width) resizes RGB frames in the same kernel.
+    /// (height, width) resizes RGB frames in the same kernel. `sessions` is the most NVDEC
+    /// sessions one request decodes on (frames from different GOPs decode in parallel on the
+    /// GPU's engines; each session holds its own decoder memory); 7 when not given.
     #[new]
-    #[pyo3(signature = (path, *, device=None, output="rgb", size=None))]
+    #[pyo3(signature = (path, *, device=None, output="rgb", size=None, sessions=None))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         device: Option<&Bound<'_, PyAny>>,
         output: &str,
         size: Option<(u32, u32)>,
+        sessions: Option<usize>,
     ) -> PyResult<VideoDecoder> {
+        if sessions == Some(0) {
+            return Err(PyValueError::new_err("sessions must be at least 1"));
+        }
         let output = match output {
             "rgb" => Output::Rgb,
             "nv12" => Output::Nv12,
@@ -415,7 +230,8 @@ impl VideoDecoder {
             placement,
             output,
             size,
-            worker: Mutex::new(None),
+            sessions_limit: sessions.unwrap_or(DEFAULT_SESSIONS),
+            sessions: Mutex::new(None),
         })
     }
 
