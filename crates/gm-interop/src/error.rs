@@ -43,6 +43,21 @@ pub enum InteropError {
         /// The GPU.
         ordinal: usize,
     },
+    /// burn's CUDA runtime failed (an allocation, a wait for its stream).
+    #[cfg(feature = "burn-cuda")]
+    #[error("burn's CUDA runtime: {0}")]
+    BurnRuntime(String),
+    /// The batch's element type makes no float tensor of the framework.
+    #[error(
+        "a {dtype:?} batch is not a float tensor for {framework}: end the transforms with a \
+         float ToDtype"
+    )]
+    NotFloat {
+        /// The framework.
+        framework: &'static str,
+        /// The batch's element type.
+        dtype: gm_cuda::DType,
+    },
     /// The batch's tensor is a strided view; frameworks get contiguous memory.
     #[error("the batch tensor is not contiguous (shape {shape:?})")]
     NotContiguous {

@@ -50,6 +50,7 @@
 //! ```
 
 mod bad_samples;
+mod epochs;
 mod error;
 mod image;
 mod progress;
@@ -60,6 +61,7 @@ mod state;
 mod video;
 
 pub use bad_samples::{BadSamplePolicy, MAX_SUBSTITUTES};
+pub use epochs::{EpochSource, Epochs, PRESTART_AT};
 pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
 pub use image::{
     Batch, Dataset, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder, Images,

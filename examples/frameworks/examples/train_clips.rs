@@ -60,36 +60,34 @@ fn main() -> anyhow::Result<()> {
             ..Default::default()
         },
     )?;
-    let (mut times, mut losses, mut epoch) = (StepTimes::default(), Vec::<f32>::new(), 0);
-    'train: loop {
-        let mut it = loader.epoch(epoch);
-        let mut first_of_epoch = true;
-        loop {
-            let t0 = Instant::now();
-            let Some(batch) = it.next() else { break };
-            let mut batch = batch?;
-            let t1 = Instant::now();
-            let labels: Vec<u32> = batch.sources.iter().map(|s| s[0].0 as u32).collect();
-            let labels = Tensor::new(labels.as_slice(), &device)?;
-            let clips = candle::clips(&mut batch, &device)?; // [B, T, C, H, W]
-            drop(batch);
-            let t2 = Instant::now();
-            // Average the frames, then the image CNN.
-            let x = clips.to_dtype(CandleDType::F32)?.mean(1)?;
-            let l = loss::cross_entropy(&model.forward(&x)?, &labels)?;
-            opt.backward_step(&l)?;
-            let value = l.to_scalar::<f32>()?;
-            times.add(16, [t1 - t0, t2 - t1, t2.elapsed()], first_of_epoch);
-            first_of_epoch = false;
-            if losses.len() % 20 == 0 {
-                println!("step {:4} epoch {epoch} loss {value:.4}", losses.len());
-            }
-            losses.push(value);
-            if losses.len() == steps {
-                break 'train;
-            }
+    let (mut times, mut losses) = (StepTimes::default(), Vec::<f32>::new());
+    // Epochs back to back, each started behind the last batches of the one before.
+    let mut batches = loader.epochs(0..u64::MAX);
+    let mut last_epoch = None;
+    while losses.len() < steps {
+        let t0 = Instant::now();
+        let Some((epoch, batch)) = batches.next() else {
+            break;
+        };
+        let mut batch = batch?;
+        let first_of_epoch = last_epoch != Some(epoch);
+        last_epoch = Some(epoch);
+        let t1 = Instant::now();
+        let labels: Vec<u32> = batch.sources.iter().map(|s| s[0].0 as u32).collect();
+        let labels = Tensor::new(labels.as_slice(), &device)?;
+        let clips = candle::clips(&mut batch, &device)?; // [B, T, C, H, W]
+        drop(batch);
+        let t2 = Instant::now();
+        // Average the frames, then the image CNN.
+        let x = clips.to_dtype(CandleDType::F32)?.mean(1)?;
+        let l = loss::cross_entropy(&model.forward(&x)?, &labels)?;
+        opt.backward_step(&l)?;
+        let value = l.to_scalar::<f32>()?;
+        times.add(16, [t1 - t0, t2 - t1, t2.elapsed()], first_of_epoch);
+        if losses.len() % 20 == 0 {
+            println!("step {:4} epoch {epoch} loss {value:.4}", losses.len());
         }
-        epoch += 1;
+        losses.push(value);
     }
     println!("{}", times.summary());
     check_loss_fell(&losses)

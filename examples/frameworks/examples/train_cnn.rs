@@ -8,7 +8,9 @@
 //!     --device cuda --steps 300 --batch 256 --size 224 [--handoff move]
 //! ```
 //! `--driver-pool-default` leaves CUDA's memory pool returning freed memory at each sync
-//! (see `gm_interop::candle::keep_freed_memory`). Without `--data DIR` it first writes a seeded dataset of striped/checkered JPEGs (4 classes).
+//! (see `gm_interop::candle::keep_freed_memory`). `--one-epoch-at-a-time` runs `loader.epoch(e)`
+//! after `loader.epoch(e - 1)` instead of `loader.epochs(..)`, which starts each epoch behind
+//! the last batches of the one before (for comparing the two). Without `--data DIR` it first writes a seeded dataset of striped/checkered JPEGs (4 classes).
 #![allow(clippy::print_stdout)] // an example reports on stdout
 
 use std::path::PathBuf;
@@ -22,7 +24,7 @@ use gm_frameworks::cnn::{Cnn, seeded_init};
 use gm_frameworks::patterns::{CLASSES, write_dataset};
 use gm_frameworks::timing::{StepTimes, check_loss_fell, timed};
 use gm_interop::candle::{self, Handoff};
-use gm_loader::{ImageFolder, Loader, Sampler};
+use gm_loader::{Batch, ImageFolder, Loader, LoaderError, Sampler};
 use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype};
 
 struct Args {
@@ -34,6 +36,7 @@ struct Args {
     images: usize,
     handoff: Handoff,
     keep_memory: bool,
+    one_epoch_at_a_time: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -46,6 +49,7 @@ fn args() -> anyhow::Result<Args> {
         images: 512,
         handoff: Handoff::Copy,
         keep_memory: true,
+        one_epoch_at_a_time: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -58,6 +62,7 @@ fn args() -> anyhow::Result<Args> {
             "--size" => a.size = value()?.parse()?,
             "--images" => a.images = value()?.parse()?,
             "--driver-pool-default" => a.keep_memory = false,
+            "--one-epoch-at-a-time" => a.one_epoch_at_a_time = true,
             "--handoff" => {
                 a.handoff = match value()?.as_str() {
                     "copy" => Handoff::Copy,
@@ -124,6 +129,20 @@ fn main() -> anyhow::Result<()> {
     train(&mut loader, &device, &a)
 }
 
+/// Every epoch's batches, tagged with their epoch: back to back with the next epoch started
+/// ahead (`Loader::epochs`), or one epoch after the other.
+fn epochs(
+    loader: &mut Loader,
+    one_at_a_time: bool,
+) -> Box<dyn Iterator<Item = (u64, Result<Batch, LoaderError>)> + '_> {
+    if one_at_a_time {
+        // The next epoch starts once this one has ended.
+        Box::new((0..).flat_map(|e| loader.epoch_owned(e).map(move |b| (e, b))))
+    } else {
+        Box::new(loader.epochs(0..u64::MAX))
+    }
+}
+
 fn train(loader: &mut Loader, device: &Device, a: &Args) -> anyhow::Result<()> {
     let vars = VarMap::new();
     let model = Cnn::new(
@@ -136,40 +155,37 @@ fn train(loader: &mut Loader, device: &Device, a: &Args) -> anyhow::Result<()> {
         ..Default::default()
     };
     let mut opt = AdamW::new(vars.all_vars(), params)?;
-    let (mut times, mut losses, mut epoch) = (StepTimes::default(), Vec::new(), 0);
+    let (mut times, mut losses) = (StepTimes::default(), Vec::new());
     let warmup = 5.min(a.steps / 4);
-    'train: loop {
-        let mut it = loader.epoch(epoch);
-        let mut first_of_epoch = true;
-        loop {
-            let t0 = Instant::now();
-            let Some(batch) = it.next() else { break };
-            let mut batch = batch?;
-            let t1 = Instant::now();
-            let labels = candle::labels(&batch, device)?;
-            let images = match a.handoff {
-                Handoff::Copy => candle::images(&mut batch, device)?,
-                Handoff::Move => candle::into_images(batch, device)?.0,
-            };
-            let t2 = Instant::now();
-            let logits = model.forward(&images.to_dtype(CandleDType::F32)?)?;
-            let l = loss::cross_entropy(&logits, &labels)?;
-            opt.backward_step(&l)?;
-            let value = l.to_scalar::<f32>()?; // waits for the step on the GPU
-            let step = losses.len();
-            if step >= warmup {
-                times.add(a.batch, [t1 - t0, t2 - t1, t2.elapsed()], first_of_epoch);
-            }
-            first_of_epoch = false;
-            losses.push(value);
-            if step % 20 == 0 || step + 1 == a.steps {
-                println!("step {step:4} epoch {epoch} loss {value:.4}");
-            }
-            if losses.len() == a.steps {
-                break 'train;
-            }
+    let mut batches = epochs(loader, a.one_epoch_at_a_time);
+    let mut last_epoch = None;
+    while losses.len() < a.steps {
+        let t0 = Instant::now();
+        let Some((epoch, batch)) = batches.next() else {
+            break;
+        };
+        let mut batch = batch?;
+        let first_of_epoch = last_epoch != Some(epoch);
+        last_epoch = Some(epoch);
+        let t1 = Instant::now();
+        let labels = candle::labels(&batch, device)?;
+        let images = match a.handoff {
+            Handoff::Copy => candle::images(&mut batch, device)?,
+            Handoff::Move => candle::into_images(batch, device)?.0,
+        };
+        let t2 = Instant::now();
+        let logits = model.forward(&images.to_dtype(CandleDType::F32)?)?;
+        let l = loss::cross_entropy(&logits, &labels)?;
+        opt.backward_step(&l)?;
+        let value = l.to_scalar::<f32>()?; // waits for the step on the GPU
+        let step = losses.len();
+        if step >= warmup {
+            times.add(a.batch, [t1 - t0, t2 - t1, t2.elapsed()], first_of_epoch);
         }
-        epoch += 1;
+        losses.push(value);
+        if step % 20 == 0 || step + 1 == a.steps {
+            println!("step {step:4} epoch {epoch} loss {value:.4}");
+        }
     }
     println!("{}", times.summary());
     check_loss_fell(&losses)

@@ -51,6 +51,93 @@ fn burn_gets_the_gpu_batch() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+mod burn_cuda {
+    use super::*;
+    use burn::tensor::Tensor;
+    use burn_cubecl::cubecl::cuda::{CudaDevice, CudaRuntime};
+    use gm_interop::burn::images_cuda;
+
+    /// `burn::backend::Cuda<f16>` without burn's fusion (gm-frameworks builds burn without it).
+    type Plain = burn_cubecl::CubeBackend<CudaRuntime, half::f16, i32, u8>;
+    /// The same with fusion, as burn's default features make `burn::backend::Cuda`.
+    type Fused = burn_fusion::Fusion<Plain>;
+    type PlainF32 = burn_cubecl::CubeBackend<CudaRuntime, f32, i32, u8>;
+
+    /// One device copy per batch, with and without fusion: the tensors hold the batch's exact
+    /// f16 values, read back only after the loader reused its buffers for later batches.
+    #[test]
+    fn burn_cuda_copies_hold_the_batch() {
+        let device = gpu_test_device!("burn_cuda_copies_hold_the_batch");
+        let dir = dataset("burn-copy", 48);
+        let mut l = gpu_loader(&dir, &device, 8);
+        let cuda = CudaDevice::new(device.ordinal());
+        let mut kept = Vec::new();
+        for epoch in 0..3 {
+            for batch in l.epoch(epoch) {
+                let batch = batch.unwrap();
+                let want = host_f16(&batch);
+                let plain = images_cuda::<Plain, 4>(&batch, &cuda).unwrap();
+                let fused = images_cuda::<Fused, 4>(&batch, &cuda).unwrap();
+                assert_eq!(plain.dims(), [8, 3, 48, 64]);
+                drop(batch);
+                kept.push((want, plain, fused));
+            }
+        }
+        let stats = l.stats();
+        for (k, (want, plain, fused)) in kept.into_iter().enumerate() {
+            assert_eq!(
+                plain.into_data().to_vec::<half::f16>().unwrap(),
+                want,
+                "batch {k}"
+            );
+            // Through a fused operation too, not only the registered tensor itself.
+            let doubled: Vec<half::f16> = (fused * 2.0).into_data().to_vec().unwrap();
+            let want2: Vec<half::f16> =
+                want.iter().map(|x| *x * half::f16::from_f32(2.0)).collect();
+            assert_eq!(doubled, want2, "batch {k} (fusion)");
+        }
+        assert!(stats.batches >= 18, "{stats:?}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// burn's allocator may give the copy memory that a burn kernel queued earlier still
+    /// reads (here, a sum queued behind 20 large matmuls, of a tensor dropped before the
+    /// copy). Were the copy not ordered after burn's queued work, the sum would read the
+    /// batch's bytes instead of ones.
+    #[test]
+    fn burn_copy_waits_for_queued_burn_reads() {
+        let device = gpu_test_device!("burn_copy_waits_for_queued_burn_reads");
+        let dir = dataset("burn-race", 48);
+        let mut l = gpu_loader(&dir, &device, 8);
+        let cuda = CudaDevice::new(device.ordinal());
+        let busy = Tensor::<PlainF32, 2>::ones([2048, 2048], &cuda);
+        for batch in l.epoch(0) {
+            let batch = batch.unwrap();
+            // As many f32 as the batch has bytes / 4: the same allocation size.
+            let n = batch.images.shape().iter().product::<usize>() / 2;
+            let ones = Tensor::<PlainF32, 1>::ones([n], &cuda);
+            let mut acc = busy.clone();
+            for _ in 0..20 {
+                acc = acc.matmul(busy.clone());
+            }
+            let sum = ones.clone().sum();
+            drop(ones);
+            let t = images_cuda::<Plain, 4>(&batch, &cuda).unwrap();
+            assert_eq!(
+                sum.into_scalar(),
+                n as f32,
+                "the copy overwrote memory burn still read"
+            );
+            assert_eq!(
+                t.into_data().to_vec::<half::f16>().unwrap(),
+                host_f16(&batch)
+            );
+            drop(acc);
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
 #[cfg(feature = "candle-cuda")]
 mod candle_cuda {
     use super::*;

@@ -1,8 +1,14 @@
-//! Batches as burn tensors, for any burn backend (`NdArray`, `Cuda`, ...).
+//! Batches as burn tensors.
 //!
-//! The images become a float tensor of the backend's float type (`[B, C, H, W]`, or the
-//! batch's layout), the labels an int tensor `[B]`. This path goes through host memory: the
-//! CPU path's batches are already there; a GPU batch is downloaded once.
+//! - [`images`], [`clips`]: for any burn backend (`NdArray`, `Cuda`, ...), through host memory:
+//!   the CPU path's batches are already there; a GPU batch is downloaded once. The images
+//!   become a float tensor of the backend's float type.
+//! - [`images_cuda`], [`clips_cuda`] (feature `burn-cuda`): for burn's CUDA backend, with or
+//!   without fusion, one device-to-device copy into memory burn allocated, in the batch's
+//!   float type (f16, bf16 or f32; `Tensor::cast` for another). cubecl's streams are private,
+//!   so the order is kept by the host: it waits for burn's queued work before the copy (free in
+//!   a loop that reads its loss every step) and for the copy itself (tens of microseconds).
+//! - [`labels`]: an int tensor `[B]`.
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor, TensorData};
@@ -10,6 +16,37 @@ use gm_loader::{Batch, ClipBatch};
 
 use crate::error::InteropError;
 use crate::host::{HostElements, download};
+
+#[cfg(feature = "burn-cuda")]
+mod cuda;
+#[cfg(feature = "burn-cuda")]
+pub use burn_cubecl::cubecl::cuda::CudaDevice;
+#[cfg(feature = "burn-cuda")]
+pub use cuda::CudaBackend;
+
+/// The batch's images as a tensor of burn's CUDA backend, of rank `D` (4 for
+/// `[B, C, H, W]`): one device-to-device copy for a GPU batch (see the module docs), the host
+/// path for a CPU one. The batch's memory is free for gm's pool when this returns.
+#[cfg(feature = "burn-cuda")]
+pub fn images_cuda<B: CudaBackend, const D: usize>(
+    batch: &Batch,
+    device: &CudaDevice,
+) -> Result<Tensor<B, D>, InteropError> {
+    match &batch.images {
+        gm_loader::Images::Device(t) => cuda::copy(t, batch.ready_event(), device),
+        gm_loader::Images::Host(_) => images(batch, device),
+    }
+}
+
+/// The clips' frames as a tensor of burn's CUDA backend, of rank `D` (5 for
+/// `[B, T, C, H, W]`, 6 with a camera axis), by one device-to-device copy.
+#[cfg(feature = "burn-cuda")]
+pub fn clips_cuda<B: CudaBackend, const D: usize>(
+    batch: &ClipBatch,
+    device: &CudaDevice,
+) -> Result<Tensor<B, D>, InteropError> {
+    cuda::copy(&batch.frames, Some(batch.ready_event()), device)
+}
 
 /// The batch's images as a burn float tensor of rank `D` (4 for `[B, C, H, W]`).
 pub fn images<B: Backend, const D: usize>(

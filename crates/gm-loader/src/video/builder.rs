@@ -199,6 +199,12 @@ impl ClipLoader {
         self.start(epoch, 0)
     }
 
+    /// Epochs `epochs` back to back, each item tagged with its epoch, the next epoch started
+    /// behind the last batches of the running one (see [`crate::Epochs`]).
+    pub fn epochs(&mut self, epochs: std::ops::Range<u64>) -> crate::Epochs<'_, ClipLoader> {
+        crate::Epochs::new(self, epochs)
+    }
+
     /// The batches that follow a saved state.
     pub fn resume(&mut self, state: &LoaderState) -> Result<ClipEpoch<'_>, LoaderError> {
         self.state(0, 0).check_same_loader(state)?;

@@ -5,4 +5,5 @@
 
 mod common;
 mod cpu;
+mod epochs;
 mod gpu;

@@ -98,7 +98,7 @@ impl Sessions {
         let allocated = Arc::new(Event::new(&self.device)?);
         allocated.record(&lead)?;
         let (reply, answers) = mpsc::channel();
-        let mut used = Vec::with_capacity(groups.len());
+        let (mut used, shares) = (Vec::with_capacity(groups.len()), groups.len());
         for (t, plan) in self.threads.iter().zip(groups) {
             let group = Group {
                 plan,
@@ -130,7 +130,7 @@ impl Sessions {
         if let Some(e) = first_error {
             return Err(e);
         }
-        if answered < used.len() {
+        if answered < shares {
             return Err(CodecError::Pool("a video decode thread stopped".into()));
         }
         let ready = Arc::new(Event::new(&self.device)?);
