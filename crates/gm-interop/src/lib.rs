@@ -28,6 +28,8 @@
 //! ```
 
 mod error;
+#[cfg(any(feature = "candle-cuda", feature = "burn-cuda"))]
+mod foreign;
 #[cfg(any(feature = "candle", feature = "burn"))]
 mod host;
 

@@ -21,9 +21,10 @@ use burn_cubecl::cubecl::cuda::{CudaDevice, CudaRuntime};
 use burn_cubecl::cubecl::future::block_on;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, FloatElement, IntElement};
-use gm_cuda::{DType, DeviceMemory, DevicePtr, Event, Stream};
+use gm_cuda::{DType, DevicePtr, Event, Stream};
 
 use crate::error::InteropError;
+use crate::foreign::Foreign;
 
 const FRAMEWORK: &str = "burn";
 
@@ -66,21 +67,6 @@ impl<F: FloatElement, I: IntElement, BT: BoolElement> CudaBackend
             burn_fusion::NoOp::<Inner<F, I, BT>>::new(),
         );
         out.remove(0)
-    }
-}
-
-/// Device memory gm does not own (burn's allocation), as a copy destination.
-struct Foreign {
-    ptr: DevicePtr,
-    len: usize,
-}
-
-impl DeviceMemory for Foreign {
-    fn device_ptr(&self) -> DevicePtr {
-        self.ptr
-    }
-    fn byte_len(&self) -> usize {
-        self.len
     }
 }
 

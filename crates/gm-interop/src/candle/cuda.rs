@@ -6,26 +6,12 @@ use candle_core::cuda_backend::cudarc::driver::{CudaSlice, CudaStream, DevicePtr
 use candle_core::cuda_backend::{CudaDType, CudaDevice, CudaStorage};
 use candle_core::op::BackpropOp;
 use candle_core::{Storage, Tensor};
-use gm_cuda::{DType, DeviceMemory, DevicePtr, Event, Stream};
+use gm_cuda::{DType, DevicePtr, Event, Stream};
 use half::{bf16, f16};
 
 const FRAMEWORK: &str = "candle";
 use crate::error::InteropError;
-
-/// Device memory gm does not own (a candle allocation), as a copy destination.
-struct Foreign {
-    ptr: DevicePtr,
-    len: usize,
-}
-
-impl DeviceMemory for Foreign {
-    fn device_ptr(&self) -> DevicePtr {
-        self.ptr
-    }
-    fn byte_len(&self) -> usize {
-        self.len
-    }
-}
+use crate::foreign::Foreign;
 
 /// candle's stream as a gm stream, after checking both sides use the primary context.
 fn consumer_stream(
