@@ -18,7 +18,7 @@ pub fn run(root: &Path, parts: &Parts) -> Result<()> {
         println!("== cargo test --workspace");
         status(
             Command::new(cargo())
-                .args(["test", "--workspace"])
+                .args(["test", "-q", "--workspace"])
                 .current_dir(root),
         )?;
     }

@@ -3,6 +3,7 @@ garbage-collected ones leave no thread behind."""
 
 import _thread
 import gc
+import signal
 import threading
 import time
 
@@ -27,7 +28,17 @@ def wait_for_no_gm_threads(timeout=5.0):
     return gm_thread_count()
 
 
-def test_ctrl_c_interrupts_the_wait_and_joins_every_thread(many_folder, no_dist_env):
+@pytest.fixture
+def python_handles_sigint():
+    # A process started in the background by a shell inherits SIGINT ignored, and then
+    # interrupt_main does nothing: give Python its own handler for the test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_interrupts_the_wait_and_joins_every_thread(many_folder, no_dist_env,
+                                                           python_handles_sigint):
     loader = slow_loader(many_folder)
     assert gm_thread_count() == 0
     timer = threading.Timer(0.1, _thread.interrupt_main)
