@@ -36,19 +36,43 @@ ff "${base[@]}" "${small[@]}" -c:v libx265 -preset fast -crf 32 -tag:v hev1 -x26
 ff "${base[@]}" "${small[@]}" -c:v libx265 -preset fast -crf 32 -tag:v hvc1 -x265-params log-level=error:keyint=10 -pix_fmt yuv420p10le "$out/hevc_main10.mp4"
 ff "${base[@]}" "${small[@]}" -c:v libx265 -preset fast -crf 32 -tag:v hvc1 -x265-params log-level=error:keyint=10:open-gop=1 -pix_fmt yuv420p -movflags frag_keyframe+empty_moov+default_base_moof "$out/hevc_fragmented.mp4"
 
+# VP9 and AV1, in WebM/Matroska and MP4 (vp09, av01), and H.264/HEVC in Matroska. +bitexact
+# keeps the muxers' random UIDs and version strings out, so a rerun writes the same bytes.
+bx=(-map_metadata -1 -fflags +bitexact)
+vp9=(-c:v libvpx-vp9 -b:v 150k -g 10 -keyint_min 10 -auto-alt-ref 1 -lag-in-frames 25 -deadline good -cpu-used 4 -threads 1 -passlogfile "$out/vp9log")
+# Two-pass with alt-ref frames: superframes holding a hidden frame.
+ff "${base[@]}" "${small[@]}" "${bx[@]}" "${vp9[@]}" -pass 1 -f null -
+ff "${base[@]}" "${small[@]}" "${bx[@]}" "${vp9[@]}" -pass 2 "$out/vp9_altref.webm"
+rm -f "$out"/vp9log*
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libvpx-vp9 -profile:v 2 -pix_fmt yuv420p10le -b:v 0 -crf 40 -g 10 -deadline good -cpu-used 5 -threads 1 "$out/vp9_10bit.webm"
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libvpx-vp9 -b:v 0 -crf 40 -g 10 -deadline good -cpu-used 5 -threads 1 "$out/vp9.mp4"
+ff "${base[@]}" -vf "scale=321:181" "${bx[@]}" -c:v libvpx-vp9 -b:v 0 -crf 40 -g 10 -deadline good -cpu-used 5 -threads 1 "$out/vp9_odd.webm"
+# libaom with hidden frames shown later by show_existing_frame; SVT-AV1; 10-bit; film grain.
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libaom-av1 -b:v 150k -g 10 -keyint_min 10 -cpu-used 8 -lag-in-frames 19 -auto-alt-ref 1 -threads 1 "$out/av1_hidden.webm"
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libsvtav1 -preset 10 -crf 50 -g 10 "$out/av1_svt.webm"
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libaom-av1 -pix_fmt yuv420p10le -crf 45 -g 10 -cpu-used 8 -threads 1 "$out/av1_10bit.webm"
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libsvtav1 -preset 10 -crf 50 -g 10 -svtav1-params film-grain=8 "$out/av1_grain.webm"
+ff "${base[@]}" -vf "scale=321:181" "${bx[@]}" -c:v libaom-av1 -crf 45 -g 10 -cpu-used 8 -threads 1 "$out/av1_odd.mp4"
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libx264 -preset fast -crf 30 -bf 2 -g 10 -pix_fmt yuv420p "$out/h264_bframes.mkv"
+ff "${base[@]}" "${small[@]}" "${bx[@]}" -c:v libx265 -preset fast -crf 32 -x265-params log-level=error:keyint=12:min-keyint=12:scenecut=0:open-gop=1:bframes=3 -pix_fmt yuv420p "$out/hevc_bframes.mkv"
+# Written to a pipe, the muxer cannot seek back: no Cues and an unknown-size Segment.
+ffmpeg -hide_banner -loglevel error -i "$out/vp9_altref.webm" -c copy "${bx[@]}" -f webm - > "$out/vp9_no_cues.webm"
+
 # Unsupported codec (MPEG-4 Part 2), for the error path.
 ff "${base[@]}" "${small[@]}" -frames:v 5 -c:v mpeg4 -q:v 10 "$out/mpeg4_part2.mp4"
 
-for f in "$out"/*.mp4; do
-    name=$(basename "$f" .mp4)
+for f in "$out"/*.mp4 "$out"/*.webm "$out"/*.mkv; do
+    name=$(basename "$f"); name=${name%.*}
     ffprobe -v error -select_streams v:0 -show_entries packet=pts,dts,duration,pos,size,flags -of csv=p=0 "$f" > "$gold/$name.packets.csv"
     ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,codec_tag_string,profile,width,height,pix_fmt,time_base,nb_frames,has_b_frames -of default=nw=1 "$f" > "$gold/$name.stream.txt"
     case "$name" in
         mpeg4*) ;;
-        *main10*) ffmpeg -hide_banner -loglevel error -i "$f" -fps_mode passthrough -pix_fmt yuv420p10le -f framemd5 - > "$gold/$name.framemd5" ;;
+        *main10*|*10bit*) ffmpeg -hide_banner -loglevel error -i "$f" -fps_mode passthrough -pix_fmt yuv420p10le -f framemd5 - > "$gold/$name.framemd5" ;;
         *) ffmpeg -hide_banner -loglevel error -i "$f" -fps_mode passthrough -pix_fmt yuv420p -f framemd5 - > "$gold/$name.framemd5" ;;
     esac
 done
+# NVDEC applies AV1 film grain, as libdav1d does by default; the grain-free frames too.
+ffmpeg -hide_banner -loglevel error -export_side_data film_grain -i "$out/av1_grain.webm" -fps_mode passthrough -pix_fmt yuv420p -f framemd5 - > "$gold/av1_grain.nograin.framemd5"
 # The shared real videos: goldens only (the files stay in ../shared/media/video).
 for f in ../../../shared/media/video/*.mp4; do
     name=shared_$(basename "$f" .mp4)

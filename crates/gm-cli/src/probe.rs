@@ -70,6 +70,7 @@ fn summary(idx: &VideoIndex, ms: f64) -> Value {
     let duration = last.map(|p| p.pts + i64::from(p.duration)).unwrap_or(0);
     json!({
         "file": idx.path.display().to_string(),
+        "container": idx.container.name(),
         "track_id": idx.track_id,
         "codec": idx.codec.codec.name(),
         "fourcc": idx.codec.fourcc,
@@ -121,7 +122,7 @@ fn frame_json(idx: &VideoIndex, p: &Sample) -> Value {
 }
 
 fn print_text(idx: &VideoIndex, v: &Value, frames: bool) {
-    println!("{}", idx.path.display());
+    println!("{} ({})", idx.path.display(), idx.container.name());
     println!(
         "  track {}: {} ({}) {}, {}x{}, {}-bit, chroma format {}",
         idx.track_id,

@@ -97,7 +97,33 @@ fn probe_text_summarizes_and_bad_files_fail_naming_the_file() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("hevc_open_gop.framemd5") && err.contains("not an MP4/MOV file"),
+        err.contains("hevc_open_gop.framemd5")
+            && err.contains("not an MP4/MOV or Matroska/WebM file"),
         "{err}"
     );
+}
+
+#[test]
+fn probe_reads_webm_and_matroska() {
+    for (file, codec, profile, container) in [
+        ("vp9_altref.webm", "vp9", "Profile 0", "matroska"),
+        ("av1_10bit.webm", "av1", "Main", "matroska"),
+        ("h264_bframes.mkv", "h264", "High", "matroska"),
+        ("av1_odd.mp4", "av1", "Main", "mp4"),
+    ] {
+        let video = fixtures().join("video").join(file);
+        let out = gm().args(["probe", "--json"]).arg(&video).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["container"], container, "{file}");
+        assert_eq!(v["codec"], codec, "{file}");
+        assert_eq!(v["profile"], profile, "{file}");
+        assert_eq!(v["frame_count"], 30, "{file}");
+        assert_eq!(v["sync_mismatches"], 0, "{file}");
+        assert_eq!(v["gop_count"], 3, "{file}: a key frame every 10 frames");
+    }
 }

@@ -43,19 +43,35 @@ const FIXTURES: &[&str] = &[
     "hevc_open_gop",
     "hevc_main10",
     "hevc_fragmented",
+    "h264_bframes.mkv",
+    "hevc_bframes.mkv",
+    "vp9.mp4",
+    "vp9_altref.webm",
+    "vp9_10bit.webm",
+    "vp9_odd.webm",
+    "vp9_no_cues.webm",
+    "av1_hidden.webm",
+    "av1_svt.webm",
+    "av1_10bit.webm",
+    "av1_odd.mp4",
+    "av1_grain.webm",
 ];
 
-/// (path, golden MD5 by presentation index) for a fixture or a shared video.
+/// (path, golden MD5 by presentation index) for a fixture (`name` alone is `name.mp4`; goldens
+/// are named after the file's stem) or a shared video.
 fn video(name: &str) -> (PathBuf, Vec<String>) {
     let (path, golden) = match name.strip_prefix("shared_") {
         Some(n) => (
             shared().unwrap().join(format!("video/{n}.mp4")),
             name.to_string(),
         ),
-        None => (
-            fixtures().join(format!("video/{name}.mp4")),
-            name.to_string(),
-        ),
+        None => match name.split_once('.') {
+            Some((stem, _)) => (fixtures().join("video").join(name), stem.to_string()),
+            None => (
+                fixtures().join(format!("video/{name}.mp4")),
+                name.to_string(),
+            ),
+        },
     };
     let text =
         std::fs::read_to_string(fixtures().join(format!("golden/{golden}.framemd5"))).unwrap();

@@ -185,14 +185,14 @@ pub fn scan_top_level(src: &dyn ByteSource) -> ParseResult<TopLevel> {
             .map_err(|e| format!("reading the box header at offset {offset}: {e}"))?;
         let h = parse_header(&buf[..n], offset, len).map_err(|e| {
             if count == 1 {
-                invalid!("not an MP4/MOV file ({e})")
+                invalid!("not an MP4/MOV or Matroska/WebM file ({e})")
             } else {
                 e
             }
         })?;
         if count == 1 && !is_known_top_level(&h.kind) {
             return Err(invalid!(
-                "not an MP4/MOV file: it starts with '{}'",
+                "not an MP4/MOV or Matroska/WebM file: it starts with '{}'",
                 fourcc_str(h.kind)
             ));
         }

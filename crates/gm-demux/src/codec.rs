@@ -12,6 +12,10 @@ pub enum Codec {
     H264,
     /// H.265 / HEVC.
     Hevc,
+    /// VP9.
+    Vp9,
+    /// AV1.
+    Av1,
 }
 
 impl Codec {
@@ -20,7 +24,14 @@ impl Codec {
         match self {
             Codec::H264 => "h264",
             Codec::Hevc => "hevc",
+            Codec::Vp9 => "vp9",
+            Codec::Av1 => "av1",
         }
+    }
+
+    /// Whether samples are NAL units (H.264, HEVC) rather than VP9 frames or AV1 OBUs.
+    pub fn is_nal(self) -> bool {
+        matches!(self, Codec::H264 | Codec::Hevc)
     }
 }
 
@@ -29,11 +40,14 @@ impl Codec {
 pub struct CodecInfo {
     /// The codec.
     pub codec: Codec,
-    /// The sample entry's four-character code (`avc1`, `avc3`, `hvc1`, `hev1`).
+    /// The sample entry's four-character code in MP4 (`avc1`, `avc3`, `hvc1`, `hev1`, `vp09`,
+    /// `av01`); Matroska's `CodecID` (`V_VP9`, `V_AV1`, `V_MPEG4/ISO/AVC`, ...).
     pub fourcc: String,
-    /// `profile_idc` (H.264) or `general_profile_idc` (HEVC).
+    /// `profile_idc` (H.264), `general_profile_idc` (HEVC), `Profile` (VP9) or `seq_profile`
+    /// (AV1).
     pub profile_idc: u8,
-    /// Level: `level_idc` (H.264) or `general_level_idc` (HEVC, 30 x level).
+    /// Level: `level_idc` (H.264), `general_level_idc` (HEVC, 30 x level), the `vpcC` level
+    /// (VP9 in MP4, else 0) or `seq_level_idx` (AV1).
     pub level_idc: u8,
     /// 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4.
     pub chroma_format: u8,
@@ -43,10 +57,11 @@ pub struct CodecInfo {
     pub width: u32,
     /// Height from the sample entry.
     pub height: u32,
-    /// Bytes of the length prefix of each NAL unit in a sample (1, 2 or 4).
+    /// Bytes of the length prefix of each NAL unit in a sample (1, 2 or 4; 0 for VP9 and AV1).
     pub nal_length_size: u8,
     /// Parameter sets from the configuration record, in decoding order (VPS, SPS, PPS), as NAL
-    /// units without start codes.
+    /// units without start codes; for AV1, the record's configuration OBUs (a sequence
+    /// header) as one entry.
     pub parameter_sets: Vec<Vec<u8>>,
 }
 
@@ -65,6 +80,10 @@ impl CodecInfo {
             (Codec::Hevc, 2) => "Main 10".into(),
             (Codec::Hevc, 3) => "Main Still Picture".into(),
             (Codec::Hevc, 4) => "Range Extensions".into(),
+            (Codec::Vp9, p) => format!("Profile {p}"),
+            (Codec::Av1, 0) => "Main".into(),
+            (Codec::Av1, 1) => "High".into(),
+            (Codec::Av1, 2) => "Professional".into(),
             (_, p) => format!("profile {p}"),
         }
     }
@@ -100,6 +119,8 @@ pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
     let codec = match &h.kind {
         b"avc1" | b"avc3" => Codec::H264,
         b"hvc1" | b"hev1" => Codec::Hevc,
+        b"vp09" => Codec::Vp9,
+        b"av01" => Codec::Av1,
         b"encv" => return Err(EntryError::Unsupported("encv (encrypted video)".into())),
         other => return Err(EntryError::Unsupported(fourcc_str(*other))),
     };
@@ -114,10 +135,11 @@ pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
     let width = u32::from(v.u16()?);
     let height = u32::from(v.u16()?);
     let children = &content[VISUAL_ENTRY_LEN..];
-    let config_kind: &FourCc = if codec == Codec::H264 {
-        b"avcC"
-    } else {
-        b"hvcC"
+    let config_kind: &FourCc = match codec {
+        Codec::H264 => b"avcC",
+        Codec::Hevc => b"hvcC",
+        Codec::Vp9 => b"vpcC",
+        Codec::Av1 => b"av1C",
     };
     let config = crate::boxes::find(children, config_kind)?.ok_or_else(|| {
         invalid!(
@@ -129,6 +151,8 @@ pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
     let mut info = match codec {
         Codec::H264 => parse_avcc(config)?,
         Codec::Hevc => parse_hvcc(config)?,
+        Codec::Vp9 => crate::vp9::parse_vpcc(config)?,
+        Codec::Av1 => crate::av1::parse_av1c(config)?,
     };
     info.fourcc = fourcc_str(h.kind);
     info.width = width;
@@ -181,9 +205,8 @@ pub fn parse_avcc(bytes: &[u8]) -> ParseResult<CodecInfo> {
     Ok(info)
 }
 
-/// Chroma format and luma bit depth from an H.264 SPS NAL unit (h264-reader does the parsing).
-pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
-    use h264_reader::nal::sps::{ChromaFormat, SeqParameterSet};
+/// An H.264 SPS NAL unit, parsed by h264-reader.
+fn parse_h264_sps(sps: &[u8]) -> ParseResult<h264_reader::nal::sps::SeqParameterSet> {
     // h264-reader's NAL decoder underflows on a unit shorter than its header and one byte.
     if sps.len() < 2 || sps[0] & 0x1f != 7 {
         return Err(invalid!(
@@ -192,8 +215,25 @@ pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
         ));
     }
     let rbsp = h264_reader::rbsp::decode_nal(sps).map_err(|e| format!("H.264 SPS: {e}"))?;
-    let sps = SeqParameterSet::from_bits(h264_reader::rbsp::BitReader::new(&rbsp[..]))
-        .map_err(|e| format!("H.264 SPS: {e:?}"))?;
+    h264_reader::nal::sps::SeqParameterSet::from_bits(h264_reader::rbsp::BitReader::new(&rbsp[..]))
+        .map_err(|e| format!("H.264 SPS: {e:?}").into())
+}
+
+/// `max_num_reorder_frames` of an H.264 SPS's VUI, where it says: how many frames a decoder
+/// holds back before output (ffmpeg's `has_b_frames`).
+pub fn h264_reorder_depth(sps: &[u8]) -> Option<u32> {
+    let sps = parse_h264_sps(sps).ok()?;
+    Some(
+        sps.vui_parameters?
+            .bitstream_restrictions?
+            .max_num_reorder_frames,
+    )
+}
+
+/// Chroma format and luma bit depth from an H.264 SPS NAL unit (h264-reader does the parsing).
+pub fn h264_sps_format(sps: &[u8]) -> ParseResult<(u8, u8)> {
+    use h264_reader::nal::sps::ChromaFormat;
+    let sps = parse_h264_sps(sps)?;
     let chroma = match sps.chroma_info.chroma_format {
         ChromaFormat::Monochrome => 0,
         ChromaFormat::YUV420 => 1,

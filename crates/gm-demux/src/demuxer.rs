@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::annexb::{append_annexb, append_parameter_sets};
 use crate::cache::GopCache;
-use crate::codec::CodecInfo;
+use crate::codec::{Codec, CodecInfo};
 use crate::error::{DemuxError, Result};
 use crate::index::VideoIndex;
 use crate::options::IndexOptions;
@@ -69,8 +69,8 @@ impl IndexingDemuxer {
         self.source.bytes_read()
     }
 
-    /// The packets of `run`, as Annex-B, reading only their byte ranges (or the cache); the
-    /// same as [`PacketSource::read_run`].
+    /// The packets of `run` in the form NVDEC's parser takes (see [`Packet`]), reading only
+    /// their byte ranges (or the cache); the same as [`PacketSource::read_run`].
     pub fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>> {
         let idx = &self.index;
         let mut out = Vec::with_capacity(run.packets.len());
@@ -85,16 +85,32 @@ impl IndexingDemuxer {
                 })?;
             let raw = self.raw_packet(d)?;
             let mut data = Vec::with_capacity(raw.len() + 64);
-            if k == 0 {
-                append_parameter_sets(&mut data, &idx.codec.parameter_sets);
-            }
-            append_annexb(&mut data, &raw, idx.codec.nal_length_size).map_err(|e| {
-                DemuxError::BadSample {
-                    file: idx.path.clone(),
-                    sample: d as usize,
-                    reason: e.to_string(),
+            match idx.codec.codec {
+                Codec::H264 | Codec::Hevc => {
+                    if k == 0 {
+                        append_parameter_sets(&mut data, &idx.codec.parameter_sets);
+                    }
+                    append_annexb(&mut data, &raw, idx.codec.nal_length_size).map_err(|e| {
+                        DemuxError::BadSample {
+                            file: idx.path.clone(),
+                            sample: d as usize,
+                            reason: e.to_string(),
+                        }
+                    })?;
                 }
-            })?;
+                // The configuration OBUs (a sequence header) ahead of a run, in case its
+                // first temporal unit does not repeat them.
+                Codec::Av1 => {
+                    if k == 0 {
+                        idx.codec
+                            .parameter_sets
+                            .iter()
+                            .for_each(|s| data.extend_from_slice(s));
+                    }
+                    data.extend_from_slice(&raw);
+                }
+                Codec::Vp9 => data.extend_from_slice(&raw),
+            }
             out.push(Packet {
                 decode_index: d,
                 pts: p.pts,

@@ -4,16 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::codec::CodecInfo;
+use crate::container::Container;
 use crate::error::{DemuxError, Result};
-use crate::nal::PictureParser;
 use crate::options::{BitstreamScan, IndexOptions};
 use crate::picture::{Leading, Picture, RandomAccess};
 use crate::sample::{FrameIndex, Gop, Rational, Sample, SyncMismatch};
+use crate::scan::{ScanError, Scanner};
 use crate::source::{ByteSource, FileSource};
 use crate::tables::RawSample;
-
-/// Bytes first read from the start of a sample to find its slice headers.
-const HEADER_WINDOW: usize = 1 << 10;
 
 /// The index of one video track.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +22,9 @@ pub struct VideoIndex {
     pub file_size: u64,
     /// Its modification time when indexed, where known.
     pub modified: Option<std::time::SystemTime>,
-    /// The track's `track_ID`.
+    /// The container format.
+    pub container: Container,
+    /// The track's `track_ID` (MP4) or `TrackNumber` (Matroska).
     pub track_id: u32,
     /// Ticks per second of the track.
     pub timescale: u32,
@@ -67,16 +67,17 @@ impl VideoIndex {
 
     /// Indexes any byte source (a file, or memory).
     pub fn from_source(src: &dyn ByteSource, options: IndexOptions) -> Result<VideoIndex> {
-        let track = crate::mp4::read_track(src, options.track)?;
+        let track = crate::container::read_track(src, options.track)?;
         let mut index = VideoIndex {
             path: src.name().to_path_buf(),
             file_size: src.len(),
             modified: None,
+            container: track.container,
             track_id: track.track_id,
             timescale: track.timescale,
             codec: track.codec,
-            edit_shift: track.edit.map(|e| e.shift).unwrap_or(0),
-            has_edit: track.edit.is_some(),
+            edit_shift: track.edit_shift.unwrap_or(0),
+            has_edit: track.edit_shift.is_some(),
             fragmented: track.fragmented,
             scan: options.scan,
             packets: Vec::new(),
@@ -92,7 +93,7 @@ impl VideoIndex {
         Ok(index)
     }
 
-    /// Reads slice headers as `scan` asks; `None` where a sample was not read.
+    /// Reads the bitstream's headers as `scan` asks; `None` where a sample was not read.
     fn scan_bitstream(
         &mut self,
         src: &dyn ByteSource,
@@ -103,41 +104,26 @@ impl VideoIndex {
         if scan == BitstreamScan::None {
             return Ok(pictures);
         }
-        let mut parser = PictureParser::new(
-            self.codec.codec,
-            self.codec.nal_length_size,
-            &self.codec.parameter_sets,
-        );
-        let mut buf = Vec::new();
+        let mut scanner = Scanner::new(&self.codec)
+            .map_err(|e| DemuxError::malformed(&self.path, format!("codec configuration: {e}")))?;
         for (i, s) in samples.iter().enumerate() {
             if scan == BitstreamScan::Keyframes && !s.sync {
+                scanner.skipped();
                 continue;
             }
-            // Slice headers follow any SEI and parameter sets: a small read usually holds
-            // them; when it does not (a large SEI), read more.
-            let mut window = HEADER_WINDOW.min(s.size as usize);
-            let (pic, sets) = loop {
-                buf.resize(window, 0);
-                src.read_exact_at(&mut buf, s.offset)
-                    .map_err(|source| DemuxError::Io {
-                        file: self.path.clone(),
-                        source,
-                    })?;
-                let truncated = window < s.size as usize;
-                match parser.parse_window(&buf, truncated) {
-                    Ok(found) => break found,
-                    Err(_) if truncated => window = (window * 8).min(s.size as usize),
-                    Err(e) => {
-                        return Err(DemuxError::BadSample {
-                            file: self.path.clone(),
-                            sample: i,
-                            reason: e.to_string(),
-                        });
-                    }
-                }
-            };
-            self.in_band_parameter_sets += sets.len();
-            pictures[i] = Some(pic);
+            let scanned = scanner.sample(src, s).map_err(|e| match e {
+                ScanError::Io(source) => DemuxError::Io {
+                    file: self.path.clone(),
+                    source,
+                },
+                ScanError::Parse(e) => DemuxError::BadSample {
+                    file: self.path.clone(),
+                    sample: i,
+                    reason: e.to_string(),
+                },
+            })?;
+            self.in_band_parameter_sets += scanned.in_band_sets;
+            pictures[i] = Some(scanned.picture);
         }
         Ok(pictures)
     }

@@ -30,14 +30,17 @@
 //! ```
 
 mod annexb;
+mod av1;
 mod bits;
 pub mod boxes;
 mod cache;
 pub mod codec;
+mod container;
 mod demuxer;
 mod error;
 mod fragment;
 mod index;
+mod mkv;
 mod mp4;
 pub mod nal;
 mod options;
@@ -47,12 +50,15 @@ mod picture;
 mod plan;
 mod planner;
 mod sample;
+mod scan;
 pub mod source;
 mod tables;
+mod vp9;
 
 pub use annexb::{append_annexb, append_parameter_sets};
 pub use cache::{CacheStats, GopCache, GopKey};
 pub use codec::{Codec, CodecInfo};
+pub use container::Container;
 pub use demuxer::IndexingDemuxer;
 pub use error::{DemuxError, ParseError, Result};
 pub use index::VideoIndex;

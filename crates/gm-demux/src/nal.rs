@@ -118,6 +118,9 @@ impl PictureParser {
         match self.codec {
             Codec::H264 => self.parse_h264(nals),
             Codec::Hevc => self.parse_hevc(nals),
+            Codec::Vp9 | Codec::Av1 => {
+                Err(invalid!("{} samples are not NAL units", self.codec.name()))
+            }
         }
     }
 

@@ -1,5 +1,5 @@
-//! The seam between containers and decoders: a [`Packet`] of Annex-B bytes, and
-//! [`PacketSource`], what a decoder needs from any container (MP4 today) to execute a
+//! The seam between containers and decoders: a [`Packet`] of coded bytes, and
+//! [`PacketSource`], what a decoder needs from any container (MP4, Matroska) to execute a
 //! [`DecodePlan`](crate::DecodePlan): the codec's parameters, a name for errors, and the
 //! packets of each planned run. A container plugs into every decoder by implementing it, as
 //! symphonia's format readers and decoders meet at a packet.
@@ -10,14 +10,16 @@ use crate::codec::CodecInfo;
 use crate::error::Result;
 use crate::plan::DecodeRun;
 
-/// One packet ready for a decoder: one coded sample as Annex-B.
+/// One packet ready for a decoder: one coded sample as Annex-B (H.264, HEVC), as stored (a VP9
+/// frame or superframe), or as stored in the low-overhead OBU format (an AV1 temporal unit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Packet {
     /// Decode index.
     pub decode_index: u32,
     /// Presentation time (ticks); decoders hand it back with the decoded picture.
     pub pts: i64,
-    /// Annex-B bytes; the first packet of a run starts with the parameter sets.
+    /// The bytes; the first packet of a run starts with the parameter sets (H.264, HEVC) or the
+    /// configuration OBUs (AV1).
     pub data: Vec<u8>,
 }
 
@@ -29,7 +31,7 @@ pub trait PacketSource: Send + Sync {
     /// The codec and stream format, with the parameter sets of the configuration record.
     fn codec(&self) -> &CodecInfo;
 
-    /// The packets of `run` (its `packets`, in that order), as Annex-B; the first starts with
-    /// the parameter sets, so that a decoder can start there.
+    /// The packets of `run` (its `packets`, in that order), as [`Packet`] says; the first
+    /// starts with the parameter sets, so that a decoder can start there.
     fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>>;
 }

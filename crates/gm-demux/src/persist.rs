@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use crate::codec::{Codec, CodecInfo};
+use crate::container::Container;
 use crate::error::{DemuxError, Result};
 use crate::index::VideoIndex;
 use crate::options::{BitstreamScan, IndexOptions, TrackSelect};
@@ -45,8 +46,9 @@ enum PayloadError {
     #[error("no packets")]
     NoPackets,
 }
-/// Format version; files of another version are rebuilt, not read.
-pub const INDEX_FORMAT_VERSION: u16 = 1;
+/// Format version; files of another version are rebuilt, not read (2: the container, VP9
+/// and AV1).
+pub const INDEX_FORMAT_VERSION: u16 = 2;
 
 impl VideoIndex {
     /// Writes the index to `path` (through a temporary file and a rename, so a reader never
@@ -147,7 +149,8 @@ impl VideoIndex {
         put_u(&mut w, u64::from(self.track_id));
         put_u(&mut w, u64::from(self.timescale));
         put_i(&mut w, self.edit_shift);
-        w.push(u8::from(self.has_edit) | u8::from(self.fragmented) << 1);
+        let matroska = self.container == Container::Matroska;
+        w.push(u8::from(self.has_edit) | u8::from(self.fragmented) << 1 | u8::from(matroska) << 2);
         w.push(match self.scan {
             BitstreamScan::None => 0,
             BitstreamScan::Keyframes => 1,
@@ -157,6 +160,8 @@ impl VideoIndex {
         w.push(match c.codec {
             Codec::H264 => 0,
             Codec::Hevc => 1,
+            Codec::Vp9 => 2,
+            Codec::Av1 => 3,
         });
         put_bytes(&mut w, c.fourcc.as_bytes());
         w.extend_from_slice(&[
@@ -226,6 +231,11 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
         edit_shift,
         has_edit: flags & 1 != 0,
         fragmented: flags & 2 != 0,
+        container: if flags & 4 != 0 {
+            Container::Matroska
+        } else {
+            Container::Mp4
+        },
         scan,
         packets: Vec::new(),
         presentation: Vec::new(),
@@ -245,7 +255,10 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
 fn decode_codec(r: &mut Cursor<'_>) -> Result<CodecInfo, PayloadError> {
     let codec = match r.byte()? {
         0 => Codec::H264,
-        _ => Codec::Hevc,
+        1 => Codec::Hevc,
+        2 => Codec::Vp9,
+        3 => Codec::Av1,
+        _ => return Err(PayloadError::OutOfRange("codec")),
     };
     let fourcc = String::from_utf8_lossy(r.bytes()?).into_owned();
     let fixed = r.take(5)?;

@@ -44,7 +44,7 @@ fn empty_garbage_and_incomplete_files() {
     expect_error(
         "garbage.mp4",
         b"this is certainly not a video file at all".to_vec(),
-        "not an MP4/MOV file",
+        "not an MP4/MOV or Matroska/WebM file",
     );
     let mut mdat_only = vec![
         0, 0, 0, 16, b'f', b't', b'y', b'p', b'i', b's', b'o', b'm', 0, 0, 2, 0,
@@ -109,8 +109,15 @@ fn unsupported_and_missing_tracks_are_named() {
     );
     let mut bytes = fixture_bytes("hevc_closed_gop");
     let hvc1 = box_at(&bytes, b"hvc1");
+    bytes[hvc1 + 4..hvc1 + 8].copy_from_slice(b"vp08");
+    expect_error(
+        "vp8.mp4",
+        bytes.clone(),
+        "unsupported codec vp08 in vp8.mp4",
+    );
+    // A codec we read, with its configuration record missing.
     bytes[hvc1 + 4..hvc1 + 8].copy_from_slice(b"av01");
-    expect_error("av1.mp4", bytes, "unsupported codec av01 in av1.mp4");
+    expect_error("av1.mp4", bytes, "'av01' sample entry has no 'av1C' box");
 }
 
 fn mutate(mut bytes: Vec<u8>, edits: &[(usize, u32)], cut: Option<usize>) -> Vec<u8> {

@@ -24,7 +24,22 @@ const FIXTURES: &[&str] = &[
     "hevc_open_gop",
     "hevc_main10",
     "hevc_fragmented",
+    "vp9.mp4",
+    "vp9_altref.webm",
+    "vp9_10bit.webm",
+    "vp9_odd.webm",
+    "av1_hidden.webm",
+    "av1_svt.webm",
+    "av1_10bit.webm",
+    "av1_odd.mp4",
+    "h264_bframes.mkv",
+    "hevc_bframes.mkv",
 ];
+
+/// A fixture's golden files are named after its file name without the extension.
+fn stem(name: &str) -> &str {
+    name.split('.').next().unwrap()
+}
 
 fn indexes() -> &'static Vec<(String, VideoIndex)> {
     static I: OnceLock<Vec<(String, VideoIndex)>> = OnceLock::new();
@@ -184,19 +199,47 @@ fn ffmpeg_available(test: &str) -> bool {
 
 /// MD5s of ffmpeg's whole-file decode, by presentation index.
 fn golden_md5(name: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(fixtures().join("golden").join(format!("{name}.framemd5")))
-        .unwrap();
+    let file = format!("{}.framemd5", stem(name));
+    let text = std::fs::read_to_string(fixtures().join("golden").join(file)).unwrap();
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
         .collect()
 }
 
-/// MD5s of the frames ffmpeg decodes from an Annex-B stream.
-fn decode_md5s(es: &[u8], codec: &str, ten_bit: bool, tmp: &Path) -> Vec<String> {
+/// A run's packets as ffmpeg's demuxers take them: Annex-B (H.264, HEVC) as one stream, VP9
+/// and AV1 packets in an IVF file (one frame record per packet), and the demuxer's name.
+fn elementary_stream(packets: Vec<gm_demux::Packet>, codec: &str) -> (Vec<u8>, &'static str) {
+    let fourcc: &[u8; 4] = match codec {
+        "h264" => return (packets.into_iter().flat_map(|p| p.data).collect(), "h264"),
+        "hevc" => return (packets.into_iter().flat_map(|p| p.data).collect(), "hevc"),
+        "vp9" => b"VP90",
+        "av1" => b"AV01",
+        other => panic!("{other}"),
+    };
+    let mut ivf = Vec::new();
+    ivf.extend_from_slice(b"DKIF");
+    ivf.extend_from_slice(&0u16.to_le_bytes());
+    ivf.extend_from_slice(&32u16.to_le_bytes());
+    ivf.extend_from_slice(fourcc);
+    ivf.extend_from_slice(&[0; 4]); // width, height: the decoder reads them from the stream
+    ivf.extend_from_slice(&1000u32.to_le_bytes());
+    ivf.extend_from_slice(&1u32.to_le_bytes());
+    ivf.extend_from_slice(&(packets.len() as u32).to_le_bytes());
+    ivf.extend_from_slice(&[0; 4]);
+    for (i, p) in packets.iter().enumerate() {
+        ivf.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
+        ivf.extend_from_slice(&(i as u64).to_le_bytes());
+        ivf.extend_from_slice(&p.data);
+    }
+    (ivf, "ivf")
+}
+
+/// MD5s of the frames ffmpeg decodes from a run's stream.
+fn decode_md5s(es: &[u8], format: &str, ten_bit: bool, tmp: &Path) -> Vec<String> {
     std::fs::write(tmp, es).unwrap();
     let out = std::process::Command::new("ffmpeg")
-        .args(["-hide_banner", "-loglevel", "error", "-f", codec, "-i"])
+        .args(["-hide_banner", "-loglevel", "error", "-f", format, "-i"])
         .arg(tmp)
         .args([
             "-fps_mode",
@@ -232,13 +275,8 @@ fn check_plan_decodes(name: &str, frames: &[usize], tmp: &Path) -> usize {
     let plan = demux.plan(frames).unwrap();
     let mut checked = 0;
     for run in &plan.runs {
-        let es: Vec<u8> = demux
-            .read_run(run)
-            .unwrap()
-            .into_iter()
-            .flat_map(|p| p.data)
-            .collect();
-        let got = decode_md5s(&es, codec, ten_bit, tmp);
+        let (es, format) = elementary_stream(demux.read_run(run).unwrap(), codec);
+        let got = decode_md5s(&es, format, ten_bit, tmp);
         let counts: HashMap<&String, usize> = got.iter().fold(HashMap::new(), |mut m, s| {
             *m.entry(s).or_default() += 1;
             m

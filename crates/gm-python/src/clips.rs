@@ -23,7 +23,7 @@ type EpisodeSources = (usize, Vec<(String, Vec<usize>)>);
 
 /// Videos cut into episodes: `frames` frames every `stride` frames (every `step`-th frame),
 /// or `timed=(seconds, fps, stride)` by timestamp. `videos` (paths), `directory` (every
-/// .mp4/.m4v/.mov in it) or `scenes` (lists of camera videos, aligned) say which files.
+/// .mp4/.m4v/.mov/.webm/.mkv in it) or `scenes` (lists of camera videos, aligned) say which files.
 /// Indexing reads no frame and needs no GPU; `index_cache` keeps the indexes.
 #[pyclass(module = "gm")]
 pub struct VideoDataset {

@@ -253,6 +253,8 @@ fn cuvid_codec(codec: Codec) -> u32 {
     match codec {
         Codec::H264 => sys::cudaVideoCodec_enum_cudaVideoCodec_H264,
         Codec::Hevc => sys::cudaVideoCodec_enum_cudaVideoCodec_HEVC,
+        Codec::Vp9 => sys::cudaVideoCodec_enum_cudaVideoCodec_VP9,
+        Codec::Av1 => sys::cudaVideoCodec_enum_cudaVideoCodec_AV1,
     }
 }
 

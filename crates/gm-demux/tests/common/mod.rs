@@ -11,9 +11,15 @@ pub fn fixtures() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
 }
 
-/// A committed fixture video by name.
+/// A committed fixture video by name: `name.mp4`, or the file named when `name` has an
+/// extension (`vp9_altref.webm`).
 pub fn video(name: &str) -> PathBuf {
-    fixtures().join("video").join(format!("{name}.mp4"))
+    let dir = fixtures().join("video");
+    if Path::new(name).extension().is_some() {
+        dir.join(name)
+    } else {
+        dir.join(format!("{name}.mp4"))
+    }
 }
 
 /// ../shared/media, if present.

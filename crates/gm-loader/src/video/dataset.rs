@@ -13,7 +13,7 @@ use crate::error::{LoaderError, SampleError, SampleErrorKind};
 use crate::progress::Progress;
 
 /// File extensions [`VideoDatasetBuilder::directory`] takes as videos.
-pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "m4v", "mov"];
+pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "m4v", "mov", "webm", "mkv"];
 
 /// How videos are cut into episodes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,7 +156,7 @@ impl VideoDatasetBuilder {
         self
     }
 
-    /// Every video (`.mp4`, `.m4v`, `.mov`) in `dir`, sorted by name.
+    /// Every video (`.mp4`, `.m4v`, `.mov`, `.webm`, `.mkv`) in `dir`, sorted by name.
     pub fn directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.directory = Some(dir.into());
         self

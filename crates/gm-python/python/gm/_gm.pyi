@@ -189,7 +189,7 @@ class VideoDecoder:
 class VideoDataset:
     """Videos cut into episodes: ``frames`` frames every ``stride`` frames (every ``step``-th
     frame), or ``timed=(seconds, fps, stride)`` by timestamp. ``videos`` (paths),
-    ``directory`` (every .mp4/.m4v/.mov in it) or ``scenes`` (lists of camera videos) say
+    ``directory`` (every .mp4/.m4v/.mov/.webm/.mkv in it) or ``scenes`` (lists of camera videos) say
     which files. Indexing reads no frame and needs no GPU; ``progress`` (True: a tqdm bar; a
     callable: called with (done, total)) shows it."""
 
