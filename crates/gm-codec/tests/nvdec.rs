@@ -470,7 +470,8 @@ fn mixed_requests_decode_bit_exact_with_every_index_scan() {
 struct MemPackets {
     name: PathBuf,
     codec: CodecInfo,
-    /// (pts, Annex-B bytes without parameter sets) by decode index.
+    /// (pts, bytes without parameter sets: Annex-B for H.264/HEVC, as stored for VP9/AV1) by
+    /// decode index.
     samples: Vec<(i64, Vec<u8>)>,
 }
 
@@ -482,6 +483,9 @@ impl MemPackets {
             .iter()
             .map(|s| {
                 let raw = &bytes[s.offset as usize..s.offset as usize + s.size as usize];
+                if !index.codec.codec.is_nal() {
+                    return (s.pts, raw.to_vec());
+                }
                 let mut annexb = Vec::new();
                 append_annexb(&mut annexb, raw, index.codec.nal_length_size).unwrap();
                 (s.pts, annexb)
@@ -516,8 +520,14 @@ impl PacketSource for MemPackets {
                         reason: "no such packet".into(),
                     })?;
             let mut data = Vec::new();
-            if k == 0 {
+            if k == 0 && self.codec.codec.is_nal() {
                 append_parameter_sets(&mut data, &self.codec.parameter_sets);
+            } else if k == 0 {
+                // AV1's configuration OBUs; VP9 has none.
+                self.codec
+                    .parameter_sets
+                    .iter()
+                    .for_each(|s| data.extend_from_slice(s));
             }
             data.extend_from_slice(annexb);
             out.push(Packet {

@@ -45,5 +45,7 @@ mod tests {
         append_annexb(&mut out, &two, 2).unwrap();
         assert_eq!(out, vec![0, 0, 0, 1, 0x41, 0, 0, 0, 1, 0x41, 0x42]);
         assert!(append_annexb(&mut Vec::new(), &[0, 0, 0, 9, 1], 4).is_err());
+        // VP9 and AV1 tracks have no NAL length size: an error, not endless empty units.
+        assert!(append_annexb(&mut Vec::new(), &[1, 2, 3], 0).is_err());
     }
 }

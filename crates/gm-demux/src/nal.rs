@@ -48,6 +48,13 @@ impl<'a> Iterator for NalUnits<'a> {
         if self.data.is_empty() {
             return None;
         }
+        if !matches!(self.len_size, 1..=4) {
+            self.data = &[];
+            return Some(Err(invalid!(
+                "a NAL length prefix of {} bytes",
+                self.len_size
+            )));
+        }
         if self.data.len() < self.len_size {
             self.data = &[];
             return Some(Err(ParseError::TruncatedNalLength));

@@ -64,6 +64,13 @@ pub(super) struct State {
     pub(super) delivered: Vec<bool>,
     /// Timestamps the decoder displayed in this run, for diagnostics.
     pub(super) displayed: Vec<i64>,
+    /// For VP9 and AV1, the pts of the run's packets in the order fed: every packet shows
+    /// exactly one frame, in decode order, so the k-th display is the k-th packet's frame.
+    /// nvcuvid's display timestamps are not reliable there (after a superframe with a hidden
+    /// frame, it reported the previous packet's for the rest of a run).
+    pub(super) ordinal: Option<Vec<i64>>,
+    /// Displays so far in this run.
+    pub(super) shown: usize,
     pub(super) consumer: Option<*mut Consumer>,
     pub(super) error: Option<CodecError>,
     pub(super) ring: VecDeque<Mapped>,
@@ -151,11 +158,29 @@ impl State {
         Ok(())
     }
 
-    pub(super) fn begin_run(&mut self, keep: &[Keep]) {
+    /// Starts a run that must deliver `keep`; `ordinal` as [`State::ordinal`] says.
+    pub(super) fn begin_run(&mut self, keep: &[Keep], ordinal: Option<Vec<i64>>) {
         self.keeps = keep.to_vec();
         self.wanted = keep.iter().enumerate().map(|(i, k)| (k.pts, i)).collect();
         self.delivered = vec![false; keep.len()];
         self.displayed.clear();
+        self.ordinal = ordinal;
+        self.shown = 0;
+    }
+
+    /// The pts of the frame a display callback hands over.
+    fn display_pts(&mut self, disp: &sys::CUVIDPARSERDISPINFO) -> i64 {
+        let k = self.shown;
+        self.shown += 1;
+        match self.ordinal.as_ref().and_then(|o| o.get(k)) {
+            Some(&pts) => {
+                if pts != disp.timestamp {
+                    tracing::trace!(pts, reported = disp.timestamp, "display timestamp differs");
+                }
+                pts
+            }
+            None => disp.timestamp,
+        }
     }
 
     /// The parser's sequence callback: checks the stream against the GPU's caps, then lets
@@ -358,10 +383,11 @@ impl State {
     }
 
     fn display(&mut self, disp: &sys::CUVIDPARSERDISPINFO) -> Result<()> {
+        let pts = self.display_pts(disp);
         if self.displayed.len() < 64 {
-            self.displayed.push(disp.timestamp);
+            self.displayed.push(pts);
         }
-        let Some(&k) = self.wanted.get(&disp.timestamp) else {
+        let Some(&k) = self.wanted.get(&pts) else {
             return Ok(());
         };
         let Some((decoder, f)) = self.current().map(|d| (d.handle, d.slot.format)) else {
@@ -400,8 +426,8 @@ impl State {
             luma: DevicePtr(ptr),
             chroma: DevicePtr(ptr + u64::from(pitch) * u64::from(f.target_height)),
             pitch: pitch as usize,
-            width: f.target_width,
-            height: f.target_height,
+            width: f.width,
+            height: f.height,
             format: if f.depth_minus8 > 0 {
                 SurfaceFormat::P016
             } else {

@@ -74,6 +74,8 @@ impl DecoderSession {
                 wanted: HashMap::new(),
                 delivered: Vec::new(),
                 displayed: Vec::new(),
+                ordinal: None,
+                shown: 0,
                 consumer: None,
                 error: None,
                 ring: VecDeque::new(),
@@ -162,12 +164,20 @@ impl DecoderSession {
                 source.read_run(run)?
             };
             let _nvtx = nvtx::range(c"NVDEC: decode a run");
-            self.state.begin_run(&run.keep);
+            let nal = source.codec().codec.is_nal();
+            let ordinal = (!nal).then(|| packets.iter().map(|p| p.pts).collect());
+            self.state.begin_run(&run.keep, ordinal);
+            // A VP9 superframe or an AV1 temporal unit may hold several frames: not one
+            // picture, so no end-of-picture flag.
+            let end_of_picture = if nal {
+                sys::CUvideopacketflags_CUVID_PKT_ENDOFPICTURE
+            } else {
+                0
+            };
             for packet in &packets {
                 // Each run ends with end-of-stream, which resets the parser: no discontinuity
                 // flag is needed at the next run's start.
-                let flags = sys::CUvideopacketflags_CUVID_PKT_TIMESTAMP
-                    | sys::CUvideopacketflags_CUVID_PKT_ENDOFPICTURE;
+                let flags = sys::CUvideopacketflags_CUVID_PKT_TIMESTAMP | end_of_picture;
                 self.parse(p, &packet.data, flags, packet.pts)?;
                 self.state.stats.packets += 1;
             }
