@@ -11,8 +11,8 @@ use gm_codec::CodecError;
 use gm_codec::nvdec::{DecoderPool, DecoderSession, FrameStatus};
 use gm_cuda::gpu_test_device;
 use gm_demux::{
-    BitstreamScan, CodecInfo, DecodePlan, DecodeRun, DemuxError, IndexOptions, IndexingDemuxer,
-    Packet, PacketSource, VideoIndex, append_annexb, append_parameter_sets,
+    BitstreamScan, Codec, CodecInfo, DecodePlan, DecodeRun, DemuxError, IndexOptions,
+    IndexingDemuxer, Packet, PacketSource, VideoIndex, append_annexb, append_parameter_sets,
 };
 use md5::{Digest, Md5};
 use rand::rngs::StdRng;
@@ -83,6 +83,27 @@ fn video(name: &str) -> (PathBuf, Vec<String>) {
     (path, md5s)
 }
 
+/// The fixtures this GPU's NVDEC decodes. Hopper's (H100, H200) has no AV1: its AV1 fixtures
+/// are left to `av1_decodes_bit_exact_or_is_refused_clearly`; every other codec must be there.
+fn decodable(device: &gm_cuda::Device) -> Vec<&'static str> {
+    let mut session = DecoderSession::new(device, None).unwrap();
+    FIXTURES
+        .iter()
+        .copied()
+        .filter(|name| {
+            let (path, _) = video(name);
+            let codec = demuxer(&path).index().codec.clone();
+            match session.check_support(&path, &codec) {
+                Ok(()) => true,
+                Err(e) => {
+                    assert_eq!(codec.codec, Codec::Av1, "{name}: {e}");
+                    false
+                }
+            }
+        })
+        .collect()
+}
+
 fn demuxer(path: &Path) -> IndexingDemuxer {
     IndexingDemuxer::open(
         path,
@@ -151,7 +172,7 @@ fn rng(test: &str) -> StdRng {
 fn every_frame_of_every_video_decodes_bit_exact() {
     let device = gpu_test_device!("every_frame_of_every_video_decodes_bit_exact");
     let mut session = DecoderSession::new(&device, None).unwrap();
-    let mut names: Vec<String> = FIXTURES.iter().map(|s| s.to_string()).collect();
+    let mut names: Vec<String> = decodable(&device).iter().map(|s| s.to_string()).collect();
     if shared().is_some() {
         for n in [
             "humming_bird_1s",
@@ -181,14 +202,15 @@ fn random_frames_and_clips_decode_bit_exact() {
     let device = gpu_test_device!("random_frames_and_clips_decode_bit_exact");
     let mut rng = rng("random_frames_and_clips");
     let mut session = DecoderSession::new(&device, None).unwrap();
+    let fixtures = decodable(&device);
     let mut frames = 0;
     for _ in 0..300 {
-        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let name = fixtures[rng.random_range(0..fixtures.len())];
         let n = video(name).1.len();
         frames += check(name, &mut session, &[rng.random_range(0..n)]);
     }
     for _ in 0..100 {
-        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let name = fixtures[rng.random_range(0..fixtures.len())];
         let n = video(name).1.len();
         let start = rng.random_range(0..=n - 8);
         let mut clip: Vec<usize> = (start..start + 8).collect();
@@ -364,13 +386,14 @@ fn a_pool_of_seven_sessions_decodes_concurrently_and_bounds_memory() {
     let mut rng = rng("pool");
     let pool = DecoderPool::new(&device, 7, Some(2 << 30)).unwrap();
     assert_eq!(pool.sessions(), 7);
-    let demuxers: HashMap<&str, Arc<IndexingDemuxer>> = FIXTURES
+    let fixtures = decodable(&device);
+    let demuxers: HashMap<&str, Arc<IndexingDemuxer>> = fixtures
         .iter()
         .map(|n| (*n, Arc::new(demuxer(&video(n).0))))
         .collect();
     let mut pending = Vec::new();
     for _ in 0..140 {
-        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let name = fixtures[rng.random_range(0..fixtures.len())];
         let n = video(name).1.len();
         let start = rng.random_range(0..=n - 8);
         let frames: Vec<usize> = (start..start + 8).collect();
@@ -413,13 +436,14 @@ fn mixed_requests_decode_bit_exact_with_every_index_scan() {
     let device = gpu_test_device!("mixed_requests_decode_bit_exact_with_every_index_scan");
     let mut rng = rng("mixed_requests");
     let mut session = DecoderSession::new(&device, None).unwrap();
+    let fixtures = decodable(&device);
     let mut frames_checked = 0;
     for scan in [
         BitstreamScan::None,
         BitstreamScan::Keyframes,
         BitstreamScan::Full,
     ] {
-        for name in FIXTURES {
+        for &name in &fixtures {
             let (path, golden) = video(name);
             let demux = IndexingDemuxer::open(
                 &path,
@@ -549,7 +573,7 @@ fn a_packet_source_of_another_container_decodes_bit_exact() {
     let mut rng = rng("packet_source");
     let mut session = DecoderSession::new(&device, None).unwrap();
     let mut frames_checked = 0;
-    for name in FIXTURES {
+    for name in decodable(&device) {
         let (path, golden) = video(name);
         let index = demuxer(&path).index().clone();
         let source = MemPackets::new(&index);
@@ -574,4 +598,42 @@ fn a_packet_source_of_another_container_decodes_bit_exact() {
     }
     eprintln!("{frames_checked} frames, {:?}", session.stats());
     assert!(frames_checked >= 330);
+}
+
+#[test]
+fn av1_decodes_bit_exact_or_is_refused_clearly() {
+    // NVDEC decodes AV1 from Ampere's consumer parts on, but the decoder of Hopper (H100,
+    // H200) reports AV1 unsupported: there gm must refuse before decoding, naming the file,
+    // the codec and the GPU; where it is supported, every frame must equal ffmpeg's (libdav1d,
+    // film grain applied as NVDEC applies it).
+    let device = gpu_test_device!("av1_decodes_bit_exact_or_is_refused_clearly");
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    let av1: Vec<&str> = FIXTURES
+        .iter()
+        .copied()
+        .filter(|n| n.starts_with("av1"))
+        .collect();
+    assert!(av1.len() >= 5);
+    for name in av1 {
+        let (path, golden) = video(name);
+        let demux = demuxer(&path);
+        match session.check_support(&path, &demux.index().codec) {
+            Ok(()) => {
+                check(name, &mut session, &(0..golden.len()).collect::<Vec<_>>());
+                eprintln!("{name}: decoded bit-exact on {}", device.name());
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(matches!(e, CodecError::Unsupported(_)), "{msg}");
+                for part in [name, "av1", device.name()] {
+                    assert!(msg.contains(part), "'{part}' missing from: {msg}");
+                }
+                let err = decode_md5(&mut session, &demux, &[0]).unwrap_err();
+                assert!(matches!(err, CodecError::Unsupported(_)), "{err}");
+                eprintln!("{name}: refused on {}: {msg}", device.name());
+            }
+        }
+    }
+    // The session still decodes what it can.
+    check("vp9_altref.webm", &mut session, &[0, 29]);
 }

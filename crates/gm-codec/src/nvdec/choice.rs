@@ -112,8 +112,6 @@ mod tests {
             display: [0, 0, w as i32, h as i32],
             target_width: w,
             target_height: h,
-            width: w,
-            height: h,
             surfaces: 8,
             progressive: true,
         }

@@ -424,10 +424,14 @@ impl State {
             pts: keep.pts,
             slots: &keep.slots,
             luma: DevicePtr(ptr),
-            chroma: DevicePtr(ptr + u64::from(pitch) * u64::from(f.target_height)),
+            // The chroma plane starts at an even row (NVIDIA's NvDecoder does the same): a
+            // 321x181 VP9 stream's chroma read from row 181 came out wrong.
+            chroma: DevicePtr(
+                ptr + u64::from(pitch) * u64::from(f.target_height.next_multiple_of(2)),
+            ),
             pitch: pitch as usize,
-            width: f.width,
-            height: f.height,
+            width: f.target_width,
+            height: f.target_height,
             format: if f.depth_minus8 > 0 {
                 SurfaceFormat::P016
             } else {

@@ -21,9 +21,6 @@ pub(super) struct DecoderFormat {
     pub(super) display: [i32; 4],
     pub(super) target_width: u32,
     pub(super) target_height: u32,
-    /// The frame's size: the display area's before padding to even (see [`SequenceFormat`]).
-    pub(super) width: u32,
-    pub(super) height: u32,
 }
 
 /// What decoders can take each other's sequences (reconfigured if need be): codec, chroma
@@ -65,8 +62,6 @@ impl DecoderFormat {
             display: want.display,
             target_width: want.target_width,
             target_height: want.target_height,
-            width: want.width,
-            height: want.height,
         }
     }
 
@@ -79,8 +74,6 @@ impl DecoderFormat {
             display: want.display,
             target_width: want.target_width,
             target_height: want.target_height,
-            width: want.width,
-            height: want.height,
             ..*self
         }
     }
@@ -126,55 +119,26 @@ pub(super) struct SequenceFormat {
     pub(super) depth_minus8: u32,
     pub(super) coded_width: u32,
     pub(super) coded_height: u32,
-    /// Display area given to the decoder: left, top, right, bottom (padded to even sizes).
+    /// Display area: left, top, right, bottom.
     pub(super) display: [i32; 4],
-    /// Output surface size: the padded display area's, so that nothing is scaled.
     pub(super) target_width: u32,
     pub(super) target_height: u32,
-    /// The frame's size: the stream's display area, odd sizes included.
-    pub(super) width: u32,
-    pub(super) height: u32,
     pub(super) surfaces: u32,
     pub(super) progressive: bool,
-}
-
-/// An output size of `display` samples from `start`, padded to even where the coded size has
-/// room: NVDEC scales the display area to the target size, and its 4:2:0 surfaces have
-/// whole chroma samples, so an odd size (a 321x181 VP9 stream) would come out resampled. The
-/// padding column or row is decoded data beside the picture, cropped away when frames are
-/// read.
-fn even_target(start: i32, display: u32, coded: u32) -> u32 {
-    let padded = display + (display & 1);
-    if i64::from(start.max(0)) + i64::from(padded) <= i64::from(coded) {
-        padded
-    } else {
-        display
-    }
 }
 
 impl SequenceFormat {
     pub(super) fn of(fmt: &sys::CUVIDEOFORMAT) -> SequenceFormat {
         let d = fmt.display_area;
-        let width = (d.right - d.left).max(0) as u32;
-        let height = (d.bottom - d.top).max(0) as u32;
-        let target_width = even_target(d.left, width, fmt.coded_width);
-        let target_height = even_target(d.top, height, fmt.coded_height);
         SequenceFormat {
             codec: fmt.codec,
             chroma: fmt.chroma_format,
             depth_minus8: u32::from(fmt.bit_depth_luma_minus8),
             coded_width: fmt.coded_width,
             coded_height: fmt.coded_height,
-            display: [
-                d.left,
-                d.top,
-                d.left + target_width as i32,
-                d.top + target_height as i32,
-            ],
-            target_width,
-            target_height,
-            width,
-            height,
+            display: [d.left, d.top, d.right, d.bottom],
+            target_width: (d.right - d.left).max(0) as u32,
+            target_height: (d.bottom - d.top).max(0) as u32,
             surfaces: u32::from(fmt.min_num_decode_surfaces).max(1),
             progressive: fmt.progressive_sequence != 0,
         }
@@ -255,21 +219,5 @@ pub(super) fn chroma_name(c: u32) -> &'static str {
         2 => "4:2:2",
         3 => "4:4:4",
         _ => "unknown",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn odd_display_sizes_are_padded_where_the_coded_size_has_room() {
-        // 321x181 VP9 in a 328x184 coded picture: 322x182 surfaces, nothing scaled.
-        assert_eq!(even_target(0, 321, 328), 322);
-        assert_eq!(even_target(0, 181, 184), 182);
-        assert_eq!(even_target(0, 320, 320), 320);
-        // No room beside the picture: the odd size stays.
-        assert_eq!(even_target(0, 321, 321), 321);
-        assert_eq!(even_target(7, 321, 328), 321);
     }
 }
