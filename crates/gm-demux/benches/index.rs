@@ -1,6 +1,8 @@
 //! Index time and size for a one-hour 1080p video (H.264, 30 fps, GOP 30, B-frames), in
-//! progressive and fragmented MP4. The videos are made once with ffmpeg under
-//! target/bench-media (or named by GM_BENCH_LONG_VIDEO / GM_BENCH_LONG_FRAGMENTED).
+//! progressive and fragmented MP4, and a one-hour 1080p VP9 WebM (30 fps, key frame every
+//! 30). The videos are made once with ffmpeg under target/bench-media (or named by
+//! GM_BENCH_LONG_VIDEO / GM_BENCH_LONG_FRAGMENTED / GM_BENCH_LONG_WEBM; `skip` leaves the
+//! fragmented or WebM one out).
 //!
 //! Run: `cargo bench -p gm-demux --bench index`.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
@@ -90,6 +92,59 @@ fn long_videos() -> (PathBuf, PathBuf) {
     (prog, frag)
 }
 
+/// The phone recording's first 10 s as 1080p VP9, repeated by stream copy to one hour.
+fn long_webm() -> Option<PathBuf> {
+    let var = std::env::var_os("GM_BENCH_LONG_WEBM");
+    if var.as_deref() == Some(std::ffi::OsStr::new("skip")) {
+        return None;
+    }
+    let dir = media_dir();
+    let path = var
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("long_1080p_1h.webm"));
+    if !path.exists() {
+        let clip = dir.join("clip_1080p_10s.webm");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/media/video/phone_1080p.mp4");
+        if !clip.exists() {
+            ffmpeg(&[
+                "-stream_loop",
+                "-1",
+                "-i",
+                source.to_str().unwrap(),
+                "-t",
+                "10",
+                "-an",
+                "-vf",
+                "scale=1920:1080",
+                "-r",
+                "30",
+                "-c:v",
+                "libvpx-vp9",
+                "-deadline",
+                "realtime",
+                "-cpu-used",
+                "8",
+                "-b:v",
+                "2M",
+                "-g",
+                "30",
+                clip.to_str().unwrap(),
+            ]);
+        }
+        ffmpeg(&[
+            "-stream_loop",
+            "359",
+            "-i",
+            clip.to_str().unwrap(),
+            "-c",
+            "copy",
+            path.to_str().unwrap(),
+        ]);
+    }
+    Some(path)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -100,12 +155,14 @@ fn main() {
     println!("| video | scan | frames | median ms | min..max ms | bytes read | file MB |");
     println!("|---|---|---|---|---|---|---|");
     // GM_BENCH_LONG_FRAGMENTED=skip leaves the fragmented twin out (no ffmpeg to make it).
-    let paths: Vec<&PathBuf> = if std::env::var("GM_BENCH_LONG_FRAGMENTED").as_deref() == Ok("skip")
-    {
-        vec![&prog]
-    } else {
-        vec![&prog, &frag]
-    };
+    let webm = long_webm();
+    let mut paths: Vec<&PathBuf> =
+        if std::env::var("GM_BENCH_LONG_FRAGMENTED").as_deref() == Ok("skip") {
+            vec![&prog]
+        } else {
+            vec![&prog, &frag]
+        };
+    paths.extend(webm.as_ref());
     let mut json = Vec::new();
     for path in paths {
         for scan in [
