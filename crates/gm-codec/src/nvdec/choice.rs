@@ -4,8 +4,10 @@
 
 use super::format::{Capacity, DecoderFormat, SequenceFormat};
 
-/// Live decoders a session keeps by default: enough for H.264, HEVC and 10-bit HEVC at once.
-pub(super) const LIVE_DECODERS: usize = 3;
+/// Live decoders a session keeps by default: enough for H.264, HEVC, 10-bit HEVC, VP9 and
+/// 10-bit VP9 at once, so a dataset mixing them never re-creates one (a session's memory
+/// budget still evicts the least recently used first).
+pub(super) const LIVE_DECODERS: usize = 5;
 
 /// A live decoder as the choice sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +177,28 @@ mod tests {
         }
         assert_eq!(created, 2);
         assert_eq!(live.len(), 2);
+    }
+
+    #[test]
+    fn five_codec_and_depth_keys_stay_live_together() {
+        const VP9: u32 = 10;
+        let (mut live, mut tick) = (Vec::new(), 0);
+        let keys = [
+            seq(H264, 0, 640, 360),
+            seq(HEVC, 0, 640, 360),
+            seq(HEVC, 2, 640, 360),
+            seq(VP9, 0, 426, 240),
+            seq(VP9, 2, 426, 240),
+        ];
+        let mut created = 0;
+        for _ in 0..4 {
+            for want in &keys {
+                let (c, d) = apply(&mut live, &mut tick, want, LIVE_DECODERS, None);
+                assert_eq!(d, 0, "nothing destroyed");
+                created += c;
+            }
+        }
+        assert_eq!(created as usize, keys.len());
     }
 
     #[test]
