@@ -159,8 +159,8 @@ class FrameBatch:
     def __len__(self) -> int: ...
 
 class VideoDecoder:
-    """Frame-exact random access to one video (MP4/MOV, H.264 or HEVC), in the style of
-    torchcodec's VideoDecoder. The index and metadata need no GPU; frames decode on NVDEC."""
+    """Frame-exact random access to one video (MP4/MOV or WebM/Matroska; H.264, HEVC or VP9 on
+    NVDEC, AV1 where the GPU has it), in the style of torchcodec's VideoDecoder. The index and metadata need no GPU; frames decode on NVDEC."""
 
     def __init__(
         self,

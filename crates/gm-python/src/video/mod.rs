@@ -30,7 +30,8 @@ enum Output {
     Nv12,
 }
 
-/// Frame-exact access to the frames of one video (MP4/MOV with H.264 or HEVC).
+/// Frame-exact access to the frames of one video (MP4/MOV or WebM/Matroska; H.264, HEVC, VP9,
+/// and AV1 where the GPU's NVDEC has it).
 ///
 /// `decoder[i]`, `decoder[a:b:c]`, `get_frames_at([...])` and `get_frames_played_at([...])`
 /// return frames in presentation order exactly as ffmpeg's decoder outputs them (open GOPs,
