@@ -67,6 +67,12 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Tr
 fn matroska_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Track> {
     let mut t = crate::mkv::read_track(src, select)?;
     let file = src.name();
+    if t.samples.is_empty() {
+        return Err(DemuxError::malformed(
+            file,
+            format!("track {} has no frames", t.track_number),
+        ));
+    }
     let bad = |e: ParseError| DemuxError::malformed(file, format!("{}: {e}", t.codec_id));
     let mut codec = match t.codec_id.as_str() {
         "V_MPEG4/ISO/AVC" => parse_avcc(&t.codec_private).map_err(bad)?,
