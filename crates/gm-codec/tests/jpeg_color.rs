@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gm_codec::jpeg::{PixelFormat, PlaneLayout, decode_rgb, orient, parse, ycc_to_rgb_host};
+use zune_core::bytestream::ZCursor;
 use zune_core::colorspace::ColorSpace;
 use zune_core::options::DecoderOptions;
 use zune_jpeg::JpegDecoder;
@@ -63,7 +64,9 @@ fn four_four_four_planes_convert_exactly_like_zune_jpeg() {
     let layout = PlaneLayout::for_jpeg(&info).unwrap();
     assert_eq!((layout.hs, layout.vs, layout.grey), (1, 1, false));
     let opts = DecoderOptions::default().jpeg_set_out_colorspace(ColorSpace::YCbCr);
-    let ycc = JpegDecoder::new_with_options(&data, opts).decode().unwrap();
+    let ycc = JpegDecoder::new_with_options(ZCursor::new(&data), opts)
+        .decode()
+        .unwrap();
     let n = (info.width * info.height) as usize;
     assert_eq!(ycc.len(), n * 3);
     let plane = |c: usize| ycc.iter().skip(c).step_by(3).copied().collect::<Vec<_>>();

@@ -1,6 +1,7 @@
 //! The CPU fallback: zune-jpeg decoding to interleaved RGB, and EXIF orientation applied the
 //! way PIL's `exif_transpose` does.
 
+use zune_core::bytestream::ZCursor;
 use zune_core::colorspace::ColorSpace;
 use zune_core::options::DecoderOptions;
 use zune_jpeg::JpegDecoder;
@@ -36,32 +37,18 @@ pub fn decode_rgb(
             "4:1:0 chroma subsampling is not supported by the CPU decoder".into(),
         ));
     }
-    // zune-jpeg 0.4 has no RGB input colour space: it reads Adobe transform 0 with three
-    // components as CMYK and component ids R,G,B as YCbCr. For RGB-coded files the Adobe
-    // transform is rewritten to 1 and the "YCbCr" planes are taken unconverted, which are
-    // then the R, G and B planes themselves.
-    let rgb_coded = info.is_rgb();
-    let patched;
-    let data = if rgb_coded {
-        patched = with_adobe_transform_ycbcr(data);
-        &patched[..]
-    } else {
-        data
-    };
-    let out = if rgb_coded {
-        ColorSpace::YCbCr
-    } else {
-        ColorSpace::RGB
-    };
+    // zune-jpeg 0.5 reads RGB-coded files (Adobe transform 0, or component ids R, G, B) as
+    // RGB itself: every file is asked for RGB.
+    let out = ColorSpace::RGB;
     let options = DecoderOptions::default()
         .jpeg_set_out_colorspace(out)
         .set_max_width(info.width as usize)
         .set_max_height(info.height as usize);
-    // zune-jpeg 0.4.21 panics on some corrupt scans (found by the jpeg_header fuzz target,
-    // tests/media/regressions/zune-bitstream-panic.jpeg); a bad file must be an error, not the
-    // end of an epoch.
+    // A last guard: zune-jpeg 0.4.21 panicked on a corrupt scan the jpeg_header fuzz target
+    // found (tests/media/regressions/zune-bitstream-panic.jpeg; 0.5 decodes it). A bad file
+    // must be an error, never the end of an epoch; the tests check nothing reaches this.
     let decoded = std::panic::catch_unwind(|| {
-        let mut decoder = JpegDecoder::new_with_options(data, options);
+        let mut decoder = JpegDecoder::new_with_options(ZCursor::new(data), options);
         let pixels = decoder.decode().map_err(zune_error)?;
         let dims = decoder
             .info()
@@ -131,30 +118,6 @@ pub fn to_layout(img: &RgbImage, format: PixelFormat) -> Vec<u8> {
             })
             .collect(),
     }
-}
-
-/// A copy of `data` whose Adobe APP14 transform flag, if any, says YCbCr (1).
-fn with_adobe_transform_ycbcr(data: &[u8]) -> Vec<u8> {
-    let mut out = data.to_vec();
-    let mut at = 2;
-    // Markers before the first scan are all length-prefixed segments.
-    while at + 4 <= out.len() && out[at] == 0xFF {
-        let marker = out[at + 1];
-        if marker == 0xDA {
-            break;
-        }
-        let len = usize::from(u16::from_be_bytes([out[at + 2], out[at + 3]]));
-        let payload = at + 4;
-        if marker == 0xEE
-            && len >= 14
-            && out.get(payload..payload + 5) == Some(b"Adobe")
-            && let Some(t) = out.get_mut(payload + 11)
-        {
-            *t = 1;
-        }
-        at += 2 + len;
-    }
-    out
 }
 
 /// Where output pixel (`x`, `y`) of a `w` x `h` image (as stored) turned by EXIF orientation
