@@ -236,7 +236,9 @@ impl ImageLoader {
         self.inner.lock().load_state_dict(state)
     }
 
-    /// Counters and stage times of every epoch so far, as a dict.
+    /// Counters and stage times of every epoch so far, as a dict. With `prefetch_next_epoch`
+    /// (the default), an epoch started ahead of time counts as soon as it runs, so right after
+    /// an epoch the counters may include the next epoch's first batches.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.lock().loader.stats();
         stats_dict(py, &s)

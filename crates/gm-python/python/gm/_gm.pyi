@@ -138,7 +138,9 @@ class ImageLoader:
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Resume exactly from a state_dict at the next iteration."""
     def stats(self) -> Dict[str, Any]:
-        """Counters, stage times, images/s, the consumer's wait and the first bad samples."""
+        """Counters, stage times, images/s, the consumer's wait and the first bad samples, over
+        every epoch so far; with ``prefetch_next_epoch`` an epoch started ahead counts as soon
+        as it runs."""
     @property
     def placement(self) -> str: ...
     @property
