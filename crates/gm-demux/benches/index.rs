@@ -27,6 +27,19 @@ fn ffmpeg(args: &[&str]) {
     assert!(ok, "ffmpeg {args:?} failed");
 }
 
+/// `clip` (10 s) repeated by stream copy to one hour in `out`.
+fn repeat_to_an_hour(clip: &Path, out: &Path) {
+    ffmpeg(&[
+        "-stream_loop",
+        "359",
+        "-i",
+        clip.to_str().unwrap(),
+        "-c",
+        "copy",
+        out.to_str().unwrap(),
+    ]);
+}
+
 /// A 10 s 1080p clip of the phone recording, repeated by stream copy to one hour.
 fn long_videos() -> (PathBuf, PathBuf) {
     let dir = media_dir();
@@ -68,15 +81,7 @@ fn long_videos() -> (PathBuf, PathBuf) {
                 clip.to_str().unwrap(),
             ]);
         }
-        ffmpeg(&[
-            "-stream_loop",
-            "359",
-            "-i",
-            clip.to_str().unwrap(),
-            "-c",
-            "copy",
-            prog.to_str().unwrap(),
-        ]);
+        repeat_to_an_hour(&clip, &prog);
     }
     if !frag.exists() && std::env::var("GM_BENCH_LONG_FRAGMENTED").as_deref() != Ok("skip") {
         ffmpeg(&[
@@ -132,15 +137,7 @@ fn long_webm() -> Option<PathBuf> {
                 clip.to_str().unwrap(),
             ]);
         }
-        ffmpeg(&[
-            "-stream_loop",
-            "359",
-            "-i",
-            clip.to_str().unwrap(),
-            "-c",
-            "copy",
-            path.to_str().unwrap(),
-        ]);
+        repeat_to_an_hour(&clip, &path);
     }
     Some(path)
 }

@@ -5,7 +5,7 @@
 
 use crate::bits::BitReader;
 use crate::boxes::Reader;
-use crate::codec::{Codec, CodecInfo};
+use crate::codec::{Codec, CodecInfo, empty};
 use crate::error::{ParseError, ParseResult, invalid};
 use crate::picture::{Leading, Picture, RandomAccess, SliceType};
 
@@ -493,20 +493,16 @@ pub fn parse_av1c(bytes: &[u8]) -> ParseResult<CodecInfo> {
     };
     let config_obus = r.rest();
     Ok(CodecInfo {
-        codec: Codec::Av1,
-        fourcc: String::new(),
         profile_idc: profile,
         level_idc: b1 & 0x1f,
         chroma_format: seq.chroma_format(),
         bit_depth,
-        width: 0,
-        height: 0,
-        nal_length_size: 0,
         parameter_sets: if config_obus.is_empty() {
             Vec::new()
         } else {
             vec![config_obus.to_vec()]
         },
+        ..empty(Codec::Av1)
     })
 }
 

@@ -160,7 +160,9 @@ pub fn parse_stsd(stsd: &[u8]) -> Result<CodecInfo, EntryError> {
     Ok(info)
 }
 
-fn empty(codec: Codec) -> CodecInfo {
+/// The fields of `codec` before a configuration record fills them: 4:2:0, 8-bit, no size,
+/// 4-byte NAL lengths for H.264/HEVC (none for VP9 and AV1).
+pub(crate) fn empty(codec: Codec) -> CodecInfo {
     CodecInfo {
         codec,
         fourcc: String::new(),
@@ -170,7 +172,7 @@ fn empty(codec: Codec) -> CodecInfo {
         bit_depth: 8,
         width: 0,
         height: 0,
-        nal_length_size: 4,
+        nal_length_size: if codec.is_nal() { 4 } else { 0 },
         parameter_sets: Vec::new(),
     }
 }

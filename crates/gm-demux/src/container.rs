@@ -52,16 +52,7 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Tr
     if is_mkv {
         return matroska_track(src, select);
     }
-    let t = crate::mp4::read_track(src, select)?;
-    Ok(Track {
-        container: Container::Mp4,
-        track_id: t.track_id,
-        timescale: t.timescale,
-        codec: t.codec,
-        samples: t.samples,
-        edit_shift: t.edit.map(|e| e.shift),
-        fragmented: t.fragmented,
-    })
+    crate::mp4::read_track(src, select)
 }
 
 fn matroska_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Track> {
@@ -86,13 +77,15 @@ fn matroska_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Track> {
             });
         }
     };
-    // Matroska stores no decode times: they follow from the presentation times and, as
-    // ffmpeg derives them, the decoder's reorder depth where the SPS states it.
+    // Matroska stores no decode times: `mkv::read_track` derived them from the presentation
+    // times alone; ffmpeg also counts the decoder's reorder depth where the SPS states it, so
+    // they are derived again only when that says more.
     let reorder = match codec.codec {
         Codec::H264 => codec
             .parameter_sets
             .first()
-            .and_then(|sps| h264_reorder_depth(sps)),
+            .and_then(|sps| h264_reorder_depth(sps))
+            .filter(|&d| d > 0),
         _ => None,
     };
     if let Some(depth) = reorder {

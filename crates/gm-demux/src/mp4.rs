@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::boxes::{Reader, TopLevel, find, find_path, read_box, scan_top_level};
 use crate::codec::{CodecInfo, EntryError, parse_stsd};
+use crate::container::{Container, Track};
 use crate::error::{DemuxError, ParseError, ParseResult, Result, invalid};
 use crate::fragment::{Fragment, TrackExtends, expand_fragment, parse_trex};
 use crate::options::TrackSelect;
@@ -15,28 +16,6 @@ use crate::tables::{RawSample, expand_track};
 const MAX_MOOV: u64 = 512 << 20;
 /// Largest `moof` accepted.
 const MAX_MOOF: u64 = 64 << 20;
-
-/// What an MP4 file says of one video track, before GOPs and presentation order.
-pub(crate) struct Mp4Track {
-    /// The track's `track_ID`.
-    pub track_id: u32,
-    /// Ticks per second.
-    pub timescale: u32,
-    /// Codec and stream format.
-    pub codec: CodecInfo,
-    /// Samples in decode order.
-    pub samples: Vec<RawSample>,
-    /// The edit list's effect, if it has one.
-    pub edit: Option<Edit>,
-    /// Whether samples came from movie fragments.
-    pub fragmented: bool,
-}
-
-/// The edit list's effect: ticks to subtract from composition times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Edit {
-    pub shift: i64,
-}
 
 /// The `moov` box in memory, the top-level boxes around it, and mp4parse's reading of it.
 struct Moov {
@@ -53,7 +32,7 @@ impl Moov {
 }
 
 /// Reads the track `select` picks from `src`.
-pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Mp4Track> {
+pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Track> {
     let file = src.name();
     let bad = |e: ParseError| DemuxError::malformed(file, e);
     let moov = read_moov(src).map_err(bad)?;
@@ -88,12 +67,13 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Mp
         })
         .map_err(bad)?
         .flatten();
-    Ok(Mp4Track {
+    Ok(Track {
+        container: Container::Mp4,
         track_id,
         timescale,
         codec,
         samples,
-        edit,
+        edit_shift: edit,
         fragmented: !moov.top.moofs.is_empty(),
     })
 }
@@ -215,9 +195,10 @@ fn read_samples(
     Ok(samples)
 }
 
-/// Reads `elst`: leading empty edits delay the start, the first media edit says where the
-/// presentation starts in media time. Like ffmpeg, later edits are not applied.
-fn parse_elst(elst: &[u8], movie_ts: u64, track_ts: u64) -> ParseResult<Option<Edit>> {
+/// Reads `elst` into the ticks to subtract from composition times: leading empty edits delay
+/// the start, the first media edit says where the presentation starts in media time. Like
+/// ffmpeg, later edits are not applied.
+fn parse_elst(elst: &[u8], movie_ts: u64, track_ts: u64) -> ParseResult<Option<i64>> {
     let mut r = Reader::new(elst, "elst");
     let version = r.u8()?;
     r.skip(3)?;
@@ -239,11 +220,7 @@ fn parse_elst(elst: &[u8], movie_ts: u64, track_ts: u64) -> ParseResult<Option<E
             empty_ticks = empty_ticks.saturating_add(i64::try_from(ticks).unwrap_or(i64::MAX));
             continue;
         }
-        return Ok(Some(Edit {
-            shift: media_time.saturating_sub(empty_ticks),
-        }));
+        return Ok(Some(media_time.saturating_sub(empty_ticks)));
     }
-    Ok((empty_ticks != 0).then_some(Edit {
-        shift: -empty_ticks,
-    }))
+    Ok((empty_ticks != 0).then_some(-empty_ticks))
 }

@@ -37,8 +37,8 @@ impl From<std::io::Error> for ScanError {
 
 /// A parser of one track's samples, in decode order.
 pub(crate) enum Scanner {
-    /// H.264 and HEVC.
-    Nal(Box<PictureParser>),
+    /// H.264 and HEVC, with the buffer their windows are read into (reused across samples).
+    Nal(Box<PictureParser>, Vec<u8>),
     /// VP9: every packet is read on its own.
     Vp9,
     /// AV1: frame headers depend on the sequence header and on the frames before.
@@ -60,11 +60,14 @@ impl Scanner {
     /// A scanner for the track described by `codec`.
     pub fn new(codec: &CodecInfo) -> ParseResult<Scanner> {
         Ok(match codec.codec {
-            Codec::H264 | Codec::Hevc => Scanner::Nal(Box::new(PictureParser::new(
-                codec.codec,
-                codec.nal_length_size,
-                &codec.parameter_sets,
-            ))),
+            Codec::H264 | Codec::Hevc => Scanner::Nal(
+                Box::new(PictureParser::new(
+                    codec.codec,
+                    codec.nal_length_size,
+                    &codec.parameter_sets,
+                )),
+                Vec::new(),
+            ),
             Codec::Vp9 => Scanner::Vp9,
             Codec::Av1 => Scanner::Av1 {
                 seq: match codec.parameter_sets.first() {
@@ -86,7 +89,7 @@ impl Scanner {
     /// Reads the headers of sample `s`.
     pub fn sample(&mut self, src: &dyn ByteSource, s: &RawSample) -> Result<Scanned, ScanError> {
         match self {
-            Scanner::Nal(parser) => nal_sample(parser, src, s),
+            Scanner::Nal(parser, buf) => nal_sample(parser, buf, src, s),
             Scanner::Vp9 => Ok(Scanned {
                 picture: vp9::packet_picture(&vp9_frames(src, s)?)?,
                 in_band_sets: 0,
@@ -96,11 +99,24 @@ impl Scanner {
     }
 }
 
-/// Reads `len` bytes (at most what is left of the sample) at `at` inside sample `s`.
-fn read_in(src: &dyn ByteSource, s: &RawSample, at: u64, len: usize) -> Result<Vec<u8>, ScanError> {
+/// Reads `len` bytes (at most what is left of the sample) at `at` inside sample `s` into `buf`.
+fn read_into(
+    src: &dyn ByteSource,
+    s: &RawSample,
+    at: u64,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> Result<(), ScanError> {
     let left = u64::from(s.size).saturating_sub(at);
-    let mut buf = vec![0; len.min(left as usize)];
-    src.read_exact_at(&mut buf, s.offset + at)?;
+    buf.resize(len.min(left as usize), 0);
+    src.read_exact_at(buf, s.offset + at)?;
+    Ok(())
+}
+
+/// [`read_into`] a new buffer.
+fn read_in(src: &dyn ByteSource, s: &RawSample, at: u64, len: usize) -> Result<Vec<u8>, ScanError> {
+    let mut buf = Vec::new();
+    read_into(src, s, at, len, &mut buf)?;
     Ok(buf)
 }
 
@@ -108,14 +124,15 @@ fn read_in(src: &dyn ByteSource, s: &RawSample, at: u64, len: usize) -> Result<V
 /// does not (a large SEI), read more.
 fn nal_sample(
     parser: &mut PictureParser,
+    buf: &mut Vec<u8>,
     src: &dyn ByteSource,
     s: &RawSample,
 ) -> Result<Scanned, ScanError> {
     let mut window = HEADER_WINDOW.min(s.size as usize);
     loop {
-        let buf = read_in(src, s, 0, window)?;
+        read_into(src, s, 0, window, buf)?;
         let truncated = window < s.size as usize;
-        match parser.parse_window(&buf, truncated) {
+        match parser.parse_window(buf, truncated) {
             Ok((picture, sets)) => {
                 return Ok(Scanned {
                     picture,

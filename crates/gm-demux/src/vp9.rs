@@ -5,7 +5,7 @@
 
 use crate::bits::BitReader;
 use crate::boxes::Reader;
-use crate::codec::{Codec, CodecInfo};
+use crate::codec::{Codec, CodecInfo, empty};
 use crate::error::{ParseResult, invalid};
 use crate::picture::{Leading, Picture, RandomAccess, SliceType};
 
@@ -242,16 +242,12 @@ pub fn codec_info(frame: &Vp9Frame) -> ParseResult<CodecInfo> {
         .format
         .ok_or("VP9: the first frame is not a key frame")?;
     Ok(CodecInfo {
-        codec: Codec::Vp9,
-        fourcc: String::new(),
         profile_idc: frame.profile,
-        level_idc: 0,
         chroma_format: format.chroma_format()?,
         bit_depth: format.bit_depth,
         width: format.width,
         height: format.height,
-        nal_length_size: 0,
-        parameter_sets: Vec::new(),
+        ..empty(Codec::Vp9)
     })
 }
 
@@ -274,16 +270,11 @@ pub fn parse_vpcc(bytes: &[u8]) -> ParseResult<CodecInfo> {
         return Err(invalid!("vpcC: profile {profile}, bit depth {bit_depth}"));
     }
     Ok(CodecInfo {
-        codec: Codec::Vp9,
-        fourcc: String::new(),
         profile_idc: profile,
         level_idc: level,
         chroma_format,
         bit_depth,
-        width: 0,
-        height: 0,
-        nal_length_size: 0,
-        parameter_sets: Vec::new(),
+        ..empty(Codec::Vp9)
     })
 }
 
