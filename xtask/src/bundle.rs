@@ -234,6 +234,9 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs every test binary of the GPU bundle with GM_REQUIRE_GPU=1 (a GPU test that cannot find
 # a GPU fails instead of skipping), one summary line per binary, a total, and a non-zero exit
 # status on any failure. Full logs: $GM_LOG_DIR (default: logs/ beside this script).
+# GM_ONLY=REGEX runs only the binaries whose names match. GM_SANITIZE=memcheck (or racecheck,
+# initcheck, synccheck) runs each under compute-sanitizer: a binary with sanitizer errors fails,
+# and its summary line counts them.
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export GM_REQUIRE_GPU=1
@@ -253,11 +256,24 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 echo "== tests"
 
 bins=0; failed_bins=0; passed=0; failed=0; ignored=0; skipped=0
+sanitize="${GM_SANITIZE:-}"
+sanitizer=()
+skips=()
+if [ -n "$sanitize" ]; then
+    cs="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)"
+    [ -n "$cs" ] || { echo "GM_SANITIZE=$sanitize: no compute-sanitizer found"; exit 2; }
+    sanitizer=("$cs" --tool "$sanitize" --error-exitcode 86 --print-limit 50 --target-processes all)
+    # Tests that make CUDA API calls fail on purpose (to check gm's error messages) would be
+    # reported as API errors: skipped under the sanitizer.
+    skips=(--skip launch_and_module_errors_name_the_kernel_and_module)
+    echo "== under $cs --tool $sanitize"
+fi
 for t in "$here"/tests/*; do
     name="$(basename "$t")"
+    if [ -n "${GM_ONLY:-}" ] && ! [[ "$name" =~ $GM_ONLY ]]; then continue; fi
     bins=$((bins + 1))
     start=$(date +%s%N)
-    "$t" --test-threads="${GM_TEST_THREADS:-4}" >"$logs/$name.log" 2>&1
+    "${sanitizer[@]}" "$t" --test-threads="${GM_TEST_THREADS:-4}" "${skips[@]}" >"$logs/$name.log" 2>&1
     rc=$?
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
     secs=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
@@ -270,7 +286,11 @@ for t in "$here"/tests/*; do
     passed=$((passed + p)); failed=$((failed + f)); ignored=$((ignored + i)); skipped=$((skipped + s))
     status=PASS
     if [ "$rc" -ne 0 ]; then status=FAIL; failed_bins=$((failed_bins + 1)); fi
-    printf '%s %-36s %4d passed %3d failed %3d ignored %3d skipped  %ss\n' "$status" "$name" "$p" "$f" "$i" "$s" "$secs"
+    errors=""
+    if [ -n "$sanitize" ]; then
+        errors=" $(grep -E 'ERROR SUMMARY' "$logs/$name.log" | tail -n 1 | sed -E 's/^=+ //')"
+    fi
+    printf '%s %-36s %4d passed %3d failed %3d ignored %3d skipped  %ss%s\n' "$status" "$name" "$p" "$f" "$i" "$s" "$secs" "$errors"
     if [ "$rc" -ne 0 ]; then
         sed -n '/^failures:/,$p' "$logs/$name.log" | head -n 60
         [ -n "$result" ] || tail -n 30 "$logs/$name.log"

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gm_codec::jpeg::{
     BackendChoice, ChromaUpsampling, DecodePath, DecoderOptions, EncodedImage, ImageDecoder,
-    ImageError, SourceFormat, decode_host, sniff,
+    ImageError, SourceFormat, Truncated, decode_host_with, sniff,
 };
 
 /// Arguments of `gm jpeg`.
@@ -28,6 +28,10 @@ pub struct JpegArgs {
     /// (nvJPEG's own conversion).
     #[arg(long, default_value = "smooth")]
     chroma: ChromaUpsampling,
+    /// JPEGs cut before their end marker: refuse (as PIL does), or decode what is there with
+    /// the rest grey (as libjpeg-turbo does, with a warning).
+    #[arg(long, default_value = "refuse")]
+    truncated: Truncated,
 }
 
 /// One image as `gm jpeg` reports it.
@@ -121,6 +125,7 @@ fn decode_gpu(
         backend: args.backend,
         apply_orientation: !args.no_orientation,
         chroma: args.chroma,
+        truncated: args.truncated,
         ..DecoderOptions::default()
     };
     let mut decoder = ImageDecoder::new(device, options)?;
@@ -152,13 +157,17 @@ fn decode_cpu(
     names: &[String],
     data: &[Vec<u8>],
 ) -> Vec<Result<Decoded, ImageError>> {
-    let max_pixels = DecoderOptions::default().max_pixels;
+    let options = DecoderOptions {
+        apply_orientation: !args.no_orientation,
+        truncated: args.truncated,
+        ..DecoderOptions::default()
+    };
     names
         .iter()
         .zip(data)
         .map(|(name, data)| {
             let source = sniff(data).map_or("unknown", SourceFormat::name);
-            decode_host(data, max_pixels, !args.no_orientation)
+            decode_host_with(data, &options)
                 .map(|img| Decoded {
                     width: img.width,
                     height: img.height,

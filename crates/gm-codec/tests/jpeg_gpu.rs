@@ -781,3 +781,53 @@ fn regions_decoded_on_the_cuda_backend_equal_the_same_pixels_of_whole_images() {
         assert!(worst <= 2, "largest difference {worst}");
     }
 }
+
+/// Files libjpeg-turbo decodes with a warning: junk before a header marker (always decoded)
+/// and a cut scan (decoded under `Truncated::Decode`). In a GPU batch they go to the CPU path
+/// and come out equal to the host decode, beside a photo the GPU decodes.
+#[test]
+fn junk_and_cut_files_decode_on_the_cpu_path_of_a_gpu_batch() {
+    use gm_codec::jpeg::{Truncated, decode_host_with};
+    let Some(device) = device_or_skip("junk_and_cut_files_decode_on_the_cpu_path") else {
+        return;
+    };
+    let whole = std::fs::read(common::fixtures().join("jpeg/baboon-201x151-420.jpg")).unwrap();
+    let at = 4 + usize::from(u16::from_be_bytes([whole[4], whole[5]]));
+    let mut junk = whole[..at].to_vec();
+    junk.extend_from_slice(b"\x00junk\x12");
+    junk.extend_from_slice(&whole[at..]);
+    let cut = whole[..whole.len() * 3 / 5].to_vec();
+    let files = vec![
+        ("whole.jpg".to_string(), whole.clone()),
+        ("junk.jpg".to_string(), junk),
+        ("cut.jpg".to_string(), cut),
+    ];
+    let host = DecoderOptions {
+        apply_orientation: false,
+        truncated: Truncated::Decode,
+        ..DecoderOptions::default()
+    };
+    for truncated in [Truncated::Refuse, Truncated::Decode] {
+        let mut dec = decoder(&device, |o| {
+            o.truncated = truncated;
+            o.apply_orientation = false;
+        });
+        let batch = dec.decode(&inputs(&files)).unwrap();
+        for (i, (name, data)) in files.iter().enumerate() {
+            let result = &batch.images[i];
+            if name == "cut.jpg" && truncated == Truncated::Refuse {
+                let e = result.as_ref().unwrap_err();
+                assert!(matches!(e.kind, ImageErrorKind::Truncated(_)), "{e}");
+                continue;
+            }
+            let img = result.as_ref().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let want = decode_host_with(data, &host).unwrap();
+            if name != "whole.jpg" {
+                assert_eq!(img.path, DecodePath::Cpu, "{name}");
+                assert_eq!(batch.download(i).unwrap().unwrap(), want.rgb, "{name}");
+            } else {
+                assert_ne!(img.path, DecodePath::Cpu, "{name}");
+            }
+        }
+    }
+}

@@ -344,3 +344,72 @@ fn grey_images_with_odd_sampling_factors_avoid_the_engines() {
         Ok(Backend::Hardware)
     );
 }
+
+/// Inserts `junk` before the marker of the second header segment of `jpeg`.
+fn with_junk_before_second_segment(jpeg: &[u8], junk: &[u8]) -> (Vec<u8>, usize) {
+    let len = usize::from(u16::from_be_bytes([jpeg[4], jpeg[5]]));
+    let at = 4 + len;
+    assert_eq!(jpeg[at], 0xFF, "a marker follows the first segment");
+    let mut out = jpeg[..at].to_vec();
+    out.extend_from_slice(junk);
+    out.extend_from_slice(&jpeg[at..]);
+    (out, at)
+}
+
+#[test]
+fn junk_before_header_markers_is_skipped_as_libjpeg_does() {
+    let original = std::fs::read(fixtures().join("jpeg/baboon-201x151-420.jpg")).unwrap();
+    let clean = parse(&original).unwrap();
+    assert!(clean.extraneous.is_empty());
+    let reference = gm_codec::jpeg::decode_rgb(&original, &clean, false).unwrap();
+    // Plain junk, junk holding a stuffed 0xFF00 (not a marker), and a lone byte: libjpeg
+    // skips each to the next marker with an "extraneous bytes" warning.
+    for junk in [
+        &b"\x00junk\x12"[..],
+        &[0x13, 0xFF, 0x00, 0x07][..],
+        &[0x5A][..],
+    ] {
+        let (data, at) = with_junk_before_second_segment(&original, junk);
+        let info = parse(&data).unwrap();
+        assert_eq!(info.extraneous, vec![at..at + junk.len()], "{junk:?}");
+        assert_eq!((info.width, info.height), (201, 151));
+        assert_eq!(&*info.without_extraneous(&data), &original[..]);
+        // Routed to the CPU (nvJPEG refuses such streams), which decodes the cleaned copy to
+        // exactly the pixels of the file without junk.
+        assert_eq!(
+            route(&info, true, true, DEFAULT_MAX_PIXELS).unwrap(),
+            Backend::Cpu
+        );
+        let img = gm_codec::jpeg::decode_rgb(&data, &info, false).unwrap();
+        assert_eq!(img.rgb, reference.rgb, "{junk:?}");
+    }
+    // Junk up to the end of the data is a truncated header, not a hang or a panic.
+    let (mut data, at) = with_junk_before_second_segment(&original, b"junk");
+    data.truncate(at + 3);
+    assert_eq!(parse(&data), Err(HeaderError::Truncated));
+}
+
+#[test]
+fn truncated_jpegs_are_refused_or_decoded_as_libjpeg_does_by_option() {
+    use gm_codec::jpeg::{DecoderOptions, Truncated, decode_host, decode_host_with};
+    let whole = std::fs::read(fixtures().join("jpeg/baboon-201x151-420.jpg")).unwrap();
+    let full = decode_host(&whole, DEFAULT_MAX_PIXELS, false).unwrap();
+    let cut = &whole[..whole.len() * 3 / 5];
+    assert!(matches!(
+        decode_host(cut, DEFAULT_MAX_PIXELS, false),
+        Err(ImageErrorKind::Truncated(_))
+    ));
+    let options = DecoderOptions {
+        apply_orientation: false,
+        truncated: Truncated::Decode,
+        ..DecoderOptions::default()
+    };
+    let part = decode_host_with(cut, &options).unwrap();
+    assert_eq!((part.width, part.height), (201, 151));
+    // The rows coded before the cut come out as in the whole file; the rows after it do not.
+    let row = 201 * 3;
+    assert_eq!(part.rgb[..8 * row], full.rgb[..8 * row]);
+    assert_ne!(part.rgb[140 * row..], full.rgb[140 * row..]);
+    // The header cut short stays an error under either policy.
+    assert!(decode_host_with(&whole[..40], &options).is_err());
+}

@@ -47,8 +47,9 @@ pub fn decode_rgb(
     // A last guard: zune-jpeg 0.4.21 panicked on a corrupt scan the jpeg_header fuzz target
     // found (tests/media/regressions/zune-bitstream-panic.jpeg; 0.5 decodes it). A bad file
     // must be an error, never the end of an epoch; the tests check nothing reaches this.
+    let data = info.without_extraneous(data);
     let decoded = std::panic::catch_unwind(|| {
-        let mut decoder = JpegDecoder::new_with_options(ZCursor::new(data), options);
+        let mut decoder = JpegDecoder::new_with_options(ZCursor::new(&*data), options);
         let pixels = decoder.decode().map_err(zune_error)?;
         let dims = decoder
             .info()

@@ -70,6 +70,9 @@ pub struct JpegInfo {
     pub orientation: u8,
     /// Byte offset of the first start-of-scan marker.
     pub scan_offset: usize,
+    /// Runs of extraneous bytes before markers in the header (junk or padding that libjpeg
+    /// skips with a warning), as byte ranges of the input; empty for a well-formed file.
+    pub extraneous: Vec<std::ops::Range<usize>>,
 }
 
 impl JpegInfo {
@@ -152,19 +155,21 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
     let mut restart_interval = 0;
     let mut adobe_transform = None;
     let mut orientation = 1;
+    let mut extraneous = Vec::new();
     loop {
         // Markers may be preceded by any number of 0xFF fill bytes.
         while data.get(pos) == Some(&0xFF) && data.get(pos + 1) == Some(&0xFF) {
             pos += 1;
         }
-        let (Some(&ff), Some(&marker)) = (data.get(pos), data.get(pos + 1)) else {
+        if data.get(pos).is_some_and(|&b| b != 0xFF) {
+            let start = pos;
+            pos = next_marker(data, pos).ok_or(HeaderError::Truncated)?;
+            extraneous.push(start..pos);
+            continue;
+        }
+        let (Some(_), Some(&marker)) = (data.get(pos), data.get(pos + 1)) else {
             return Err(HeaderError::Truncated);
         };
-        if ff != 0xFF {
-            return Err(HeaderError::Malformed(format!(
-                "expected a marker at byte {pos}"
-            )));
-        }
         pos += 2;
         if matches!(marker, 0x01 | 0xD0..=0xD7) {
             continue;
@@ -213,11 +218,42 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
                     adobe_transform,
                     orientation,
                     scan_offset: pos - 2,
+                    extraneous,
                 });
             }
             _ => {}
         }
         pos += len;
+    }
+}
+
+/// Where the next marker starts at or after `pos`: libjpeg's rule for junk between segments,
+/// skipping bytes up to a 0xFF that is followed by a marker code (not a stuffed 0x00).
+fn next_marker(data: &[u8], mut pos: usize) -> Option<usize> {
+    loop {
+        pos += data.get(pos..)?.iter().position(|&b| b == 0xFF)?;
+        match data.get(pos + 1)? {
+            0x00 => pos += 2,
+            _ => return Some(pos),
+        }
+    }
+}
+
+impl JpegInfo {
+    /// `data` without its extraneous header bytes, for decoders that refuse them; borrowed
+    /// when there are none.
+    pub fn without_extraneous<'a>(&self, data: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        if self.extraneous.is_empty() {
+            return std::borrow::Cow::Borrowed(data);
+        }
+        let mut out = Vec::with_capacity(data.len());
+        let mut at = 0;
+        for run in &self.extraneous {
+            out.extend_from_slice(data.get(at..run.start).unwrap_or_default());
+            at = run.end;
+        }
+        out.extend_from_slice(data.get(at..).unwrap_or_default());
+        std::borrow::Cow::Owned(out)
     }
 }
 

@@ -6,6 +6,7 @@ use super::cpu::{RgbImage, decode_rgb};
 use super::error::ImageErrorKind;
 use super::formats::{SourceFormat, checked_dimensions, decode_other_rgb, sniff};
 use super::header::{JpegInfo, parse};
+use super::options::{DecoderOptions, Truncated};
 use super::route::route;
 
 /// Decodes `data` (JPEG, PNG, BMP, WebP or TIFF) to interleaved 8-bit RGB on the CPU, turned
@@ -16,6 +17,18 @@ pub fn decode_host(
     max_pixels: u64,
     apply_orientation: bool,
 ) -> Result<RgbImage, ImageErrorKind> {
+    let options = DecoderOptions {
+        max_pixels,
+        apply_orientation,
+        ..DecoderOptions::default()
+    };
+    decode_host_with(data, &options)
+}
+
+/// [`decode_host`] under the settings of `options` that apply on the host: `max_pixels`,
+/// `apply_orientation` and `truncated`.
+pub fn decode_host_with(data: &[u8], options: &DecoderOptions) -> Result<RgbImage, ImageErrorKind> {
+    let (max_pixels, apply_orientation) = (options.max_pixels, options.apply_orientation);
     let Some(format) = sniff(data) else {
         return Err(ImageErrorKind::NotAnImage);
     };
@@ -25,7 +38,9 @@ pub fn decode_host(
     }
     let info = parse(data)?;
     route(&info, false, false, max_pixels)?;
-    check_end_marker(&info, data)?;
+    if options.truncated == Truncated::Refuse {
+        check_end_marker(&info, data)?;
+    }
     decode_rgb(data, &info, apply_orientation)
 }
 

@@ -64,6 +64,33 @@ impl std::str::FromStr for ChromaUpsampling {
     }
 }
 
+/// What to do with a JPEG whose data ends before its end-of-image marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Truncated {
+    /// Refuse it as truncated, as PIL does by default: in a dataset a cut file is most often
+    /// a failed copy, better reported than trained on.
+    #[default]
+    Refuse,
+    /// Decode what is there, on the CPU, as libjpeg-turbo does after its "premature end of
+    /// data" warning (the missing rows come out grey).
+    Decode,
+}
+
+impl std::str::FromStr for Truncated {
+    type Err = ParseOptionError;
+    fn from_str(s: &str) -> Result<Self, ParseOptionError> {
+        match s {
+            "refuse" => Ok(Truncated::Refuse),
+            "decode" => Ok(Truncated::Decode),
+            other => Err(ParseOptionError {
+                option: "truncated-JPEG policy",
+                given: other.to_string(),
+                expected: "refuse, decode",
+            }),
+        }
+    }
+}
+
 /// How the images the NVJPG engines can take are shared between the engines and nvJPEG's
 /// CUDA backend, which run at the same time, and how the CUDA backend takes its share. Each
 /// variant's `hw_load` (0 to 1) is the fraction of those images the engines are given
@@ -166,6 +193,8 @@ pub struct DecoderOptions {
     pub preallocate: Option<(usize, u32, u32)>,
     /// How subsampled chroma is upsampled on the GPU paths (RGB outputs; grey has no chroma).
     pub chroma: ChromaUpsampling,
+    /// JPEGs cut before their end-of-image marker: refused, or decoded as libjpeg-turbo does.
+    pub truncated: Truncated,
 }
 
 impl Default for DecoderOptions {
@@ -180,6 +209,7 @@ impl Default for DecoderOptions {
             cpu_threads: 2,
             preallocate: None,
             chroma: ChromaUpsampling::Smooth,
+            truncated: Truncated::Refuse,
         }
     }
 }

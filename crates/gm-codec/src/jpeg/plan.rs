@@ -8,7 +8,7 @@ use super::formats::{SourceFormat, checked_dimensions, dimensions, sniff};
 use super::header::{JpegInfo, parse};
 use super::host::check_end_marker;
 use super::nvjpeg::{GpuJob, NvFormat, destination, plane_destination};
-use super::options::{BackendChoice, ChromaUpsampling, DecoderOptions};
+use super::options::{BackendChoice, ChromaUpsampling, DecoderOptions, Truncated};
 use super::output::{DecodePath, DecodedImage, EncodedImage};
 use super::route::{Backend, route};
 use super::split::{engine_quota, runs_balanced};
@@ -91,8 +91,25 @@ fn plan_jpeg(data: &[u8], o: &DecoderOptions, hardware: bool) -> Result<Plan, Im
         BackendChoice::Cpu => (false, false),
     };
     let backend = route(&info, hw_ok, cuda_ok, o.max_pixels)?;
-    check_end_marker(&info, data)?;
+    if !info.has_end_marker(data) {
+        // nvJPEG refuses a cut scan; the CPU decoder fills the rest as libjpeg-turbo does.
+        if o.truncated == Truncated::Refuse
+            || !matches!(o.backend, BackendChoice::Auto | BackendChoice::Cpu)
+        {
+            check_end_marker(&info, data)?;
+        }
+        return Ok(Plan::CpuJpeg(info));
+    }
     match (backend, o.backend) {
+        (Backend::Cpu, BackendChoice::Hardware | BackendChoice::Cuda)
+            if !info.extraneous.is_empty() =>
+        {
+            Err(ImageErrorKind::Unsupported(format!(
+                "a JPEG with extraneous bytes before its markers is decoded on the CPU, not by \
+                 the {} backend",
+                gpu_backend_name(o.backend)
+            )))
+        }
         (Backend::Cpu, BackendChoice::Hardware | BackendChoice::Cuda) => {
             Err(ImageErrorKind::Unsupported(format!(
                 "{:?} {:?} {}-bit JPEG with {} components is not decodable by the {} backend",

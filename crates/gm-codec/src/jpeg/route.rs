@@ -56,7 +56,8 @@ pub fn route(
     }
     let sub = info.subsampling();
     let ycc_or_grey = sub == Subsampling::Grey || (info.components.len() == 3 && !info.is_rgb());
-    let gpu_ok = info.precision == 8 && ycc_or_grey;
+    // nvJPEG refuses junk between header segments; the CPU path decodes a cleaned copy.
+    let gpu_ok = info.precision == 8 && ycc_or_grey && info.extraneous.is_empty();
     // The engines decode a one-component image declared with sampling factors other than 1x1
     // into garbage (Go's video-005.gray.q50.2x2.jpeg at 9.7 dB on an H200, though nvJPEG's own
     // support check accepts it); the CUDA backend decodes it right.

@@ -224,6 +224,7 @@ impl LoaderBuilder {
             seed: self.settings.seed,
             max_pixels: decoder.max_pixels,
             apply_orientation: decoder.apply_orientation,
+            truncated: decoder.truncated,
             stats: Mutex::new(Stats::default()),
             buffers: Mutex::new(Vec::new()),
             cpu: gpu.is_empty(),

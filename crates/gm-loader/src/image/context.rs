@@ -20,6 +20,8 @@ pub(crate) struct Shared {
     pub(crate) bad: BadSamples,
     pub(crate) max_pixels: u64,
     pub(crate) apply_orientation: bool,
+    /// JPEGs cut short: refused or decoded (the CPU path; the GPU stage has the decoder's).
+    pub(crate) truncated: gm_codec::jpeg::Truncated,
     pub(crate) stats: Mutex<Stats>,
     /// Read buffers handed back by the stage, so reading allocates nothing in steady state.
     pub(crate) buffers: Mutex<Vec<Vec<u8>>>,

@@ -1,6 +1,6 @@
 //! The host workers' step: read a sample (and, on the CPU path, decode and transform it).
 
-use gm_codec::jpeg::decode_host;
+use gm_codec::jpeg::{DecoderOptions, decode_host_with};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{OutputSpec, SampleRng};
 
@@ -46,7 +46,13 @@ fn decode_and_transform(
     index: usize,
     data: &[u8],
 ) -> Result<(Vec<u8>, OutputSpec), SampleErrorKind> {
-    let img = decode_host(data, shared.max_pixels, shared.apply_orientation)?;
+    let options = DecoderOptions {
+        max_pixels: shared.max_pixels,
+        apply_orientation: shared.apply_orientation,
+        truncated: shared.truncated,
+        ..DecoderOptions::default()
+    };
+    let img = decode_host_with(data, &options)?;
     let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
     let (op, spec) = shared
         .transforms
