@@ -99,6 +99,7 @@ fn main() {
                 flip_h: k % 2 == 1,
                 flip_v: false,
                 pad: None,
+                colour: gm_transforms::ColourOps::NONE,
             })
             .collect();
         let ms = time(&stream, &device, 20, || {

@@ -1,16 +1,22 @@
 // The fused image kernel of gm-transforms: for every output pixel of every image of a batch,
 // read the source (RGB/BGR u8, or NV12/P016 straight from a decoder surface), convert to RGB,
 // crop, resize (nearest or bilinear, OpenCV's pixel-centre convention, replicated borders),
-// flip, normalize (v * scale + bias per channel, v in 0..255) and store as u8/f16/bf16/f32 in
-// CHW or HWC at the image's slot of the batch tensor. One read of each source pixel tap and
-// one write of each output element; no intermediate images.
+// flip, colour operations (torchvision's uint8 photometric ops, see colour.cuh), normalize
+// (v * scale + bias per channel, v in 0..255) and store as u8/f16/bf16/f32 in CHW or HWC at
+// the image's slot of the batch tensor. One read of each source pixel tap and one write of
+// each output element; no intermediate images. A colour op that needs a whole-image
+// statistic (contrast's mean grey) gets it from gm_colour_stats_*, a pre-pass that runs the
+// same geometry and the ops before it and sums the statistic per image.
 //
 // The CPU twin of this kernel is gm_transforms::cpu::fused; keep the arithmetic identical.
+
+#define GM_MAX_COLOUR_OPS 8
 
 struct GmFusedParams {
     unsigned long long src;         // RGB/BGR interleaved, or the luma plane
     unsigned long long src_chroma;  // interleaved UV plane (NV12/P016)
     unsigned long long dst;         // this image's slot in the batch tensor
+    unsigned long long stats;       // this image's statistic sums, one per stats op (u64)
     int src_pitch;                  // bytes between rows (both planes)
     int src_w, src_h;
     int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016
@@ -29,7 +35,13 @@ struct GmFusedParams {
     int win_x0, win_y0, win_x1, win_y1;  // the image taps are clamped to (crop or padded)
     float fill[3];                  // value of padded pixels
     int valid_x0, valid_y0, valid_x1, valid_y1;  // pixels that read the source
+    int n_colour;                   // colour ops, applied in order after the geometry
+    int colour_op[GM_MAX_COLOUR_OPS];   // codes of ColourOp::encode (colour.rs)
+    float colour_a[GM_MAX_COLOUR_OPS];  // factor, hue shift, threshold or bits
+    float colour_b[GM_MAX_COLOUR_OPS];  // 1 - factor, for the blends
 };
+
+#include "colour.cuh"
 
 __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
     // Taps are clamped to the image being resized (the crop, or the padded image); padding
@@ -119,28 +131,24 @@ __device__ __forceinline__ unsigned short to_bf16(float f) {
     return (unsigned short)(u >> 16);
 }
 
-// One body, compiled once per filter (INTERP = GmFusedParams::interp), so that the light
-// filters do not pay the registers of the heavy ones.
-template <int INTERP>
-__device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, int count) {
-    int i = blockIdx.z;
-    if (i >= count) return;
-    // The image's parameters, loaded once per block into shared memory: every thread reads
-    // them, and a per-thread copy would cost ~44 registers.
-    __shared__ GmFusedParams sp;
+// The image's parameters, loaded once per block into shared memory: every thread reads
+// them, and a per-thread copy would cost ~70 registers.
+__device__ __forceinline__ void load_params(const GmFusedParams* __restrict__ params, int i, GmFusedParams* sp) {
     int tid = threadIdx.y * blockDim.x + threadIdx.x;
     if (tid < (int)(sizeof(GmFusedParams) / 4)) {
-        ((int*)&sp)[tid] = ((const int*)&params[i])[tid];
+        ((int*)sp)[tid] = ((const int*)&params[i])[tid];
     }
     __syncthreads();
-    const GmFusedParams& p = sp;
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= p.out_w || y >= p.out_h) return;
+}
+
+// The geometry's value (RGB, 0..255, unrounded) of output pixel (x, y). One body, compiled
+// once per filter (INTERP = GmFusedParams::interp), so that the light filters do not pay the
+// registers of the heavy ones.
+template <int INTERP>
+__device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, float rgb[3]) {
     int ox = p.flip_h ? p.out_w - 1 - x : x;
     int oy = p.flip_v ? p.out_h - 1 - y : y;
     float sx = p.crop_w / (float)p.out_w, sy = p.crop_h / (float)p.out_h;
-    float rgb[3];
     if (INTERP == 0) {
         int xi = (int)floorf(p.crop_x + ((float)ox + 0.5f) * sx);
         int yi = (int)floorf(p.crop_y + ((float)oy + 0.5f) * sy);
@@ -206,6 +214,10 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
             rgb[c] = top + (bot - top) * ay;
         }
     }
+}
+
+// Normalizes rgb and stores output pixel (x, y) in the image's layout and type.
+__device__ __forceinline__ void store(const GmFusedParams& p, int x, int y, float rgb[3]) {
     int plane = p.out_w * p.out_h;
     int channels = 3;
     if (p.grey) {
@@ -226,6 +238,54 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
     }
 }
 
+template <int INTERP>
+__device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, int count) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    __shared__ GmFusedParams sp;
+    load_params(params, i, &sp);
+    const GmFusedParams& p = sp;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= p.out_w || y >= p.out_h) return;
+    float rgb[3];
+    sample<INTERP>(p, x, y, rgb);
+    if (p.n_colour > 0) colour_apply(p, rgb, -1);
+    store(p, x, y, rgb);
+}
+
+// Statistics pre-pass `stage`: the geometry and the colour ops before the image's stage-th
+// stats op, then that op's statistic (the floored grey, for contrast) summed over the block
+// and added to stats[stage] once per block. Integer sums: the result is exact and does not
+// depend on the order blocks run in.
+template <int INTERP>
+__device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ params, int count, int stage) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    __shared__ GmFusedParams sp;
+    __shared__ unsigned int partial[256];
+    load_params(params, i, &sp);
+    const GmFusedParams& p = sp;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    unsigned int value = 0;
+    if (x < p.out_w && y < p.out_h) {
+        float rgb[3];
+        sample<INTERP>(p, x, y, rgb);
+        if (colour_apply(p, rgb, stage)) value = (unsigned int)floorf(grey(rgb));
+    }
+    partial[tid] = value;
+    __syncthreads();
+    for (int half = blockDim.x * blockDim.y / 2; half > 0; half >>= 1) {
+        if (tid < half) partial[tid] += partial[tid + half];
+        __syncthreads();
+    }
+    if (tid == 0 && partial[0] > 0) {
+        atomicAdd((unsigned long long*)p.stats + stage, (unsigned long long)partial[0]);
+    }
+}
+
 extern "C" __global__ void gm_fused_nearest(const GmFusedParams* __restrict__ params, int count) {
     fused_body<0>(params, count);
 }
@@ -237,4 +297,17 @@ extern "C" __global__ void gm_fused_bicubic(const GmFusedParams* __restrict__ pa
 }
 extern "C" __global__ void gm_fused_antialias(const GmFusedParams* __restrict__ params, int count) {
     fused_body<3>(params, count);
+}
+
+extern "C" __global__ void gm_colour_stats_nearest(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<0>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_bilinear(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<1>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_bicubic(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<2>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_antialias(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<3>(params, count, stage);
 }

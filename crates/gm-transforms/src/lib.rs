@@ -28,13 +28,20 @@
 //! # }
 //! ```
 
+pub mod colour;
 pub mod cpu;
 mod fused;
+mod hsv;
+mod photometric;
 mod plan;
 pub mod sample;
 mod types;
 
+pub use colour::{ColourOp, ColourOps};
 pub use fused::{FUSED_PTX, FusedKernel};
+pub use photometric::{
+    ColorJitter, RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize,
+};
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,

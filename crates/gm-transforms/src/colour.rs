@@ -1,0 +1,181 @@
+//! Photometric (colour) operations on the geometry's output, with torchvision's uint8
+//! semantics: the geometry's result is rounded to u8 first (as torchvision's uint8 resize
+//! returns), then each operation computes in f32 in torchvision's order, clamps to 0..255 and
+//! truncates back to an integer, as `torchvision.transforms.v2.functional` does on uint8
+//! tensors. The fused kernel (kernels/fused.cu, `colour_apply`) runs the same arithmetic per
+//! pixel; the CPU twin ([`apply_image`]) runs it image by image.
+//!
+//! Contrast needs a whole-image statistic (the mean of the floored grey image at its point in
+//! the chain): on the GPU a statistics pre-pass computes it, see docs/architecture.md.
+
+/// How many colour operations one image's plan holds (ColorJitter's four plus room for
+/// grayscale, solarize, posterize and invert).
+pub const MAX_COLOUR_OPS: usize = 8;
+
+/// One photometric operation with its parameter, applied to RGB values in 0..255.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ColourOp {
+    /// `F.adjust_brightness`: `v * factor`.
+    Brightness(f64),
+    /// `F.adjust_contrast`: blend with the image's mean grey.
+    Contrast(f64),
+    /// `F.adjust_saturation`: blend with the pixel's grey.
+    Saturation(f64),
+    /// `F.adjust_hue`: rotate the hue by this fraction of a turn, in -0.5..=0.5.
+    Hue(f64),
+    /// `F.rgb_to_grayscale(num_output_channels=3)`: every channel the pixel's grey.
+    Grayscale,
+    /// `F.solarize`: values at or above the threshold are inverted.
+    Solarize(f64),
+    /// `F.posterize`: keep the top `bits` bits.
+    Posterize(u8),
+    /// `F.invert`: `255 - v`.
+    Invert,
+}
+
+impl ColourOp {
+    /// Whether the operation needs a statistic of the whole image (a pre-pass on the GPU).
+    pub fn needs_stats(self) -> bool {
+        matches!(self, ColourOp::Contrast(_))
+    }
+
+    /// Whether the operation leaves every image unchanged.
+    pub fn is_identity(self) -> bool {
+        match self {
+            ColourOp::Brightness(f) | ColourOp::Contrast(f) | ColourOp::Saturation(f) => f == 1.0,
+            ColourOp::Hue(h) => h == 0.0,
+            ColourOp::Posterize(bits) => bits >= 8,
+            ColourOp::Solarize(t) => t > 255.0,
+            ColourOp::Grayscale | ColourOp::Invert => false,
+        }
+    }
+
+    /// The kernel's encoding: (code, a, b), the factors rounded to f32 as torch rounds a
+    /// Python float scalar for a float32 tensor (`b` = `1 - factor`, computed in f64 first).
+    pub(crate) fn encode(self) -> (i32, f32, f32) {
+        let blend = |f: f64| (f as f32, (1.0 - f) as f32);
+        match self {
+            ColourOp::Brightness(f) => (1, f as f32, 0.0),
+            ColourOp::Contrast(f) => (2, blend(f).0, blend(f).1),
+            ColourOp::Saturation(f) => (3, blend(f).0, blend(f).1),
+            ColourOp::Hue(h) => (4, h as f32, 0.0),
+            ColourOp::Grayscale => (5, 0.0, 0.0),
+            ColourOp::Solarize(t) => (6, t as f32, 0.0),
+            ColourOp::Posterize(bits) => (7, f32::from(bits.min(8)), 0.0),
+            ColourOp::Invert => (8, 0.0, 0.0),
+        }
+    }
+}
+
+/// The colour operations of one image, in order (a fixed-capacity list, so plans stay `Copy`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColourOps {
+    ops: [ColourOp; MAX_COLOUR_OPS],
+    len: usize,
+}
+
+impl Default for ColourOps {
+    fn default() -> Self {
+        ColourOps::NONE
+    }
+}
+
+impl ColourOps {
+    /// No colour operation.
+    pub const NONE: ColourOps = ColourOps {
+        ops: [ColourOp::Invert; MAX_COLOUR_OPS],
+        len: 0,
+    };
+
+    /// The list of `ops`, or `None` if there are more than [`MAX_COLOUR_OPS`].
+    pub fn from_ops(ops: &[ColourOp]) -> Option<ColourOps> {
+        let mut out = ColourOps::NONE;
+        ops.iter().try_for_each(|&op| out.push(op))?;
+        Some(out)
+    }
+
+    /// Appends `op`; `None` when the list is full.
+    pub fn push(&mut self, op: ColourOp) -> Option<()> {
+        *self.ops.get_mut(self.len)? = op;
+        self.len += 1;
+        Some(())
+    }
+
+    /// The operations, in order.
+    pub fn as_slice(&self) -> &[ColourOp] {
+        &self.ops[..self.len]
+    }
+
+    /// Whether there is no operation.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How many statistics pre-passes the list needs on the GPU.
+    pub fn stats_passes(&self) -> usize {
+        self.as_slice().iter().filter(|op| op.needs_stats()).count()
+    }
+}
+
+/// torchvision's grey of an RGB pixel, `r*0.2989 + g*0.587 + b*0.114` as torch computes it
+/// (`add_` with `alpha` is a fused multiply-add in its CPU kernels).
+pub(crate) fn grey(rgb: [f32; 3]) -> f32 {
+    rgb[2].mul_add(0.114, rgb[1].mul_add(0.587, rgb[0] * 0.2989))
+}
+
+/// torchvision's `_blend` on uint8: `a*ratio + b*(1-ratio)`, clamped, truncated.
+fn blend(a: f32, b: f32, ratio: f32, one_minus: f32) -> f32 {
+    b.mul_add(one_minus, a * ratio).clamp(0.0, 255.0).trunc()
+}
+
+/// One operation on one pixel (values integral in 0..255); `mean` is the statistic a
+/// contrast operation blends with.
+pub(crate) fn apply_pixel(op: ColourOp, rgb: [f32; 3], mean: f32) -> [f32; 3] {
+    let (_, a, b) = op.encode();
+    match op {
+        ColourOp::Brightness(_) => rgb.map(|v| (v * a).clamp(0.0, 255.0).trunc()),
+        ColourOp::Contrast(_) => rgb.map(|v| blend(v, mean, a, b)),
+        ColourOp::Saturation(_) => {
+            let g = grey(rgb).floor();
+            rgb.map(|v| blend(v, g, a, b))
+        }
+        ColourOp::Hue(_) => crate::hsv::shift_hue(rgb, a),
+        ColourOp::Grayscale => [grey(rgb).trunc(); 3],
+        ColourOp::Solarize(_) => rgb.map(|v| if v >= a { 255.0 - v } else { v }),
+        ColourOp::Posterize(bits) => {
+            let mask = (0xff00u32 >> bits.min(8)) as u8;
+            rgb.map(|v| f32::from(v as u8 & mask))
+        }
+        ColourOp::Invert => rgb.map(|v| 255.0 - v),
+    }
+}
+
+/// The mean of the floored grey image (`F.adjust_contrast`'s statistic): the integer sum
+/// over the image divided once, as the GPU pre-pass computes it.
+pub(crate) fn mean_grey(pixels: &[[f32; 3]]) -> f32 {
+    let sum: u64 = pixels.iter().map(|&p| grey(p).floor() as u64).sum();
+    mean_of_sum(sum, pixels.len())
+}
+
+/// `sum / n` as the kernels compute a statistic's mean.
+pub(crate) fn mean_of_sum(sum: u64, n: usize) -> f32 {
+    (sum as f64 / n.max(1) as f64) as f32
+}
+
+/// Applies `ops` in order to a whole image (`pixels`: the geometry's output, any order of
+/// pixels), after rounding it to u8 as torchvision's uint8 geometry does.
+pub fn apply_image(ops: &ColourOps, pixels: &mut [[f32; 3]]) {
+    for p in pixels.iter_mut() {
+        *p = p.map(|v| v.round_ties_even().clamp(0.0, 255.0));
+    }
+    for &op in ops.as_slice() {
+        let mean = if op.needs_stats() {
+            mean_grey(pixels)
+        } else {
+            0.0
+        };
+        for p in pixels.iter_mut() {
+            *p = apply_pixel(op, *p, mean);
+        }
+    }
+}
