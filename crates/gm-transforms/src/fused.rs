@@ -361,3 +361,19 @@ fn check_output(spec: &OutputSpec, out: &Tensor, slots: usize) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host struct must be the kernel's byte for byte: the PTX declares the shared copy
+    /// of `GmFusedParams` with its size.
+    #[test]
+    fn host_params_have_the_kernels_size() {
+        let size = std::mem::size_of::<GmFusedParams>();
+        let declared = format!("GmFusedParamsiE2sp[{size}]");
+        assert!(FUSED_PTX.contains(&declared), "no {declared} in fused.ptx");
+        // load_params copies it with one 4-byte word per thread of a 16x16 block.
+        assert!(size <= 4 * (BLOCK * BLOCK) as usize);
+    }
+}
