@@ -13,6 +13,12 @@
 #define GM_OP_SOLARIZE 6
 #define GM_OP_POSTERIZE 7
 #define GM_OP_INVERT 8
+#define GM_OP_AUTOCONTRAST 9
+
+// u64 words of one stats op's sums: contrast uses word 0 (the floored grey's sum),
+// autocontrast words 0-2 (the max of 255 - v per channel, so that zeroed words start every
+// statistic) and 3-5 (the max of v per channel).
+#define GM_STATS_WORDS 8
 
 __device__ __forceinline__ float clamp255(float v) { return fminf(fmaxf(v, 0.0f), 255.0f); }
 __device__ __forceinline__ float clamp1(float v) { return fminf(fmaxf(v, 0.0f), 1.0f); }
@@ -75,21 +81,50 @@ __device__ void shift_hue(float rgb[3], float hue) {
     for (int c = 0; c < 3; ++c) rgb[c] = truncf(__fmul_rn(out[c], to_u8));
 }
 
+// torchvision's autocontrast_image on uint8, from the channel's min and max over the image.
+__device__ __forceinline__ void autocontrast(float rgb[3], const unsigned long long* words) {
+    for (int c = 0; c < 3; ++c) {
+        float lo = __fsub_rn(255.0f, (float)words[c]), hi = (float)words[3 + c];
+        float mn = 0.0f, inv_scale = 1.0f;
+        if (hi != lo) {
+            mn = lo;
+            inv_scale = __fmul_rn(__fsub_rn(hi, lo), (float)(1.0 / 255.0));
+        }
+        rgb[c] = truncf(clamp255(__fdiv_rn(__fsub_rn(rgb[c], mn), inv_scale)));
+    }
+}
+
+__device__ __forceinline__ bool is_stats_op(int op) {
+    return op == GM_OP_CONTRAST || op == GM_OP_AUTOCONTRAST;
+}
+
+// The code of the image's stage-th stats op, 0 if it has fewer.
+__device__ __forceinline__ int stats_op_code(const GmFusedParams& p, int stage) {
+    for (int k = 0; k < p.n_colour; ++k) {
+        if (is_stats_op(p.colour_op[k]) && stage-- == 0) return p.colour_op[k];
+    }
+    return 0;
+}
+
 // Applies the image's colour ops to rgb (the geometry's value), after rounding it to u8 as
 // torchvision's uint8 geometry does. With stop >= 0, stops before the stop-th stats op and
 // returns whether the image has one (the statistics pre-pass); with stop < 0 applies all,
-// each stats op reading its sum from p.stats.
+// each stats op reading its sums from p.stats.
 __device__ bool colour_apply(const GmFusedParams& p, float rgb[3], int stop) {
     for (int c = 0; c < 3; ++c) rgb[c] = clamp255(rintf(rgb[c]));
     int stage = 0;
     for (int k = 0; k < p.n_colour; ++k) {
         int op = p.colour_op[k];
         float a = p.colour_a[k], b = p.colour_b[k];
-        if (op == GM_OP_CONTRAST) {
+        if (is_stats_op(op)) {
             if (stage == stop) return true;
-            unsigned long long sum = ((const unsigned long long*)p.stats)[stage];
-            float mean = (float)((double)sum / (double)max(p.out_w * p.out_h, 1));
-            for (int c = 0; c < 3; ++c) rgb[c] = blend(rgb[c], mean, a, b);
+            const unsigned long long* words = (const unsigned long long*)p.stats + stage * GM_STATS_WORDS;
+            if (op == GM_OP_CONTRAST) {
+                float mean = (float)((double)words[0] / (double)max(p.out_w * p.out_h, 1));
+                for (int c = 0; c < 3; ++c) rgb[c] = blend(rgb[c], mean, a, b);
+            } else {
+                autocontrast(rgb, words);
+            }
             ++stage;
         } else if (op == GM_OP_BRIGHTNESS) {
             for (int c = 0; c < 3; ++c) rgb[c] = truncf(clamp255(__fmul_rn(rgb[c], a)));

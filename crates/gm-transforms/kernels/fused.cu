@@ -254,10 +254,25 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
     store(p, x, y, rgb);
 }
 
+// The sum (or the max) of v over the 256 threads of a block, in shared memory.
+__device__ __forceinline__ unsigned int block_reduce(unsigned int* partial, unsigned int v, bool is_max) {
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    partial[tid] = v;
+    __syncthreads();
+    for (int half = blockDim.x * blockDim.y / 2; half > 0; half >>= 1) {
+        if (tid < half) partial[tid] = is_max ? max(partial[tid], partial[tid + half]) : partial[tid] + partial[tid + half];
+        __syncthreads();
+    }
+    unsigned int r = partial[0];
+    __syncthreads();  // the next reduction may overwrite partial
+    return r;
+}
+
 // Statistics pre-pass `stage`: the geometry and the colour ops before the image's stage-th
-// stats op, then that op's statistic (the floored grey, for contrast) summed over the block
-// and added to stats[stage] once per block. Integer sums: the result is exact and does not
-// depend on the order blocks run in.
+// stats op, then that op's statistic reduced over the block and folded into the image's sums
+// (p.stats + stage * GM_STATS_WORDS) with one atomic per block and word: the floored grey's
+// sum for contrast, the per-channel max of 255 - v and of v for autocontrast. Integer
+// results: exact, whatever order the blocks run in.
 template <int INTERP>
 __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ params, int count, int stage) {
     int i = blockIdx.z;
@@ -266,23 +281,30 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
     __shared__ unsigned int partial[256];
     load_params(params, i, &sp);
     const GmFusedParams& p = sp;
+    int code = stats_op_code(p, stage);  // the same for the whole block
+    if (code == 0) return;
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
-    int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    unsigned int value = 0;
-    if (x < p.out_w && y < p.out_h) {
-        float rgb[3];
+    float rgb[3] = {0.0f, 0.0f, 0.0f};
+    bool inside = x < p.out_w && y < p.out_h;
+    if (inside) {
         sample<INTERP>(p, x, y, rgb);
-        if (colour_apply(p, rgb, stage)) value = (unsigned int)floorf(grey(rgb));
+        colour_apply(p, rgb, stage);
     }
-    partial[tid] = value;
-    __syncthreads();
-    for (int half = blockDim.x * blockDim.y / 2; half > 0; half >>= 1) {
-        if (tid < half) partial[tid] += partial[tid + half];
-        __syncthreads();
+    unsigned long long* words = (unsigned long long*)p.stats + stage * GM_STATS_WORDS;
+    bool lead = threadIdx.x == 0 && threadIdx.y == 0;
+    if (code == GM_OP_CONTRAST) {
+        unsigned int sum = block_reduce(partial, inside ? (unsigned int)floorf(grey(rgb)) : 0u, false);
+        if (lead && sum > 0) atomicAdd(words, (unsigned long long)sum);
+        return;
     }
-    if (tid == 0 && partial[0] > 0) {
-        atomicAdd((unsigned long long*)p.stats + stage, (unsigned long long)partial[0]);
+    for (int c = 0; c < 3; ++c) {
+        unsigned int lo = block_reduce(partial, inside ? (unsigned int)(255.0f - rgb[c]) : 0u, true);
+        unsigned int hi = block_reduce(partial, inside ? (unsigned int)rgb[c] : 0u, true);
+        if (lead) {
+            atomicMax(words + c, (unsigned long long)lo);
+            atomicMax(words + 3 + c, (unsigned long long)hi);
+        }
     }
 }
 

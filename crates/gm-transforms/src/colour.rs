@@ -31,12 +31,14 @@ pub enum ColourOp {
     Posterize(u8),
     /// `F.invert`: `255 - v`.
     Invert,
+    /// `F.autocontrast`: each channel stretched from its min..max over the image to 0..255.
+    Autocontrast,
 }
 
 impl ColourOp {
     /// Whether the operation needs a statistic of the whole image (a pre-pass on the GPU).
     pub fn needs_stats(self) -> bool {
-        matches!(self, ColourOp::Contrast(_))
+        matches!(self, ColourOp::Contrast(_) | ColourOp::Autocontrast)
     }
 
     /// Whether the operation leaves every image unchanged.
@@ -46,7 +48,7 @@ impl ColourOp {
             ColourOp::Hue(h) => h == 0.0,
             ColourOp::Posterize(bits) => bits >= 8,
             ColourOp::Solarize(t) => t > 255.0,
-            ColourOp::Grayscale | ColourOp::Invert => false,
+            ColourOp::Grayscale | ColourOp::Invert | ColourOp::Autocontrast => false,
         }
     }
 
@@ -63,6 +65,7 @@ impl ColourOp {
             ColourOp::Solarize(t) => (6, t as f32, 0.0),
             ColourOp::Posterize(bits) => (7, f32::from(bits.min(8)), 0.0),
             ColourOp::Invert => (8, 0.0, 0.0),
+            ColourOp::Autocontrast => (9, 0.0, 0.0),
         }
     }
 }
@@ -128,13 +131,48 @@ fn blend(a: f32, b: f32, ratio: f32, one_minus: f32) -> f32 {
     b.mul_add(one_minus, a * ratio).clamp(0.0, 255.0).trunc()
 }
 
-/// One operation on one pixel (values integral in 0..255); `mean` is the statistic a
-/// contrast operation blends with.
-pub(crate) fn apply_pixel(op: ColourOp, rgb: [f32; 3], mean: f32) -> [f32; 3] {
+/// A whole-image statistic: the mean grey (contrast), or per-channel min and max
+/// (autocontrast).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Stat {
+    /// The operation needs none.
+    None,
+    /// Mean of the floored grey.
+    Mean(f32),
+    /// Per-channel minimum and maximum.
+    Range([f32; 3], [f32; 3]),
+}
+
+/// One operation on one pixel (values integral in 0..255); `stat` is the whole-image
+/// statistic the operation needs, if any.
+pub(crate) fn apply_pixel(op: ColourOp, rgb: [f32; 3], stat: Stat) -> [f32; 3] {
     let (_, a, b) = op.encode();
+    match (op, stat) {
+        (ColourOp::Contrast(_), Stat::Mean(mean)) => rgb.map(|v| blend(v, mean, a, b)),
+        (ColourOp::Autocontrast, Stat::Range(lo, hi)) => autocontrast(rgb, lo, hi),
+        _ => apply_point(op, rgb, a, b),
+    }
+}
+
+/// torchvision's `autocontrast_image` on uint8: `(v - min) / ((max - min) / 255)`, clamped and
+/// truncated; a flat channel (max == min) is left as it is.
+fn autocontrast(rgb: [f32; 3], lo: [f32; 3], hi: [f32; 3]) -> [f32; 3] {
+    let mut out = rgb;
+    for c in 0..3 {
+        let (min, inv_scale) = if hi[c] == lo[c] {
+            (0.0, 1.0)
+        } else {
+            (lo[c], (hi[c] - lo[c]) * (1.0f64 / 255.0) as f32)
+        };
+        out[c] = ((rgb[c] - min) / inv_scale).clamp(0.0, 255.0).trunc();
+    }
+    out
+}
+
+/// The operations that read nothing but the pixel; `a`, `b` as [`ColourOp::encode`] gives.
+fn apply_point(op: ColourOp, rgb: [f32; 3], a: f32, b: f32) -> [f32; 3] {
     match op {
         ColourOp::Brightness(_) => rgb.map(|v| (v * a).clamp(0.0, 255.0).trunc()),
-        ColourOp::Contrast(_) => rgb.map(|v| blend(v, mean, a, b)),
         ColourOp::Saturation(_) => {
             let g = grey(rgb).floor();
             rgb.map(|v| blend(v, g, a, b))
@@ -147,18 +185,38 @@ pub(crate) fn apply_pixel(op: ColourOp, rgb: [f32; 3], mean: f32) -> [f32; 3] {
             rgb.map(|v| f32::from(v as u8 & mask))
         }
         ColourOp::Invert => rgb.map(|v| 255.0 - v),
+        // Statistics operations without their statistic: not reached (see apply_image).
+        ColourOp::Contrast(_) | ColourOp::Autocontrast => rgb,
+    }
+}
+
+/// The statistic `op` needs of the image `pixels` (at its point in the chain).
+pub(crate) fn statistic(op: ColourOp, pixels: &[[f32; 3]]) -> Stat {
+    match op {
+        ColourOp::Contrast(_) => Stat::Mean(mean_grey(pixels)),
+        ColourOp::Autocontrast => {
+            let (mut lo, mut hi) = ([255.0f32; 3], [0.0f32; 3]);
+            for p in pixels {
+                for c in 0..3 {
+                    lo[c] = lo[c].min(p[c]);
+                    hi[c] = hi[c].max(p[c]);
+                }
+            }
+            Stat::Range(lo, hi)
+        }
+        _ => Stat::None,
     }
 }
 
 /// The mean of the floored grey image (`F.adjust_contrast`'s statistic): the integer sum
 /// over the image divided once, as the GPU pre-pass computes it.
-pub(crate) fn mean_grey(pixels: &[[f32; 3]]) -> f32 {
+fn mean_grey(pixels: &[[f32; 3]]) -> f32 {
     let sum: u64 = pixels.iter().map(|&p| grey(p).floor() as u64).sum();
     mean_of_sum(sum, pixels.len())
 }
 
 /// `sum / n` as the kernels compute a statistic's mean.
-pub(crate) fn mean_of_sum(sum: u64, n: usize) -> f32 {
+fn mean_of_sum(sum: u64, n: usize) -> f32 {
     (sum as f64 / n.max(1) as f64) as f32
 }
 
@@ -169,13 +227,9 @@ pub fn apply_image(ops: &ColourOps, pixels: &mut [[f32; 3]]) {
         *p = p.map(|v| v.round_ties_even().clamp(0.0, 255.0));
     }
     for &op in ops.as_slice() {
-        let mean = if op.needs_stats() {
-            mean_grey(pixels)
-        } else {
-            0.0
-        };
+        let stat = statistic(op, pixels);
         for p in pixels.iter_mut() {
-            *p = apply_pixel(op, *p, mean);
+            *p = apply_pixel(op, *p, stat);
         }
     }
 }

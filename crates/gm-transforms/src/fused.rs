@@ -195,8 +195,9 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
     Ok(())
 }
 
-/// Bytes of one image's statistics sums (one u64 per stats op) after the parameter array.
-const STATS_BYTES: usize = MAX_COLOUR_OPS * 8;
+/// Bytes of the sums of one stats op of one image (GM_STATS_WORDS u64 words in colour.cuh),
+/// after the parameter array: images * (the batch's most stats ops) of them.
+const STATS_BYTES: usize = 8 * 8;
 
 /// The fused kernel, loaded on one device, with a reusable parameter buffer.
 pub struct FusedKernel {
@@ -263,41 +264,50 @@ impl FusedKernel {
             validate(src, op, spec)?;
         }
         let n = images.len();
-        let need = n * (std::mem::size_of::<GmFusedParams>() + STATS_BYTES);
+        let passes = ops.iter().map(|op| op.colour.stats_passes()).max();
+        let passes = passes.unwrap_or(0);
+        let need = n * (std::mem::size_of::<GmFusedParams>() + passes * STATS_BYTES);
         if self.params.len() < need {
             // The old buffer may still be read by a launch on another stream.
             self.last_use.synchronize()?;
             self.params = DeviceBuffer::alloc(&self.device, need.next_power_of_two())?;
         }
-        self.fill_params(images, ops, spec, out.data_ptr().0, first_slot);
+        let stats_stride = passes * STATS_BYTES;
+        self.fill_params(
+            images,
+            ops,
+            spec,
+            (out.data_ptr().0, first_slot),
+            stats_stride,
+        );
         stream.wait(&self.last_use)?;
         stream.upload(&self.bytes, &mut self.params, 0)?;
-        let passes = ops.iter().map(|op| op.colour.stats_passes()).max();
-        self.launch(stream, spec, n, passes.unwrap_or(0))?;
+        self.launch(stream, spec, n, passes)?;
         self.last_use.record(stream)
     }
 
-    /// Builds the upload: every image's parameters, then zeroed statistics sums.
+    /// Builds the upload: every image's parameters (writing to slot `first_slot + k` of
+    /// `out`), then zeroed statistics sums, `stats_stride` bytes per image.
     fn fill_params(
         &mut self,
         images: &[SourceImage],
         ops: &[FusedOp],
         spec: &OutputSpec,
-        out: u64,
-        first_slot: usize,
+        (out, first_slot): (u64, usize),
+        stats_stride: usize,
     ) {
         let n = images.len();
         let stats0 = self.params.device_ptr().0 + (n * std::mem::size_of::<GmFusedParams>()) as u64;
         self.host.clear();
         for (k, (src, op)) in images.iter().zip(ops).enumerate() {
             let dst = out + ((first_slot + k) * spec.image_bytes()) as u64;
-            let stats = stats0 + (k * STATS_BYTES) as u64;
+            let stats = stats0 + (k * stats_stride) as u64;
             self.host.push(params(src, op, spec, (dst, stats)));
         }
         self.bytes.clear();
         self.bytes
             .extend_from_slice(bytemuck::cast_slice(&self.host));
-        self.bytes.resize(self.bytes.len() + n * STATS_BYTES, 0);
+        self.bytes.resize(self.bytes.len() + n * stats_stride, 0);
     }
 
     /// The statistics pre-passes, in order (a later one reads the sums of the earlier), then

@@ -41,7 +41,7 @@ mod types;
 pub use colour::{ColourOp, ColourOps};
 pub use fused::{FUSED_PTX, FusedKernel};
 pub use photometric::{
-    ColorJitter, RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize,
+    ColorJitter, RandomAutocontrast, RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize,
 };
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,

@@ -161,6 +161,23 @@ impl Transform for RandomInvert {
     }
 }
 
+/// torchvision's `RandomAutocontrast(p)`: each channel stretched from its min..max over the
+/// image (after the geometry and the colour steps before it) to 0..255.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomAutocontrast(pub f64);
+
+impl Transform for RandomAutocontrast {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        maybe(
+            st,
+            rng,
+            "RandomAutocontrast",
+            self.0,
+            ColourOp::Autocontrast,
+        )
+    }
+}
+
 /// torchvision's `RandomSolarize(threshold, p)`: values at or above `threshold` (0..=255)
 /// are inverted.
 #[derive(Debug, Clone, Copy, PartialEq)]

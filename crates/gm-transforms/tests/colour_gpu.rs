@@ -1,7 +1,8 @@
 //! The fused kernel's colour operations on the GPU: against the committed torchvision
 //! references (tests/media/transforms, within 1 u8 step) and against the CPU twin on random
 //! batches of odd sizes whose images each draw their own ColorJitter order, factors and
-//! `Random*` steps (up to two contrast statistics pre-passes per launch), in u8 HWC and
+//! `Random*` steps (up to three statistics pre-passes per launch: contrast, autocontrast,
+//! contrast), in u8 HWC and
 //! normalized f32 CHW. The geometry here is exact (integral crops, flips, no resampling), so
 //! any disagreement is the colour arithmetic's.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
@@ -13,8 +14,8 @@ use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_t
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, FusedKernel, FusedOp, HorizontalFlip, Layout, Normalize,
-    OutputSpec, PlanState, RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize,
-    SampleRng, SourceImage, ToDtype, VerticalFlip,
+    OutputSpec, PlanState, RandomAutocontrast, RandomGrayscale, RandomInvert, RandomPosterize,
+    RandomSolarize, SampleRng, SourceImage, ToDtype, VerticalFlip,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -27,8 +28,8 @@ fn gpu_colour_ops_match_torchvision() {
     let mut kernel = FusedKernel::new(&device).unwrap();
     let all = cases();
     let mut compared = 0;
-    // One launch per source: its 14 cases are the images of one batch, each with its own ops.
-    for chunk in all.chunks(14) {
+    // One launch per source: its cases are the images of one batch, each with its own ops.
+    for chunk in all.chunk_by(|a, b| a.source == b.source) {
         let (w, h) = (chunk[0].width, chunk[0].height);
         let mut d = DeviceBuffer::alloc(&device, chunk[0].input.len()).unwrap();
         stream.upload(&chunk[0].input, &mut d, 0).unwrap();
@@ -70,7 +71,7 @@ fn gpu_colour_ops_match_torchvision() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 42);
+    assert_eq!(compared, 48);
 }
 
 /// A chain of exact geometry and random colour steps, with a second ColorJitter half the time
@@ -89,7 +90,8 @@ fn random_chain(rng: &mut StdRng, w: u32, h: u32, float: bool) -> Compose {
             bits: rng.random_range(0..=8),
             p: 0.3,
         })
-        .then(RandomInvert(0.2));
+        .then(RandomInvert(0.2))
+        .then(RandomAutocontrast(0.5));
     if rng.random_bool(0.5) {
         chain.push(ColorJitter::new(0.3, 0.5, 0.0, 0.2).unwrap());
     }

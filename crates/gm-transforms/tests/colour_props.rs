@@ -39,6 +39,7 @@ fn colour_op() -> impl Strategy<Value = ColourOp> {
         (0.0f64..=255.0).prop_map(ColourOp::Solarize),
         (0u8..=8).prop_map(ColourOp::Posterize),
         Just(ColourOp::Invert),
+        Just(ColourOp::Autocontrast),
     ]
 }
 

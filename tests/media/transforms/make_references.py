@@ -32,6 +32,9 @@ CASES = [
     ("invert", [("invert", None)]),
     ("jitter_a", [("hue", 0.07), ("contrast", 1.25), ("brightness", 0.83), ("saturation", 1.4)]),
     ("jitter_b", [("saturation", 0.62), ("brightness", 1.18), ("hue", -0.12), ("contrast", 0.71)]),
+    # Autocontrast after ops that narrow the range (the sources span most of 0..255 already).
+    ("brightness_autocontrast", [("brightness", 0.55), ("autocontrast", None)]),
+    ("posterize_autocontrast_contrast", [("posterize", 2), ("autocontrast", None), ("contrast", 0.8)]),
 ]
 
 
@@ -52,6 +55,8 @@ def apply(img, op, value):
         return F.posterize(img, value)
     if op == "invert":
         return F.invert(img)
+    if op == "autocontrast":
+        return F.autocontrast(img)
     raise ValueError(op)
 
 

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 /// One reference: a source image, the operations applied in order, torchvision's result.
 pub struct Case {
+    /// The source image's name.
+    pub source: String,
     /// `<source>_<case>`, for messages.
     pub name: String,
     /// Width of the source and the result.
@@ -44,6 +46,7 @@ fn op(pair: &Value) -> ColourOp {
         "solarize" => ColourOp::Solarize(factor()),
         "posterize" => ColourOp::Posterize(factor() as u8),
         "invert" => ColourOp::Invert,
+        "autocontrast" => ColourOp::Autocontrast,
         other => panic!("unknown op {other}"),
     }
 }
@@ -67,6 +70,7 @@ pub fn cases() -> Vec<Case> {
             let expected = std::fs::read(dir().join(format!("{source}_{cname}.u8"))).unwrap();
             assert_eq!(expected.len(), input.len(), "{source}_{cname}");
             out.push(Case {
+                source: source.clone(),
                 name: format!("{source}_{cname}"),
                 width,
                 height,
