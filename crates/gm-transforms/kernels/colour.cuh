@@ -14,11 +14,14 @@
 #define GM_OP_POSTERIZE 7
 #define GM_OP_INVERT 8
 #define GM_OP_AUTOCONTRAST 9
+#define GM_OP_EQUALIZE 10
 
 // u64 words of one stats op's sums: contrast uses word 0 (the floored grey's sum),
 // autocontrast words 0-2 (the max of 255 - v per channel, so that zeroed words start every
-// statistic) and 3-5 (the max of v per channel).
+// statistic) and 3-5 (the max of v per channel); equalize 3 x 256 u32 histogram bins,
+// turned into its lookup table in place by gm_colour_lut. fused.rs' stats_bytes agrees.
 #define GM_STATS_WORDS 8
+#define GM_EQUALIZE_WORDS 384
 
 __device__ __forceinline__ float clamp255(float v) { return fminf(fmaxf(v, 0.0f), 255.0f); }
 __device__ __forceinline__ float clamp1(float v) { return fminf(fmaxf(v, 0.0f), 1.0f); }
@@ -95,13 +98,22 @@ __device__ __forceinline__ void autocontrast(float rgb[3], const unsigned long l
 }
 
 __device__ __forceinline__ bool is_stats_op(int op) {
-    return op == GM_OP_CONTRAST || op == GM_OP_AUTOCONTRAST;
+    return op == GM_OP_CONTRAST || op == GM_OP_AUTOCONTRAST || op == GM_OP_EQUALIZE;
 }
 
-// The code of the image's stage-th stats op, 0 if it has fewer.
-__device__ __forceinline__ int stats_op_code(const GmFusedParams& p, int stage) {
+__device__ __forceinline__ int stats_words(int op) {
+    return op == GM_OP_EQUALIZE ? GM_EQUALIZE_WORDS : GM_STATS_WORDS;
+}
+
+// The code of the image's stage-th stats op (0 if it has fewer) and where its sums start
+// (u64 words after p.stats).
+__device__ __forceinline__ int stats_op_at(const GmFusedParams& p, int stage, int* offset) {
+    *offset = 0;
     for (int k = 0; k < p.n_colour; ++k) {
-        if (is_stats_op(p.colour_op[k]) && stage-- == 0) return p.colour_op[k];
+        int op = p.colour_op[k];
+        if (!is_stats_op(op)) continue;
+        if (stage-- == 0) return op;
+        *offset += stats_words(op);
     }
     return 0;
 }
@@ -112,20 +124,24 @@ __device__ __forceinline__ int stats_op_code(const GmFusedParams& p, int stage) 
 // each stats op reading its sums from p.stats.
 __device__ bool colour_apply(const GmFusedParams& p, float rgb[3], int stop) {
     for (int c = 0; c < 3; ++c) rgb[c] = clamp255(rintf(rgb[c]));
-    int stage = 0;
+    int stage = 0, offset = 0;
     for (int k = 0; k < p.n_colour; ++k) {
         int op = p.colour_op[k];
         float a = p.colour_a[k], b = p.colour_b[k];
         if (is_stats_op(op)) {
             if (stage == stop) return true;
-            const unsigned long long* words = (const unsigned long long*)p.stats + stage * GM_STATS_WORDS;
+            const unsigned long long* words = (const unsigned long long*)p.stats + offset;
             if (op == GM_OP_CONTRAST) {
                 float mean = (float)((double)words[0] / (double)max(p.out_w * p.out_h, 1));
                 for (int c = 0; c < 3; ++c) rgb[c] = blend(rgb[c], mean, a, b);
-            } else {
+            } else if (op == GM_OP_AUTOCONTRAST) {
                 autocontrast(rgb, words);
+            } else {
+                const unsigned int* lut = (const unsigned int*)words;
+                for (int c = 0; c < 3; ++c) rgb[c] = (float)lut[c * 256 + (int)rgb[c]];
             }
             ++stage;
+            offset += stats_words(op);
         } else if (op == GM_OP_BRIGHTNESS) {
             for (int c = 0; c < 3; ++c) rgb[c] = truncf(clamp255(__fmul_rn(rgb[c], a)));
         } else if (op == GM_OP_SATURATION) {

@@ -268,20 +268,38 @@ __device__ __forceinline__ unsigned int block_reduce(unsigned int* partial, unsi
     return r;
 }
 
+// The block's pixels counted per channel and value in shared memory, then added to the
+// image's global bins (one atomic per non-empty bin and block).
+__device__ __forceinline__ void block_histogram(unsigned int* hist, const float rgb[3], bool inside, unsigned int* bins) {
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    int threads = blockDim.x * blockDim.y;
+    for (int k = tid; k < 768; k += threads) hist[k] = 0;
+    __syncthreads();
+    if (inside) {
+        for (int c = 0; c < 3; ++c) atomicAdd(&hist[c * 256 + (int)rgb[c]], 1u);
+    }
+    __syncthreads();
+    for (int k = tid; k < 768; k += threads) {
+        if (hist[k] > 0) atomicAdd(bins + k, hist[k]);
+    }
+}
+
 // Statistics pre-pass `stage`: the geometry and the colour ops before the image's stage-th
 // stats op, then that op's statistic reduced over the block and folded into the image's sums
 // (p.stats + stage * GM_STATS_WORDS) with one atomic per block and word: the floored grey's
-// sum for contrast, the per-channel max of 255 - v and of v for autocontrast. Integer
-// results: exact, whatever order the blocks run in.
+// sum for contrast, the per-channel max of 255 - v and of v for autocontrast, per-channel
+// histograms for equalize. Integer results: exact, whatever order the blocks run in.
 template <int INTERP>
 __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ params, int count, int stage) {
     int i = blockIdx.z;
     if (i >= count) return;
     __shared__ GmFusedParams sp;
     __shared__ unsigned int partial[256];
+    __shared__ unsigned int hist[768];
     load_params(params, i, &sp);
     const GmFusedParams& p = sp;
-    int code = stats_op_code(p, stage);  // the same for the whole block
+    int offset;
+    int code = stats_op_at(p, stage, &offset);  // the same for the whole block
     if (code == 0) return;
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -291,8 +309,12 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
         sample<INTERP>(p, x, y, rgb);
         colour_apply(p, rgb, stage);
     }
-    unsigned long long* words = (unsigned long long*)p.stats + stage * GM_STATS_WORDS;
+    unsigned long long* words = (unsigned long long*)p.stats + offset;
     bool lead = threadIdx.x == 0 && threadIdx.y == 0;
+    if (code == GM_OP_EQUALIZE) {
+        block_histogram(hist, rgb, inside, (unsigned int*)words);
+        return;
+    }
     if (code == GM_OP_CONTRAST) {
         unsigned int sum = block_reduce(partial, inside ? (unsigned int)floorf(grey(rgb)) : 0u, false);
         if (lead && sum > 0) atomicAdd(words, (unsigned long long)sum);
@@ -332,4 +354,41 @@ extern "C" __global__ void gm_colour_stats_bicubic(const GmFusedParams* __restri
 }
 extern "C" __global__ void gm_colour_stats_antialias(const GmFusedParams* __restrict__ params, int count, int stage) {
     stats_body<3>(params, count, stage);
+}
+
+// Equalize's lookup tables, after the histogram pre-pass of `stage`: one block of 256 threads
+// per image (grid z) turns each channel's bins into torchvision's equalize_image table in
+// place: the cumulative count before each value (an inclusive scan), in steps of (pixels not
+// of the largest value) / 255, rounded; the identity when that step is 0.
+extern "C" __global__ void gm_colour_lut(const GmFusedParams* __restrict__ params, int count, int stage) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    __shared__ GmFusedParams sp;
+    __shared__ unsigned int cum[256];
+    __shared__ int top;
+    load_params(params, i, &sp);
+    const GmFusedParams& p = sp;
+    int offset;
+    if (stats_op_at(p, stage, &offset) != GM_OP_EQUALIZE) return;
+    int t = threadIdx.x;
+    for (int c = 0; c < 3; ++c) {
+        unsigned int* bins = (unsigned int*)((unsigned long long*)p.stats + offset) + c * 256;
+        unsigned int n = bins[t];
+        cum[t] = n;
+        if (t == 0) top = 0;
+        __syncthreads();
+        if (n > 0) atomicMax(&top, t);
+        for (int d = 1; d < 256; d <<= 1) {
+            unsigned int add = t >= d ? cum[t - d] : 0u;
+            __syncthreads();
+            cum[t] += add;
+            __syncthreads();
+        }
+        unsigned int step = (cum[255] - bins[top]) / 255u;
+        unsigned int before = t > 0 ? cum[t - 1] : 0u;
+        unsigned int lut = step == 0 ? (unsigned int)t : (t == 0 ? 0u : min((before + step / 2) / step, 255u));
+        __syncthreads();  // every thread has read bins[top] and cum
+        bins[t] = lut;
+        __syncthreads();  // before the next channel reuses cum and top
+    }
 }

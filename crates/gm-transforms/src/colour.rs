@@ -33,12 +33,17 @@ pub enum ColourOp {
     Invert,
     /// `F.autocontrast`: each channel stretched from its min..max over the image to 0..255.
     Autocontrast,
+    /// `F.equalize`: each channel mapped through its histogram's cumulative distribution.
+    Equalize,
 }
 
 impl ColourOp {
     /// Whether the operation needs a statistic of the whole image (a pre-pass on the GPU).
     pub fn needs_stats(self) -> bool {
-        matches!(self, ColourOp::Contrast(_) | ColourOp::Autocontrast)
+        matches!(
+            self,
+            ColourOp::Contrast(_) | ColourOp::Autocontrast | ColourOp::Equalize
+        )
     }
 
     /// Whether the operation leaves every image unchanged.
@@ -48,7 +53,10 @@ impl ColourOp {
             ColourOp::Hue(h) => h == 0.0,
             ColourOp::Posterize(bits) => bits >= 8,
             ColourOp::Solarize(t) => t > 255.0,
-            ColourOp::Grayscale | ColourOp::Invert | ColourOp::Autocontrast => false,
+            ColourOp::Grayscale
+            | ColourOp::Invert
+            | ColourOp::Autocontrast
+            | ColourOp::Equalize => false,
         }
     }
 
@@ -66,6 +74,7 @@ impl ColourOp {
             ColourOp::Posterize(bits) => (7, f32::from(bits.min(8)), 0.0),
             ColourOp::Invert => (8, 0.0, 0.0),
             ColourOp::Autocontrast => (9, 0.0, 0.0),
+            ColourOp::Equalize => (10, 0.0, 0.0),
         }
     }
 }
@@ -133,7 +142,7 @@ fn blend(a: f32, b: f32, ratio: f32, one_minus: f32) -> f32 {
 
 /// A whole-image statistic: the mean grey (contrast), or per-channel min and max
 /// (autocontrast).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Stat {
     /// The operation needs none.
     None,
@@ -141,15 +150,20 @@ pub(crate) enum Stat {
     Mean(f32),
     /// Per-channel minimum and maximum.
     Range([f32; 3], [f32; 3]),
+    /// Per-channel lookup table (equalize).
+    Lut(Box<[[u8; 256]; 3]>),
 }
 
 /// One operation on one pixel (values integral in 0..255); `stat` is the whole-image
 /// statistic the operation needs, if any.
-pub(crate) fn apply_pixel(op: ColourOp, rgb: [f32; 3], stat: Stat) -> [f32; 3] {
+pub(crate) fn apply_pixel(op: ColourOp, rgb: [f32; 3], stat: &Stat) -> [f32; 3] {
     let (_, a, b) = op.encode();
     match (op, stat) {
-        (ColourOp::Contrast(_), Stat::Mean(mean)) => rgb.map(|v| blend(v, mean, a, b)),
-        (ColourOp::Autocontrast, Stat::Range(lo, hi)) => autocontrast(rgb, lo, hi),
+        (ColourOp::Contrast(_), &Stat::Mean(mean)) => rgb.map(|v| blend(v, mean, a, b)),
+        (ColourOp::Autocontrast, &Stat::Range(lo, hi)) => autocontrast(rgb, lo, hi),
+        (ColourOp::Equalize, Stat::Lut(lut)) => {
+            [0, 1, 2].map(|c| f32::from(lut[c][rgb[c] as usize]))
+        }
         _ => apply_point(op, rgb, a, b),
     }
 }
@@ -186,7 +200,7 @@ fn apply_point(op: ColourOp, rgb: [f32; 3], a: f32, b: f32) -> [f32; 3] {
         }
         ColourOp::Invert => rgb.map(|v| 255.0 - v),
         // Statistics operations without their statistic: not reached (see apply_image).
-        ColourOp::Contrast(_) | ColourOp::Autocontrast => rgb,
+        ColourOp::Contrast(_) | ColourOp::Autocontrast | ColourOp::Equalize => rgb,
     }
 }
 
@@ -204,8 +218,39 @@ pub(crate) fn statistic(op: ColourOp, pixels: &[[f32; 3]]) -> Stat {
             }
             Stat::Range(lo, hi)
         }
+        ColourOp::Equalize => {
+            let mut hist = [[0u32; 256]; 3];
+            for p in pixels {
+                for c in 0..3 {
+                    hist[c][p[c] as usize] += 1;
+                }
+            }
+            Stat::Lut(Box::new(hist.map(|h| equalize_lut(&h))))
+        }
         _ => Stat::None,
     }
+}
+
+/// torchvision's `equalize_image` lookup table of one channel's histogram: the cumulative
+/// count before each value, in steps of (pixels not of the largest value) / 255, rounded;
+/// the identity when that step is 0 (a nearly flat channel).
+pub(crate) fn equalize_lut(hist: &[u32; 256]) -> [u8; 256] {
+    let total: u32 = hist.iter().sum();
+    let top = hist.iter().rposition(|&n| n > 0).unwrap_or(0);
+    let step = (total - hist[top]) / 255;
+    let mut lut = [0u8; 256];
+    let mut cum = 0u32;
+    for v in 0..256 {
+        lut[v] = if step == 0 {
+            v as u8
+        } else if v == 0 {
+            0
+        } else {
+            ((cum + step / 2) / step).min(255) as u8
+        };
+        cum += hist[v];
+    }
+    lut
 }
 
 /// The mean of the floored grey image (`F.adjust_contrast`'s statistic): the integer sum
@@ -229,7 +274,7 @@ pub fn apply_image(ops: &ColourOps, pixels: &mut [[f32; 3]]) {
     for &op in ops.as_slice() {
         let stat = statistic(op, pixels);
         for p in pixels.iter_mut() {
-            *p = apply_pixel(op, *p, stat);
+            *p = apply_pixel(op, *p, &stat);
         }
     }
 }

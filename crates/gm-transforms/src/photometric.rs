@@ -178,6 +178,17 @@ impl Transform for RandomAutocontrast {
     }
 }
 
+/// torchvision's `RandomEqualize(p)`: each channel mapped through its histogram's cumulative
+/// distribution over the image (after the geometry and the colour steps before it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomEqualize(pub f64);
+
+impl Transform for RandomEqualize {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        maybe(st, rng, "RandomEqualize", self.0, ColourOp::Equalize)
+    }
+}
+
 /// torchvision's `RandomSolarize(threshold, p)`: values at or above `threshold` (0..=255)
 /// are inverted.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,8 +1,8 @@
 //! The fused kernel's colour operations on the GPU: against the committed torchvision
 //! references (tests/media/transforms, within 1 u8 step) and against the CPU twin on random
 //! batches of odd sizes whose images each draw their own ColorJitter order, factors and
-//! `Random*` steps (up to three statistics pre-passes per launch: contrast, autocontrast,
-//! contrast), in u8 HWC and
+//! `Random*` steps (up to four statistics pre-passes per launch: contrast, autocontrast,
+//! equalize with its lookup-table kernel, contrast), in u8 HWC and
 //! normalized f32 CHW. The geometry here is exact (integral crops, flips, no resampling), so
 //! any disagreement is the colour arithmetic's.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
@@ -14,8 +14,8 @@ use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_t
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, FusedKernel, FusedOp, HorizontalFlip, Layout, Normalize,
-    OutputSpec, PlanState, RandomAutocontrast, RandomGrayscale, RandomInvert, RandomPosterize,
-    RandomSolarize, SampleRng, SourceImage, ToDtype, VerticalFlip,
+    OutputSpec, PlanState, RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert,
+    RandomPosterize, RandomSolarize, SampleRng, SourceImage, ToDtype, VerticalFlip,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -71,7 +71,7 @@ fn gpu_colour_ops_match_torchvision() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 48);
+    assert_eq!(compared, 54);
 }
 
 /// A chain of exact geometry and random colour steps, with a second ColorJitter half the time
@@ -91,7 +91,8 @@ fn random_chain(rng: &mut StdRng, w: u32, h: u32, float: bool) -> Compose {
             p: 0.3,
         })
         .then(RandomInvert(0.2))
-        .then(RandomAutocontrast(0.5));
+        .then(RandomAutocontrast(0.5))
+        .then(RandomEqualize(0.4));
     if rng.random_bool(0.5) {
         chain.push(ColorJitter::new(0.3, 0.5, 0.0, 0.2).unwrap());
     }

@@ -40,6 +40,7 @@ fn colour_op() -> impl Strategy<Value = ColourOp> {
         (0u8..=8).prop_map(ColourOp::Posterize),
         Just(ColourOp::Invert),
         Just(ColourOp::Autocontrast),
+        Just(ColourOp::Equalize),
     ]
 }
 

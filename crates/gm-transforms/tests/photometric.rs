@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use gm_transforms::sample::{Image, Label, plan_sample};
 use gm_transforms::{
     ColorJitter, ColourOp, Compose, HorizontalFlip, Normalize, PlanError, RandomAutocontrast,
-    RandomGrayscale, RandomInvert, RandomPosterize, RandomResizedCrop, RandomSolarize, Resize,
-    SampleRng,
+    RandomEqualize, RandomGrayscale, RandomInvert, RandomPosterize, RandomResizedCrop,
+    RandomSolarize, Resize, SampleRng,
 };
 
 fn jitter() -> ColorJitter {
@@ -126,9 +126,10 @@ fn random_steps_fire_at_their_probability() {
         })
         .then(RandomPosterize { bits: 4, p: 0.7 })
         .then(RandomInvert(0.9))
-        .then(RandomAutocontrast(0.35));
+        .then(RandomAutocontrast(0.35))
+        .then(RandomEqualize(0.6));
     let n = 4000;
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     for index in 0..n {
         for op in colour_of(&chain, index) {
             let k = match op {
@@ -140,12 +141,13 @@ fn random_steps_fire_at_their_probability() {
                 ColourOp::Posterize(4) => 2,
                 ColourOp::Invert => 3,
                 ColourOp::Autocontrast => 4,
+                ColourOp::Equalize => 5,
                 other => panic!("{other:?}"),
             };
             counts[k] += 1;
         }
     }
-    for (count, p) in counts.iter().zip([0.2, 0.5, 0.7, 0.9, 0.35]) {
+    for (count, p) in counts.iter().zip([0.2, 0.5, 0.7, 0.9, 0.35, 0.6]) {
         let rate = *count as f64 / n as f64;
         // Four standard deviations of a binomial rate at n = 4000 is at most 0.032.
         assert!((rate - p).abs() < 0.032, "rate {rate} for p {p}");

@@ -35,6 +35,8 @@ CASES = [
     # Autocontrast after ops that narrow the range (the sources span most of 0..255 already).
     ("brightness_autocontrast", [("brightness", 0.55), ("autocontrast", None)]),
     ("posterize_autocontrast_contrast", [("posterize", 2), ("autocontrast", None), ("contrast", 0.8)]),
+    ("equalize", [("equalize", None)]),
+    ("brightness_equalize_contrast", [("brightness", 0.4), ("equalize", None), ("contrast", 1.3)]),
 ]
 
 
@@ -57,6 +59,8 @@ def apply(img, op, value):
         return F.invert(img)
     if op == "autocontrast":
         return F.autocontrast(img)
+    if op == "equalize":
+        return F.equalize(img)
     raise ValueError(op)
 
 

@@ -47,6 +47,7 @@ fn op(pair: &Value) -> ColourOp {
         "posterize" => ColourOp::Posterize(factor() as u8),
         "invert" => ColourOp::Invert,
         "autocontrast" => ColourOp::Autocontrast,
+        "equalize" => ColourOp::Equalize,
         other => panic!("unknown op {other}"),
     }
 }
