@@ -5,8 +5,9 @@
 // (v * scale + bias per channel, v in 0..255) and store as u8/f16/bf16/f32 in CHW or HWC at
 // the image's slot of the batch tensor. One read of each source pixel tap and one write of
 // each output element; no intermediate images. A colour op that needs a whole-image
-// statistic (contrast's mean grey) gets it from gm_colour_stats_*, a pre-pass that runs the
-// same geometry and the ops before it and sums the statistic per image.
+// statistic (contrast's mean grey, autocontrast's channel ranges, equalize's histograms) gets
+// it from gm_colour_stats_*, a pre-pass that runs the same geometry and the ops before it and
+// reduces the statistic per image (equalize's then becomes a lookup table in gm_colour_lut).
 //
 // The CPU twin of this kernel is gm_transforms::cpu::fused; keep the arithmetic identical.
 
@@ -16,7 +17,7 @@ struct GmFusedParams {
     unsigned long long src;         // RGB/BGR interleaved, or the luma plane
     unsigned long long src_chroma;  // interleaved UV plane (NV12/P016)
     unsigned long long dst;         // this image's slot in the batch tensor
-    unsigned long long stats;       // this image's statistic sums, one per stats op (u64)
+    unsigned long long stats;       // this image's statistics, one group per stats op (colour.cuh)
     int src_pitch;                  // bytes between rows (both planes)
     int src_w, src_h;
     int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016
@@ -285,8 +286,8 @@ __device__ __forceinline__ void block_histogram(unsigned int* hist, const float 
 }
 
 // Statistics pre-pass `stage`: the geometry and the colour ops before the image's stage-th
-// stats op, then that op's statistic reduced over the block and folded into the image's sums
-// (p.stats + stage * GM_STATS_WORDS) with one atomic per block and word: the floored grey's
+// stats op, then that op's statistic reduced over the block and folded into the op's group of
+// the image's sums (stats_op_at) with one atomic per block and word: the floored grey's
 // sum for contrast, the per-channel max of 255 - v and of v for autocontrast, per-channel
 // histograms for equalize. Integer results: exact, whatever order the blocks run in.
 template <int INTERP>
