@@ -4,8 +4,8 @@
 use gm_cuda::DType;
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
-    RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert, RandomPosterize,
-    RandomResizedCrop, RandomSolarize, Resize, ToDtype, VerticalFlip,
+    RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert,
+    RandomPosterize, RandomResizedCrop, RandomSolarize, Resize, ToDtype, VerticalFlip,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -87,6 +87,13 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
             "random_solarize" => {
                 let (threshold, p): (f64, f64) = args.extract()?;
                 chain.push(RandomSolarize { threshold, p });
+            }
+            "random_adjust_sharpness" => {
+                let (sharpness_factor, p): (f64, f64) = args.extract()?;
+                chain.push(RandomAdjustSharpness {
+                    sharpness_factor,
+                    p,
+                });
             }
             "random_posterize" => {
                 let (bits, p): (u8, f64) = args.extract()?;

@@ -51,6 +51,31 @@ def test_autocontrast_stretches_each_channel_like_torchvision(good_folder, no_di
     assert after.max() >= 254
 
 
+def sharpen(img, factor):
+    """torchvision's adjust_sharpness_image on one uint8 CHW image, in float32."""
+    v = img.astype(np.float32)
+    a, b = np.float32(1 / 13), np.float32(5 / 13)
+    h, w = v.shape[1:]
+    smooth = sum(v[:, dy:h - 2 + dy, dx:w - 2 + dx] * (b if (dy, dx) == (1, 1) else a)
+                 for dy in range(3) for dx in range(3))
+    out = v.copy()
+    inner = out[:, 1:-1, 1:-1]
+    inner += np.float32(1 - factor) * (np.round(smooth) - inner)
+    return np.trunc(np.clip(out, 0, 255)).astype(np.uint8)
+
+
+def test_sharpness_blends_with_torchvisions_smoothing(good_folder, no_dist_env):
+    plain = images(good_folder, CROP)
+    for factor in (0.0, 2.5):
+        got = images(good_folder, CROP + [T.RandomAdjustSharpness(factor, p=1.0)])
+        want = np.stack([sharpen(img, factor) for img in plain])
+        # The 3x3 sums add in another order than NumPy's: a rounding tie may land one step off.
+        assert np.abs(got.astype(int) - want).max() <= 1
+        assert (got != want).mean() < 0.01
+        np.testing.assert_array_equal(got[:, :, 0], plain[:, :, 0], "the border is kept")
+        assert not np.array_equal(got, plain)
+
+
 def test_color_jitter_is_seeded_per_sample(good_folder, no_dist_env):
     jitter = CROP + [T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.RandomGrayscale(0.2), T.RandomEqualize(0.3)]
     a = images(good_folder, jitter, seed=5)

@@ -3,7 +3,8 @@
 // sum is an explicit round-to-nearest intrinsic (__fmul_rn, __fadd_rn, __fmaf_rn) because
 // NVRTC would otherwise contract a*b+c into FMAs that the CPU twin (and torch) round
 // differently, and a truncation to u8 turns such a last-bit difference into a whole step.
-// Included by fused.cu after GmFusedParams.
+// Included by fused.cu after GmFusedParams and sample<INTERP> (sharpness re-samples the
+// neighbours).
 
 #define GM_OP_BRIGHTNESS 1
 #define GM_OP_CONTRAST 2
@@ -15,6 +16,7 @@
 #define GM_OP_INVERT 8
 #define GM_OP_AUTOCONTRAST 9
 #define GM_OP_EQUALIZE 10
+#define GM_OP_SHARPNESS 11
 
 // u64 words of one stats op's sums: contrast uses word 0 (the floored grey's sum),
 // autocontrast words 0-2 (the max of 255 - v per channel, so that zeroed words start every
@@ -118,14 +120,48 @@ __device__ __forceinline__ int stats_op_at(const GmFusedParams& p, int stage, in
     return 0;
 }
 
-// Applies the image's colour ops to rgb (the geometry's value), after rounding it to u8 as
-// torchvision's uint8 geometry does. With stop >= 0, stops before the stop-th stats op and
-// returns whether the image has one (the statistics pre-pass); with stop < 0 applies all,
-// each stats op reading its sums from p.stats.
-__device__ bool colour_apply(const GmFusedParams& p, float rgb[3], int stop) {
+template <bool NEIGHBOURS, int INTERP>
+__device__ bool colour_ops(const GmFusedParams& p, float rgb[3], int x, int y, int stop, int limit);
+
+// F.adjust_sharpness at output pixel (x, y), whose value before the op (the image's k-th) is
+// rgb: the 3x3 smoothing of the neighbours, each re-sampled and taken through ops 0..k-1 (no
+// intermediate image; a plan holds one such op, so this never nests), rounded, then blended;
+// the border and images of 2 pixels or fewer across are kept.
+template <int INTERP>
+__device__ void sharpen(const GmFusedParams& p, float rgb[3], int x, int y, int k, float one_minus) {
+    if (x < 1 || y < 1 || x >= p.out_w - 1 || y >= p.out_h - 1) return;
+    const float around = (float)(1.0 / 13.0), middle = (float)(5.0 / 13.0);
+    float sum[3] = {0.0f, 0.0f, 0.0f};
+    for (int yy = y - 1; yy <= y + 1; ++yy) {
+        for (int xx = x - 1; xx <= x + 1; ++xx) {
+            float t[3] = {rgb[0], rgb[1], rgb[2]};
+            float w = middle;
+            if (xx != x || yy != y) {
+                sample<INTERP>(p, xx, yy, t);
+                colour_ops<false, INTERP>(p, t, xx, yy, -1, k);
+                w = around;
+            }
+            for (int c = 0; c < 3; ++c) sum[c] = __fadd_rn(sum[c], __fmul_rn(t[c], w));
+        }
+    }
+    for (int c = 0; c < 3; ++c) {
+        float blur = rintf(sum[c]);
+        rgb[c] = truncf(clamp255(__fmaf_rn(__fsub_rn(blur, rgb[c]), one_minus, rgb[c])));
+    }
+}
+
+// Applies the image's colour ops (the first `limit`, or all when limit < 0) to rgb, the
+// geometry's value at output pixel (x, y), after rounding it to u8 as torchvision's uint8
+// geometry does. With stop >= 0, stops before the stop-th stats op and returns whether the
+// image has one (the statistics pre-pass); with stop < 0 applies them, each stats op reading
+// its sums from p.stats. NEIGHBOURS: whether a sharpness op may run (false for the
+// neighbours it re-samples).
+template <bool NEIGHBOURS, int INTERP>
+__device__ bool colour_ops(const GmFusedParams& p, float rgb[3], int x, int y, int stop, int limit) {
     for (int c = 0; c < 3; ++c) rgb[c] = clamp255(rintf(rgb[c]));
     int stage = 0, offset = 0;
-    for (int k = 0; k < p.n_colour; ++k) {
+    int n = limit < 0 ? p.n_colour : limit;
+    for (int k = 0; k < n; ++k) {
         int op = p.colour_op[k];
         float a = p.colour_a[k], b = p.colour_b[k];
         if (is_stats_op(op)) {
@@ -159,6 +195,8 @@ __device__ bool colour_apply(const GmFusedParams& p, float rgb[3], int stop) {
             for (int c = 0; c < 3; ++c) rgb[c] = (float)((int)rgb[c] & mask);
         } else if (op == GM_OP_INVERT) {
             for (int c = 0; c < 3; ++c) rgb[c] = __fsub_rn(255.0f, rgb[c]);
+        } else if (op == GM_OP_SHARPNESS) {
+            if constexpr (NEIGHBOURS) sharpen<INTERP>(p, rgb, x, y, k, b);
         }
     }
     return stop < 0;

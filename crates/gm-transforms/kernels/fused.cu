@@ -42,8 +42,6 @@ struct GmFusedParams {
     float colour_b[GM_MAX_COLOUR_OPS];  // 1 - factor, for the blends
 };
 
-#include "colour.cuh"
-
 __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
     // Taps are clamped to the image being resized (the crop, or the padded image); padding
     // reads the fill.
@@ -217,6 +215,8 @@ __device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, flo
     }
 }
 
+#include "colour.cuh"
+
 // Normalizes rgb and stores output pixel (x, y) in the image's layout and type.
 __device__ __forceinline__ void store(const GmFusedParams& p, int x, int y, float rgb[3]) {
     int plane = p.out_w * p.out_h;
@@ -251,7 +251,7 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
     if (x >= p.out_w || y >= p.out_h) return;
     float rgb[3];
     sample<INTERP>(p, x, y, rgb);
-    if (p.n_colour > 0) colour_apply(p, rgb, -1);
+    if (p.n_colour > 0) colour_ops<true, INTERP>(p, rgb, x, y, -1, -1);
     store(p, x, y, rgb);
 }
 
@@ -308,7 +308,7 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
     bool inside = x < p.out_w && y < p.out_h;
     if (inside) {
         sample<INTERP>(p, x, y, rgb);
-        colour_apply(p, rgb, stage);
+        colour_ops<true, INTERP>(p, rgb, x, y, stage, -1);
     }
     unsigned long long* words = (unsigned long long*)p.stats + offset;
     bool lead = threadIdx.x == 0 && threadIdx.y == 0;

@@ -2,7 +2,7 @@
 //! semantics: the geometry's result is rounded to u8 first (as torchvision's uint8 resize
 //! returns), then each operation computes in f32 in torchvision's order, clamps to 0..255 and
 //! truncates back to an integer, as `torchvision.transforms.v2.functional` does on uint8
-//! tensors. The fused kernel (kernels/fused.cu, `colour_apply`) runs the same arithmetic per
+//! tensors. The fused kernel (kernels/colour.cuh, `colour_ops`) runs the same arithmetic per
 //! pixel; the CPU twin ([`apply_image`]) runs it image by image.
 //!
 //! Contrast needs a whole-image statistic (the mean of the floored grey image at its point in
@@ -35,6 +35,9 @@ pub enum ColourOp {
     Autocontrast,
     /// `F.equalize`: each channel mapped through its histogram's cumulative distribution.
     Equalize,
+    /// `F.adjust_sharpness`: blend with the 3x3 smoothed image (border pixels kept); a factor
+    /// below 1 blurs, above 1 sharpens.
+    Sharpness(f64),
 }
 
 impl ColourOp {
@@ -46,10 +49,19 @@ impl ColourOp {
         )
     }
 
+    /// Whether the operation reads neighbouring pixels (the GPU recomputes them per tap, so
+    /// a plan holds at most one such operation).
+    pub fn reads_neighbours(self) -> bool {
+        matches!(self, ColourOp::Sharpness(_))
+    }
+
     /// Whether the operation leaves every image unchanged.
     pub fn is_identity(self) -> bool {
         match self {
-            ColourOp::Brightness(f) | ColourOp::Contrast(f) | ColourOp::Saturation(f) => f == 1.0,
+            ColourOp::Brightness(f)
+            | ColourOp::Contrast(f)
+            | ColourOp::Saturation(f)
+            | ColourOp::Sharpness(f) => f == 1.0,
             ColourOp::Hue(h) => h == 0.0,
             ColourOp::Posterize(bits) => bits >= 8,
             ColourOp::Solarize(t) => t > 255.0,
@@ -75,15 +87,29 @@ impl ColourOp {
             ColourOp::Invert => (8, 0.0, 0.0),
             ColourOp::Autocontrast => (9, 0.0, 0.0),
             ColourOp::Equalize => (10, 0.0, 0.0),
+            ColourOp::Sharpness(f) => (11, blend(f).0, blend(f).1),
         }
     }
 }
 
 /// The colour operations of one image, in order (a fixed-capacity list, so plans stay `Copy`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 pub struct ColourOps {
     ops: [ColourOp; MAX_COLOUR_OPS],
     len: usize,
+}
+
+// By the operations held: the unused slots are filler.
+impl PartialEq for ColourOps {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl std::fmt::Debug for ColourOps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
 }
 
 impl Default for ColourOps {
@@ -200,7 +226,10 @@ fn apply_point(op: ColourOp, rgb: [f32; 3], a: f32, b: f32) -> [f32; 3] {
         }
         ColourOp::Invert => rgb.map(|v| 255.0 - v),
         // Statistics operations without their statistic: not reached (see apply_image).
-        ColourOp::Contrast(_) | ColourOp::Autocontrast | ColourOp::Equalize => rgb,
+        ColourOp::Contrast(_)
+        | ColourOp::Autocontrast
+        | ColourOp::Equalize
+        | ColourOp::Sharpness(_) => rgb,
     }
 }
 
@@ -265,13 +294,58 @@ fn mean_of_sum(sum: u64, n: usize) -> f32 {
     (sum as f64 / n.max(1) as f64) as f32
 }
 
-/// Applies `ops` in order to a whole image (`pixels`: the geometry's output, any order of
-/// pixels), after rounding it to u8 as torchvision's uint8 geometry does.
-pub fn apply_image(ops: &ColourOps, pixels: &mut [[f32; 3]]) {
+/// The 3x3 weights of `F.adjust_sharpness`' smoothing: 1/13 around, 5/13 in the middle.
+pub(crate) const SMOOTH: [f32; 2] = [(1.0f64 / 13.0) as f32, (5.0f64 / 13.0) as f32];
+
+/// `F.adjust_sharpness` on uint8: inside the border, `v + (1 - f) * (round(smooth) - v)`,
+/// clamped and truncated; images of 2 pixels or fewer across are left alone, as the border.
+fn sharpen(pixels: &mut [[f32; 3]], width: usize, one_minus: f32) {
+    let height = pixels.len() / width.max(1);
+    if width <= 2 || height <= 2 {
+        return;
+    }
+    let src = pixels.to_vec();
+    for y in 1..height - 1 {
+        for x in 1..width - 1 {
+            let v = src[y * width + x];
+            let smooth = neighbourhood_sum(&src, width, x, y);
+            pixels[y * width + x] = [0, 1, 2].map(|c| {
+                let blur = smooth[c].round_ties_even();
+                (blur - v[c])
+                    .mul_add(one_minus, v[c])
+                    .clamp(0.0, 255.0)
+                    .trunc()
+            });
+        }
+    }
+}
+
+/// The smoothing's weighted sum around (`x`, `y`), row by row, as the kernel adds it.
+pub(crate) fn neighbourhood_sum(src: &[[f32; 3]], width: usize, x: usize, y: usize) -> [f32; 3] {
+    let mut sum = [0.0f32; 3];
+    for yy in y - 1..=y + 1 {
+        for xx in x - 1..=x + 1 {
+            let w = SMOOTH[usize::from(xx == x && yy == y)];
+            let t = src[yy * width + xx];
+            for (s, t) in sum.iter_mut().zip(t) {
+                *s += t * w;
+            }
+        }
+    }
+    sum
+}
+
+/// Applies `ops` in order to a whole image (`pixels`: the geometry's output, row-major rows
+/// of `width` pixels), after rounding it to u8 as torchvision's uint8 geometry does.
+pub fn apply_image(ops: &ColourOps, pixels: &mut [[f32; 3]], width: usize) {
     for p in pixels.iter_mut() {
         *p = p.map(|v| v.round_ties_even().clamp(0.0, 255.0));
     }
     for &op in ops.as_slice() {
+        if let ColourOp::Sharpness(_) = op {
+            sharpen(pixels, width, op.encode().2);
+            continue;
+        }
         let stat = statistic(op, pixels);
         for p in pixels.iter_mut() {
             *p = apply_pixel(op, *p, &stat);

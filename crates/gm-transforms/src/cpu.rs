@@ -173,7 +173,7 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
         .map(|(x, y)| sample(src, op, spec, &win, x, y))
         .collect();
     if !op.colour.is_empty() {
-        colour::apply_image(&op.colour, &mut pixels);
+        colour::apply_image(&op.colour, &mut pixels, ow);
     }
     for (i, rgb) in pixels.into_iter().enumerate() {
         store(spec, out, i % ow.max(1), i / ow.max(1), rgb);

@@ -182,6 +182,19 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
     {
         return bad(format!("empty padded image {p:?}"));
     }
+    if op
+        .colour
+        .as_slice()
+        .iter()
+        .filter(|o| o.reads_neighbours())
+        .count()
+        > 1
+    {
+        return bad(format!(
+            "{:?}: the kernel sharpens or blurs once per image",
+            op.colour
+        ));
+    }
     let c = op.crop;
     if !(c.w > 0.0
         && c.h > 0.0

@@ -41,8 +41,8 @@ mod types;
 pub use colour::{ColourOp, ColourOps};
 pub use fused::{FUSED_PTX, FusedKernel};
 pub use photometric::{
-    ColorJitter, RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert,
-    RandomPosterize, RandomSolarize,
+    ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
+    RandomInvert, RandomPosterize, RandomSolarize,
 };
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,

@@ -189,6 +189,35 @@ impl Transform for RandomEqualize {
     }
 }
 
+/// torchvision's `RandomAdjustSharpness(sharpness_factor, p)`: blends with the 3x3 smoothed
+/// image (0 blurs, 1 keeps, 2 doubles the detail); once per chain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomAdjustSharpness {
+    /// The factor, 0 or more.
+    pub sharpness_factor: f64,
+    /// Probability.
+    pub p: f64,
+}
+
+impl Transform for RandomAdjustSharpness {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        let f = self.sharpness_factor;
+        if !(f >= 0.0 && f.is_finite()) {
+            return Err(PlanError::Step {
+                step: "RandomAdjustSharpness",
+                reason: format!("sharpness_factor {f} is not a non-negative number"),
+            });
+        }
+        maybe(
+            st,
+            rng,
+            "RandomAdjustSharpness",
+            self.p,
+            ColourOp::Sharpness(f),
+        )
+    }
+}
+
 /// torchvision's `RandomSolarize(threshold, p)`: values at or above `threshold` (0..=255)
 /// are inverted.
 #[derive(Debug, Clone, Copy, PartialEq)]

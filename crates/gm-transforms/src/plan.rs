@@ -180,6 +180,10 @@ impl PlanState {
             // It would cost the kernel work (and contrast a pre-pass) for nothing.
             return Ok(());
         }
+        let neighbours = self.colour.as_slice().iter().any(|o| o.reads_neighbours());
+        if neighbours && op.reads_neighbours() {
+            return err("a chain can sharpen or blur once");
+        }
         if self.colour.push(op).is_none() {
             return err("more colour operations than a plan holds (8)");
         }

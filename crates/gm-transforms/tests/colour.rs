@@ -12,7 +12,7 @@ use gm_transforms::{FusedOp, PlanState};
 #[test]
 fn cpu_twin_colour_ops_match_torchvision_within_one_step() {
     let all = cases();
-    assert_eq!(all.len(), 3 * 18, "every source with every case");
+    assert_eq!(all.len(), 3 * 21, "every source with every case");
     let sources: std::collections::HashSet<&str> = all.iter().map(|c| c.source.as_str()).collect();
     assert_eq!(sources.len(), 3, "two photo crops and a random image");
     let mut report = Vec::new();

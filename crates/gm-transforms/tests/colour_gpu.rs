@@ -2,7 +2,8 @@
 //! references (tests/media/transforms, within 1 u8 step) and against the CPU twin on random
 //! batches of odd sizes whose images each draw their own ColorJitter order, factors and
 //! `Random*` steps (up to four statistics pre-passes per launch: contrast, autocontrast,
-//! equalize with its lookup-table kernel, contrast), in u8 HWC and
+//! equalize with its lookup-table kernel, contrast; and a sharpness that re-samples its
+//! neighbours, before a contrast half the time), in u8 HWC and
 //! normalized f32 CHW. The geometry here is exact (integral crops, flips, no resampling), so
 //! any disagreement is the colour arithmetic's.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
@@ -14,8 +15,9 @@ use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_t
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, FusedKernel, FusedOp, HorizontalFlip, Layout, Normalize,
-    OutputSpec, PlanState, RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert,
-    RandomPosterize, RandomSolarize, SampleRng, SourceImage, ToDtype, VerticalFlip,
+    OutputSpec, PlanState, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
+    RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize, SampleRng, SourceImage,
+    ToDtype, VerticalFlip,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -71,7 +73,7 @@ fn gpu_colour_ops_match_torchvision() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 54);
+    assert_eq!(compared, 63);
 }
 
 /// A chain of exact geometry and random colour steps, with a second ColorJitter half the time
@@ -92,7 +94,11 @@ fn random_chain(rng: &mut StdRng, w: u32, h: u32, float: bool) -> Compose {
         })
         .then(RandomInvert(0.2))
         .then(RandomAutocontrast(0.5))
-        .then(RandomEqualize(0.4));
+        .then(RandomEqualize(0.4))
+        .then(RandomAdjustSharpness {
+            sharpness_factor: rng.random_range(0.0..3.0),
+            p: 0.6,
+        });
     if rng.random_bool(0.5) {
         chain.push(ColorJitter::new(0.3, 0.5, 0.0, 0.2).unwrap());
     }

@@ -41,6 +41,7 @@ fn colour_op() -> impl Strategy<Value = ColourOp> {
         Just(ColourOp::Invert),
         Just(ColourOp::Autocontrast),
         Just(ColourOp::Equalize),
+        (0.0f64..3.0).prop_map(ColourOp::Sharpness),
     ]
 }
 
@@ -54,6 +55,7 @@ proptest! {
             ColourOp::Hue(0.0),
             ColourOp::Posterize(8),
             ColourOp::Solarize(256.0),
+            ColourOp::Sharpness(1.0),
         ];
         for op in identities {
             prop_assert_eq!(&run(&pixels, w, h, &[op]), &pixels, "{:?}", op);

@@ -7,9 +7,9 @@ use std::collections::HashSet;
 
 use gm_transforms::sample::{Image, Label, plan_sample};
 use gm_transforms::{
-    ColorJitter, ColourOp, Compose, HorizontalFlip, Normalize, PlanError, RandomAutocontrast,
-    RandomEqualize, RandomGrayscale, RandomInvert, RandomPosterize, RandomResizedCrop,
-    RandomSolarize, Resize, SampleRng,
+    ColorJitter, ColourOp, Compose, HorizontalFlip, Normalize, PlanError, RandomAdjustSharpness,
+    RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert, RandomPosterize,
+    RandomResizedCrop, RandomSolarize, Resize, SampleRng,
 };
 
 fn jitter() -> ColorJitter {
@@ -185,6 +185,23 @@ fn colour_goes_after_the_geometry_and_before_normalize() {
         .then(HorizontalFlip(1.0));
     let (op, _) = flip.plan_image(16, 16, &mut rng).unwrap();
     assert!(op.flip_h && op.colour.as_slice() == [ColourOp::Invert]);
+    // The kernel sharpens by re-sampling the neighbours: once per chain.
+    let sharp = RandomAdjustSharpness {
+        sharpness_factor: 2.0,
+        p: 1.0,
+    };
+    let twice = Compose::new().then(sharp).then(sharp);
+    let err = twice.plan_image(16, 16, &mut rng).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PlanError::Step {
+                step: "RandomAdjustSharpness",
+                ..
+            }
+        ),
+        "{err}"
+    );
     // Identity draws are dropped: no kernel work for nothing.
     let none = Compose::new().then(RandomSolarize {
         threshold: 255.0,

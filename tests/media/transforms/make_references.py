@@ -37,6 +37,9 @@ CASES = [
     ("posterize_autocontrast_contrast", [("posterize", 2), ("autocontrast", None), ("contrast", 0.8)]),
     ("equalize", [("equalize", None)]),
     ("brightness_equalize_contrast", [("brightness", 0.4), ("equalize", None), ("contrast", 1.3)]),
+    ("sharpness_0.2", [("sharpness", 0.2)]),
+    ("sharpness_2.6", [("sharpness", 2.6)]),
+    ("brightness_sharpness_contrast", [("brightness", 0.8), ("sharpness", 1.7), ("contrast", 1.2)]),
 ]
 
 
@@ -61,6 +64,8 @@ def apply(img, op, value):
         return F.autocontrast(img)
     if op == "equalize":
         return F.equalize(img)
+    if op == "sharpness":
+        return F.adjust_sharpness(img, value)
     raise ValueError(op)
 
 

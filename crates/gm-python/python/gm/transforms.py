@@ -41,6 +41,7 @@ __all__ = [
     "Normalize",
     "PILToTensor",
     "Pad",
+    "RandomAdjustSharpness",
     "RandomAutocontrast",
     "RandomEqualize",
     "RandomGrayscale",
@@ -354,6 +355,20 @@ class RandomSolarize(_Colour):
 
     def _step(self) -> tuple:
         return ("random_solarize", self.threshold, self.p)
+
+
+class RandomAdjustSharpness(_Colour):
+    """With probability ``p``, blends with the 3x3 smoothed image by ``sharpness_factor``
+    (0 blurs, 1 keeps, 2 sharpens); once per chain."""
+
+    def __init__(self, sharpness_factor: float, p: float = 0.5):
+        self.sharpness_factor = float(sharpness_factor)
+        if self.sharpness_factor < 0:
+            raise ValueError("sharpness_factor should be non-negative")
+        self.p = float(p)
+
+    def _step(self) -> tuple:
+        return ("random_adjust_sharpness", self.sharpness_factor, self.p)
 
 
 class RandomPosterize(_Colour):

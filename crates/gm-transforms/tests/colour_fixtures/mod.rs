@@ -48,6 +48,7 @@ fn op(pair: &Value) -> ColourOp {
         "invert" => ColourOp::Invert,
         "autocontrast" => ColourOp::Autocontrast,
         "equalize" => ColourOp::Equalize,
+        "sharpness" => ColourOp::Sharpness(factor()),
         other => panic!("unknown op {other}"),
     }
 }
