@@ -266,8 +266,10 @@ impl FusedKernel {
 
     /// Writes image `i` of `images` (operation `ops[i]`) into slot `first_slot + i` of `out`, a
     /// contiguous `[B, 3, H, W]` (CHW) or `[B, H, W, 3]` (HWC) tensor of `spec.dtype`, in one
-    /// launch on `stream`, plus one statistics pre-pass per contrast operation of the image
-    /// that has the most. The caller keeps the sources valid until the stream has run it.
+    /// launch on `stream`, plus one statistics pre-pass per statistics operation (contrast,
+    /// autocontrast, equalize) of the image that has the most, and equalize's lookup-table
+    /// launch after each when the batch has one. The caller keeps the sources valid until the
+    /// stream has run it.
     pub fn run(
         &mut self,
         stream: &Stream,
