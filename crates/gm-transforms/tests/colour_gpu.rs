@@ -14,10 +14,10 @@ use colour_fixtures::{cases, difference};
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
-    CenterCrop, ColorJitter, Compose, FusedKernel, FusedOp, HorizontalFlip, Layout, Normalize,
-    OutputSpec, PlanState, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
-    RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize, SampleRng, SourceImage,
-    ToDtype, VerticalFlip,
+    CenterCrop, ColorJitter, ColourOp, ColourOps, Compose, FusedKernel, FusedOp, HorizontalFlip,
+    Layout, Normalize, OutputSpec, PlanState, RandomAdjustSharpness, RandomAutocontrast,
+    RandomEqualize, RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize, SampleRng,
+    SourceImage, ToDtype, VerticalFlip,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -74,6 +74,21 @@ fn gpu_colour_ops_match_torchvision() {
         }
     }
     assert_eq!(compared, 63);
+    // The kernel re-samples a sharpness's neighbours once; a second one is refused, not run.
+    let (w, h) = (all[0].width, all[0].height);
+    let d = DeviceBuffer::alloc(&device, all[0].input.len()).unwrap();
+    let twice = FusedOp {
+        colour: ColourOps::from_ops(&[ColourOp::Sharpness(2.0), ColourOp::Sharpness(0.5)]).unwrap(),
+        ..FusedOp::full(w, h)
+    };
+    let (_, spec) = PlanState::new(w, h).finish();
+    let out = Tensor::empty(&pool, &stream, &[1, h as usize, w as usize, 3], DType::U8).unwrap();
+    let src = SourceImage::rgb8(d.device_ptr(), w, h);
+    assert!(
+        kernel
+            .run(&stream, &[src], &[twice], &spec, &out, 0)
+            .is_err()
+    );
 }
 
 /// A chain of exact geometry and random colour steps, with a second ColorJitter half the time
