@@ -102,6 +102,7 @@ fn decoded_surfaces_go_straight_into_normalized_batches() {
                     flip_h: f.frame % 2 == 1,
                     flip_v: false,
                     pad: None,
+                    colour: gm_transforms::ColourOps::NONE,
                 };
                 let format = match f.format {
                     SurfaceFormat::Nv12 => PixelFormat::Nv12,

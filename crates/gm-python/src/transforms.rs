@@ -3,8 +3,9 @@
 
 use gm_cuda::DType;
 use gm_transforms::{
-    CenterCrop, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
-    RandomResizedCrop, Resize, ToDtype, VerticalFlip,
+    CenterCrop, ColorJitter, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
+    RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert,
+    RandomPosterize, RandomResizedCrop, RandomSolarize, Resize, ToDtype, VerticalFlip,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -70,6 +71,34 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
                 });
             }
             "grey" => chain.push(Grey),
+            "color_jitter" => {
+                let (brightness, contrast, saturation, hue) = args.extract()?;
+                chain.push(ColorJitter {
+                    brightness,
+                    contrast,
+                    saturation,
+                    hue,
+                });
+            }
+            "random_grayscale" => chain.push(RandomGrayscale(args.extract::<(f64,)>()?.0)),
+            "random_invert" => chain.push(RandomInvert(args.extract::<(f64,)>()?.0)),
+            "random_autocontrast" => chain.push(RandomAutocontrast(args.extract::<(f64,)>()?.0)),
+            "random_equalize" => chain.push(RandomEqualize(args.extract::<(f64,)>()?.0)),
+            "random_solarize" => {
+                let (threshold, p): (f64, f64) = args.extract()?;
+                chain.push(RandomSolarize { threshold, p });
+            }
+            "random_adjust_sharpness" => {
+                let (sharpness_factor, p): (f64, f64) = args.extract()?;
+                chain.push(RandomAdjustSharpness {
+                    sharpness_factor,
+                    p,
+                });
+            }
+            "random_posterize" => {
+                let (bits, p): (u8, f64) = args.extract()?;
+                chain.push(RandomPosterize { bits, p });
+            }
             other => {
                 return Err(PyValueError::new_err(format!(
                     "unknown transform step {other:?}"

@@ -3,11 +3,44 @@
 //! median kernel time (device events, 20 runs after warm-up), the bytes it must move (output
 //! written, plus the source bytes its bilinear taps read), and the device's copy bandwidth
 //! measured in the same run. The torch chain it is compared with is
-//! bench/peers/torch_transforms_bench.py.
+//! bench/peers/torch_transforms_bench.py. The RGB workload runs again with colour operations
+//! (issue 23): ColorJitter(0.4, 0.4, 0.4, 0.1) drawn per image (its contrast adds one
+//! statistics pre-pass), and ColorJitter plus equalize (a histogram pre-pass and the LUT
+//! kernel); the bytes counted stay those of the plain chain, so `of_copy_bandwidth` shows the
+//! extra passes' cost.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use gm_cuda::{DType, Device, DeviceBuffer, DevicePool, Event, PoolConfig, Stream, Tensor};
-use gm_transforms::{Crop, FusedKernel, FusedOp, Matrix, OutputSpec, PixelFormat, SourceImage};
+use gm_transforms::{
+    ColorJitter, ColourOp, ColourOps, Compose, Crop, FusedKernel, FusedOp, Matrix, OutputSpec,
+    PixelFormat, SampleRng, SourceImage,
+};
+
+/// Per-image colour lists: none, ColorJitter as drawn for sample k, or that plus equalize.
+fn colour_variants(batch: usize) -> Vec<(&'static str, Vec<ColourOps>)> {
+    let jitter = Compose::new().then(ColorJitter::new(0.4, 0.4, 0.4, 0.1).unwrap());
+    let drawn: Vec<ColourOps> = (0..batch as u64)
+        .map(|k| {
+            let (op, _) = jitter
+                .plan_image(224, 224, &mut SampleRng::new(1, 0, k))
+                .unwrap();
+            op.colour
+        })
+        .collect();
+    let equalized = drawn
+        .iter()
+        .map(|c| {
+            let mut c = *c;
+            c.push(ColourOp::Equalize).unwrap();
+            c
+        })
+        .collect();
+    vec![
+        ("", vec![ColourOps::NONE; batch]),
+        (" + ColorJitter", drawn),
+        (" + ColorJitter + equalize", equalized),
+    ]
+}
 
 fn median(mut v: Vec<f32>) -> f32 {
     v.sort_by(f32::total_cmp);
@@ -99,27 +132,39 @@ fn main() {
                 flip_h: k % 2 == 1,
                 flip_v: false,
                 pad: None,
+                colour: ColourOps::NONE,
             })
             .collect();
-        let ms = time(&stream, &device, 20, || {
-            kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap()
-        });
-        let written = (batch * spec.image_bytes()) as f64;
-        // Bilinear taps of a downscale touch about 2x2 source pixels per output pixel; count the
-        // whole cropped source instead when that is smaller.
-        let per_px: f64 = if format == PixelFormat::Nv12 {
-            1.5
-        } else {
-            3.0
-        };
-        let touched = (4.0 * 224.0 * 224.0 * per_px)
-            .min(0.875 * 0.875 * f64::from(w) * f64::from(h) * per_px)
-            * batch as f64;
-        let gbs = (written + touched) / (f64::from(ms) * 1e-3) / 1e9;
-        println!(
-            "{{\"workload\":\"{workload}\",\"ms\":{ms:.3},\"images_per_s\":{:.0},\"gb_per_s\":{gbs:.0},\"of_copy_bandwidth\":{:.2}}}",
-            batch as f64 / (f64::from(ms) * 1e-3),
-            gbs / copy_gbs
-        );
+        let rgb = format == PixelFormat::Rgb8;
+        for (label, colours) in colour_variants(batch)
+            .into_iter()
+            .filter(|v| rgb || v.0.is_empty())
+        {
+            let ops: Vec<FusedOp> = ops
+                .iter()
+                .zip(colours)
+                .map(|(op, colour)| FusedOp { colour, ..*op })
+                .collect();
+            let ms = time(&stream, &device, 20, || {
+                kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap()
+            });
+            let written = (batch * spec.image_bytes()) as f64;
+            // Bilinear taps of a downscale touch about 2x2 source pixels per output pixel; count the
+            // whole cropped source instead when that is smaller.
+            let per_px: f64 = if format == PixelFormat::Nv12 {
+                1.5
+            } else {
+                3.0
+            };
+            let touched = (4.0 * 224.0 * 224.0 * per_px)
+                .min(0.875 * 0.875 * f64::from(w) * f64::from(h) * per_px)
+                * batch as f64;
+            let gbs = (written + touched) / (f64::from(ms) * 1e-3) / 1e9;
+            println!(
+                "{{\"workload\":\"{workload}{label}\",\"ms\":{ms:.3},\"images_per_s\":{:.0},\"gb_per_s\":{gbs:.0},\"of_copy_bandwidth\":{:.2}}}",
+                batch as f64 / (f64::from(ms) * 1e-3),
+                gbs / copy_gbs
+            );
+        }
     }
 }

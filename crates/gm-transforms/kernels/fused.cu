@@ -1,16 +1,23 @@
 // The fused image kernel of gm-transforms: for every output pixel of every image of a batch,
 // read the source (RGB/BGR u8, or NV12/P016 straight from a decoder surface), convert to RGB,
 // crop, resize (nearest or bilinear, OpenCV's pixel-centre convention, replicated borders),
-// flip, normalize (v * scale + bias per channel, v in 0..255) and store as u8/f16/bf16/f32 in
-// CHW or HWC at the image's slot of the batch tensor. One read of each source pixel tap and
-// one write of each output element; no intermediate images.
+// flip, colour operations (torchvision's uint8 photometric ops, see colour.cuh), normalize
+// (v * scale + bias per channel, v in 0..255) and store as u8/f16/bf16/f32 in CHW or HWC at
+// the image's slot of the batch tensor. One read of each source pixel tap and one write of
+// each output element; no intermediate images. A colour op that needs a whole-image
+// statistic (contrast's mean grey, autocontrast's channel ranges, equalize's histograms) gets
+// it from gm_colour_stats_*, a pre-pass that runs the same geometry and the ops before it and
+// reduces the statistic per image (equalize's then becomes a lookup table in gm_colour_lut).
 //
 // The CPU twin of this kernel is gm_transforms::cpu::fused; keep the arithmetic identical.
+
+#define GM_MAX_COLOUR_OPS 8
 
 struct GmFusedParams {
     unsigned long long src;         // RGB/BGR interleaved, or the luma plane
     unsigned long long src_chroma;  // interleaved UV plane (NV12/P016)
     unsigned long long dst;         // this image's slot in the batch tensor
+    unsigned long long stats;       // this image's statistics, one group per stats op (colour.cuh)
     int src_pitch;                  // bytes between rows (both planes)
     int src_w, src_h;
     int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016
@@ -29,6 +36,10 @@ struct GmFusedParams {
     int win_x0, win_y0, win_x1, win_y1;  // the image taps are clamped to (crop or padded)
     float fill[3];                  // value of padded pixels
     int valid_x0, valid_y0, valid_x1, valid_y1;  // pixels that read the source
+    int n_colour;                   // colour ops, applied in order after the geometry
+    int colour_op[GM_MAX_COLOUR_OPS];   // codes of ColourOp::encode (colour.rs)
+    float colour_a[GM_MAX_COLOUR_OPS];  // factor, hue shift, threshold or bits
+    float colour_b[GM_MAX_COLOUR_OPS];  // 1 - factor, for the blends
 };
 
 __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
@@ -119,28 +130,24 @@ __device__ __forceinline__ unsigned short to_bf16(float f) {
     return (unsigned short)(u >> 16);
 }
 
-// One body, compiled once per filter (INTERP = GmFusedParams::interp), so that the light
-// filters do not pay the registers of the heavy ones.
-template <int INTERP>
-__device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, int count) {
-    int i = blockIdx.z;
-    if (i >= count) return;
-    // The image's parameters, loaded once per block into shared memory: every thread reads
-    // them, and a per-thread copy would cost ~44 registers.
-    __shared__ GmFusedParams sp;
+// The image's parameters, loaded once per block into shared memory: every thread reads
+// them, and a per-thread copy would cost ~70 registers.
+__device__ __forceinline__ void load_params(const GmFusedParams* __restrict__ params, int i, GmFusedParams* sp) {
     int tid = threadIdx.y * blockDim.x + threadIdx.x;
     if (tid < (int)(sizeof(GmFusedParams) / 4)) {
-        ((int*)&sp)[tid] = ((const int*)&params[i])[tid];
+        ((int*)sp)[tid] = ((const int*)&params[i])[tid];
     }
     __syncthreads();
-    const GmFusedParams& p = sp;
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= p.out_w || y >= p.out_h) return;
+}
+
+// The geometry's value (RGB, 0..255, unrounded) of output pixel (x, y). One body, compiled
+// once per filter (INTERP = GmFusedParams::interp), so that the light filters do not pay the
+// registers of the heavy ones.
+template <int INTERP>
+__device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, float rgb[3]) {
     int ox = p.flip_h ? p.out_w - 1 - x : x;
     int oy = p.flip_v ? p.out_h - 1 - y : y;
     float sx = p.crop_w / (float)p.out_w, sy = p.crop_h / (float)p.out_h;
-    float rgb[3];
     if (INTERP == 0) {
         int xi = (int)floorf(p.crop_x + ((float)ox + 0.5f) * sx);
         int yi = (int)floorf(p.crop_y + ((float)oy + 0.5f) * sy);
@@ -206,6 +213,12 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
             rgb[c] = top + (bot - top) * ay;
         }
     }
+}
+
+#include "colour.cuh"
+
+// Normalizes rgb and stores output pixel (x, y) in the image's layout and type.
+__device__ __forceinline__ void store(const GmFusedParams& p, int x, int y, float rgb[3]) {
     int plane = p.out_w * p.out_h;
     int channels = 3;
     if (p.grey) {
@@ -226,6 +239,98 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
     }
 }
 
+template <int INTERP>
+__device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, int count) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    __shared__ GmFusedParams sp;
+    load_params(params, i, &sp);
+    const GmFusedParams& p = sp;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= p.out_w || y >= p.out_h) return;
+    float rgb[3];
+    sample<INTERP>(p, x, y, rgb);
+    if (p.n_colour > 0) colour_ops<true, INTERP>(p, rgb, x, y, -1, -1);
+    store(p, x, y, rgb);
+}
+
+// The sum (or the max) of v over the 256 threads of a block, in shared memory.
+__device__ __forceinline__ unsigned int block_reduce(unsigned int* partial, unsigned int v, bool is_max) {
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    partial[tid] = v;
+    __syncthreads();
+    for (int half = blockDim.x * blockDim.y / 2; half > 0; half >>= 1) {
+        if (tid < half) partial[tid] = is_max ? max(partial[tid], partial[tid + half]) : partial[tid] + partial[tid + half];
+        __syncthreads();
+    }
+    unsigned int r = partial[0];
+    __syncthreads();  // the next reduction may overwrite partial
+    return r;
+}
+
+// The block's pixels counted per channel and value in shared memory, then added to the
+// image's global bins (one atomic per non-empty bin and block).
+__device__ __forceinline__ void block_histogram(unsigned int* hist, const float rgb[3], bool inside, unsigned int* bins) {
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    int threads = blockDim.x * blockDim.y;
+    for (int k = tid; k < 768; k += threads) hist[k] = 0;
+    __syncthreads();
+    if (inside) {
+        for (int c = 0; c < 3; ++c) atomicAdd(&hist[c * 256 + (int)rgb[c]], 1u);
+    }
+    __syncthreads();
+    for (int k = tid; k < 768; k += threads) {
+        if (hist[k] > 0) atomicAdd(bins + k, hist[k]);
+    }
+}
+
+// Statistics pre-pass `stage`: the geometry and the colour ops before the image's stage-th
+// stats op, then that op's statistic reduced over the block and folded into the op's group of
+// the image's sums (stats_op_at) with one atomic per block and word: the floored grey's
+// sum for contrast, the per-channel max of 255 - v and of v for autocontrast, per-channel
+// histograms for equalize. Integer results: exact, whatever order the blocks run in.
+template <int INTERP>
+__device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ params, int count, int stage) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    __shared__ GmFusedParams sp;
+    __shared__ unsigned int partial[256];
+    __shared__ unsigned int hist[768];
+    load_params(params, i, &sp);
+    const GmFusedParams& p = sp;
+    int offset;
+    int code = stats_op_at(p, stage, &offset);  // the same for the whole block
+    if (code == 0) return;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    float rgb[3] = {0.0f, 0.0f, 0.0f};
+    bool inside = x < p.out_w && y < p.out_h;
+    if (inside) {
+        sample<INTERP>(p, x, y, rgb);
+        colour_ops<true, INTERP>(p, rgb, x, y, stage, -1);
+    }
+    unsigned long long* words = (unsigned long long*)p.stats + offset;
+    bool lead = threadIdx.x == 0 && threadIdx.y == 0;
+    if (code == GM_OP_EQUALIZE) {
+        block_histogram(hist, rgb, inside, (unsigned int*)words);
+        return;
+    }
+    if (code == GM_OP_CONTRAST) {
+        unsigned int sum = block_reduce(partial, inside ? (unsigned int)floorf(grey(rgb)) : 0u, false);
+        if (lead && sum > 0) atomicAdd(words, (unsigned long long)sum);
+        return;
+    }
+    for (int c = 0; c < 3; ++c) {
+        unsigned int lo = block_reduce(partial, inside ? (unsigned int)(255.0f - rgb[c]) : 0u, true);
+        unsigned int hi = block_reduce(partial, inside ? (unsigned int)rgb[c] : 0u, true);
+        if (lead) {
+            atomicMax(words + c, (unsigned long long)lo);
+            atomicMax(words + 3 + c, (unsigned long long)hi);
+        }
+    }
+}
+
 extern "C" __global__ void gm_fused_nearest(const GmFusedParams* __restrict__ params, int count) {
     fused_body<0>(params, count);
 }
@@ -237,4 +342,54 @@ extern "C" __global__ void gm_fused_bicubic(const GmFusedParams* __restrict__ pa
 }
 extern "C" __global__ void gm_fused_antialias(const GmFusedParams* __restrict__ params, int count) {
     fused_body<3>(params, count);
+}
+
+extern "C" __global__ void gm_colour_stats_nearest(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<0>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_bilinear(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<1>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_bicubic(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<2>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_antialias(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<3>(params, count, stage);
+}
+
+// Equalize's lookup tables, after the histogram pre-pass of `stage`: one block of 256 threads
+// per image (grid z) turns each channel's bins into torchvision's equalize_image table in
+// place: the cumulative count before each value (an inclusive scan), in steps of (pixels not
+// of the largest value) / 255, rounded; the identity when that step is 0.
+extern "C" __global__ void gm_colour_lut(const GmFusedParams* __restrict__ params, int count, int stage) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    __shared__ GmFusedParams sp;
+    __shared__ unsigned int cum[256];
+    __shared__ int top;
+    load_params(params, i, &sp);
+    const GmFusedParams& p = sp;
+    int offset;
+    if (stats_op_at(p, stage, &offset) != GM_OP_EQUALIZE) return;
+    int t = threadIdx.x;
+    for (int c = 0; c < 3; ++c) {
+        unsigned int* bins = (unsigned int*)((unsigned long long*)p.stats + offset) + c * 256;
+        unsigned int n = bins[t];
+        cum[t] = n;
+        if (t == 0) top = 0;
+        __syncthreads();
+        if (n > 0) atomicMax(&top, t);
+        for (int d = 1; d < 256; d <<= 1) {
+            unsigned int add = t >= d ? cum[t - d] : 0u;
+            __syncthreads();
+            cum[t] += add;
+            __syncthreads();
+        }
+        unsigned int step = (cum[255] - bins[top]) / 255u;
+        unsigned int before = t > 0 ? cum[t - 1] : 0u;
+        unsigned int lut = step == 0 ? (unsigned int)t : (t == 0 ? 0u : min((before + step / 2) / step, 255u));
+        __syncthreads();  // every thread has read bins[top] and cum
+        bins[t] = lut;
+        __syncthreads();  // before the next channel reuses cum and top
+    }
 }

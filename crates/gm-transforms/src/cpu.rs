@@ -3,7 +3,8 @@
 
 use gm_cuda::DType;
 
-use crate::types::{FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
+use crate::colour;
+use crate::types::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
 
 /// A source image in host memory (the twin of [`SourceImage`](crate::SourceImage)).
 #[derive(Debug, Clone, Copy)]
@@ -153,9 +154,9 @@ fn aa_weight(j: i64, center: f32, invscale: f32) -> f32 {
     (1.0 - ((j as f32 - center + 0.5) * invscale).abs()).max(0.0)
 }
 
-/// The fused operation on one image, written into `out` (one slot: `spec.image_bytes()`).
-// Index loops on purpose: they mirror the kernel's loops, so the sums add in the same order.
-#[allow(clippy::needless_range_loop)]
+/// The fused operation on one image, written into `out` (one slot: `spec.image_bytes()`):
+/// the geometry per pixel, then the colour operations (image by image, as torchvision), then
+/// normalize and store.
 pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8]) {
     let (ow, oh) = (spec.width as usize, spec.height as usize);
     let (w4, v4, fill) = op.windows(src.width, src.height);
@@ -167,111 +168,159 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
         valid: v4.map(i64::from),
         fill,
     };
-    let sx = op.crop.w / spec.width as f32;
-    let sy = op.crop.h / spec.height as f32;
+    let mut pixels: Vec<[f32; 3]> = (0..oh)
+        .flat_map(|y| (0..ow).map(move |x| (x, y)))
+        .map(|(x, y)| sample(src, op, spec, &win, x, y))
+        .collect();
+    if !op.colour.is_empty() {
+        colour::apply_image(&op.colour, &mut pixels, ow);
+    }
+    for (i, rgb) in pixels.into_iter().enumerate() {
+        store(spec, out, i % ow.max(1), i / ow.max(1), rgb);
+    }
+}
+
+/// Where output pixel (x, y) samples the source: the crop, the scale, and the output position
+/// before flipping.
+struct At {
+    crop: Crop,
+    sx: f32,
+    sy: f32,
+    ox: f32,
+    oy: f32,
+}
+
+/// The geometry's value (RGB, 0..255, unrounded) of output pixel (`x`, `y`).
+fn sample(
+    src: &HostImage<'_>,
+    op: &FusedOp,
+    spec: &OutputSpec,
+    win: &Window,
+    x: usize,
+    y: usize,
+) -> [f32; 3] {
+    let (ow, oh) = (spec.width as usize, spec.height as usize);
+    let at = At {
+        crop: op.crop,
+        sx: op.crop.w / spec.width as f32,
+        sy: op.crop.h / spec.height as f32,
+        ox: if op.flip_h { ow - 1 - x } else { x } as f32,
+        oy: if op.flip_v { oh - 1 - y } else { y } as f32,
+    };
+    match spec.interp {
+        Interp::Nearest => nearest(src, win, &at),
+        Interp::Antialias => antialias(src, win, &at),
+        Interp::Bicubic => bicubic(src, win, &at),
+        Interp::Bilinear => bilinear(src, win, &at),
+    }
+}
+
+/// Nearest neighbour: the source pixel under the output pixel's centre.
+fn nearest(src: &HostImage<'_>, win: &Window, at: &At) -> [f32; 3] {
+    let xi = (at.crop.x + (at.ox + 0.5) * at.sx).floor() as i64;
+    let yi = (at.crop.y + (at.oy + 0.5) * at.sy).floor() as i64;
+    fetch(src, win, xi, yi)
+}
+
+/// torch's antialiased bilinear: a triangle filter widened by the scale, normalized.
+// Index loops on purpose: they mirror the kernel's loops, so the sums add in the same order.
+#[allow(clippy::needless_range_loop)]
+fn antialias(src: &HostImage<'_>, win: &Window, at: &At) -> [f32; 3] {
+    let lox = (at.crop.x.floor() as i64).max(win.x0);
+    let hix = ((at.crop.x + at.crop.w).ceil() as i64).min(win.x1);
+    let loy = (at.crop.y.floor() as i64).max(win.y0);
+    let hiy = ((at.crop.y + at.crop.h).ceil() as i64).min(win.y1);
+    let (fx0, nx, cx, ix) = aa_span(at.crop.x, at.sx, at.ox as usize, lox, hix);
+    let (fy0, ny, cy, iy) = aa_span(at.crop.y, at.sy, at.oy as usize, loy, hiy);
+    let wx_total: f32 = (0..nx).map(|a| aa_weight(fx0 + a, cx, ix)).sum();
+    let wy_total: f32 = (0..ny).map(|b| aa_weight(fy0 + b, cy, iy)).sum();
+    let mut acc = [0.0f32; 3];
+    for b in 0..ny {
+        let wy = aa_weight(fy0 + b, cy, iy) / wy_total;
+        let mut row = [0.0f32; 3];
+        for a in 0..nx {
+            let wx = aa_weight(fx0 + a, cx, ix) / wx_total;
+            let t = fetch(src, win, fx0 + a, fy0 + b);
+            for c in 0..3 {
+                row[c] += wx * t[c];
+            }
+        }
+        for c in 0..3 {
+            acc[c] += wy * row[c];
+        }
+    }
+    acc
+}
+
+/// Bicubic convolution over the 4x4 taps around the sample position.
+// Index loops on purpose: they mirror the kernel's loops, so the sums add in the same order.
+#[allow(clippy::needless_range_loop)]
+fn bicubic(src: &HostImage<'_>, win: &Window, at: &At) -> [f32; 3] {
+    let fx = at.crop.x + (at.ox + 0.5) * at.sx - 0.5;
+    let fy = at.crop.y + (at.oy + 0.5) * at.sy - 0.5;
+    let (x0f, y0f) = (fx.floor(), fy.floor());
+    let (wx, wy) = (cubic_weights(fx - x0f), cubic_weights(fy - y0f));
+    let (x0, y0) = (x0f as i64, y0f as i64);
+    let mut acc = [0.0f32; 3];
+    for b in 0..4 {
+        let yi = y0 - 1 + b as i64;
+        let mut row = [0.0f32; 3];
+        for a in 0..4 {
+            let t = fetch(src, win, x0 - 1 + a as i64, yi);
+            for c in 0..3 {
+                row[c] += wx[a] * t[c];
+            }
+        }
+        for c in 0..3 {
+            acc[c] += wy[b] * row[c];
+        }
+    }
+    acc
+}
+
+/// Bilinear over the 2x2 taps around the sample position.
+fn bilinear(src: &HostImage<'_>, win: &Window, at: &At) -> [f32; 3] {
+    let fx = at.crop.x + (at.ox + 0.5) * at.sx - 0.5;
+    let fy = at.crop.y + (at.oy + 0.5) * at.sy - 0.5;
+    let (x0f, y0f) = (fx.floor(), fy.floor());
+    let (ax, ay) = (fx - x0f, fy - y0f);
+    let (x0, y0) = (x0f as i64, y0f as i64);
+    let (t00, t01) = (fetch(src, win, x0, y0), fetch(src, win, x0 + 1, y0));
+    let (t10, t11) = (fetch(src, win, x0, y0 + 1), fetch(src, win, x0 + 1, y0 + 1));
+    [0, 1, 2].map(|c| {
+        let top = t00[c] + (t01[c] - t00[c]) * ax;
+        let bot = t10[c] + (t11[c] - t10[c]) * ax;
+        top + (bot - top) * ay
+    })
+}
+
+/// Normalizes `rgb` and writes output pixel (`x`, `y`) in the spec's layout and type.
+fn store(spec: &OutputSpec, out: &mut [u8], x: usize, y: usize, mut rgb: [f32; 3]) {
+    let (ow, oh) = (spec.width as usize, spec.height as usize);
     let esize = spec.dtype.size();
-    for y in 0..oh {
-        for x in 0..ow {
-            let ox = if op.flip_h { ow - 1 - x } else { x } as f32;
-            let oy = if op.flip_v { oh - 1 - y } else { y } as f32;
-            let rgb = match spec.interp {
-                Interp::Nearest => {
-                    let xi = (op.crop.x + (ox + 0.5) * sx).floor() as i64;
-                    let yi = (op.crop.y + (oy + 0.5) * sy).floor() as i64;
-                    fetch(src, &win, xi, yi)
-                }
-                Interp::Antialias => {
-                    let lox = (op.crop.x.floor() as i64).max(win.x0);
-                    let hix = ((op.crop.x + op.crop.w).ceil() as i64).min(win.x1);
-                    let loy = (op.crop.y.floor() as i64).max(win.y0);
-                    let hiy = ((op.crop.y + op.crop.h).ceil() as i64).min(win.y1);
-                    let (fx0, nx, cx, ix) = aa_span(op.crop.x, sx, ox as usize, lox, hix);
-                    let (fy0, ny, cy, iy) = aa_span(op.crop.y, sy, oy as usize, loy, hiy);
-                    let wx_total: f32 = (0..nx).map(|a| aa_weight(fx0 + a, cx, ix)).sum();
-                    let wy_total: f32 = (0..ny).map(|b| aa_weight(fy0 + b, cy, iy)).sum();
-                    let mut acc = [0.0f32; 3];
-                    for b in 0..ny {
-                        let wy = aa_weight(fy0 + b, cy, iy) / wy_total;
-                        let mut row = [0.0f32; 3];
-                        for a in 0..nx {
-                            let wx = aa_weight(fx0 + a, cx, ix) / wx_total;
-                            let t = fetch(src, &win, fx0 + a, fy0 + b);
-                            for c in 0..3 {
-                                row[c] += wx * t[c];
-                            }
-                        }
-                        for c in 0..3 {
-                            acc[c] += wy * row[c];
-                        }
-                    }
-                    acc
-                }
-                Interp::Bicubic => {
-                    let fx = op.crop.x + (ox + 0.5) * sx - 0.5;
-                    let fy = op.crop.y + (oy + 0.5) * sy - 0.5;
-                    let (x0f, y0f) = (fx.floor(), fy.floor());
-                    let (wx, wy) = (cubic_weights(fx - x0f), cubic_weights(fy - y0f));
-                    let (x0, y0) = (x0f as i64, y0f as i64);
-                    let mut acc = [0.0f32; 3];
-                    for b in 0..4 {
-                        let yi = y0 - 1 + b as i64;
-                        let mut row = [0.0f32; 3];
-                        for a in 0..4 {
-                            let t = fetch(src, &win, x0 - 1 + a as i64, yi);
-                            for c in 0..3 {
-                                row[c] += wx[a] * t[c];
-                            }
-                        }
-                        for c in 0..3 {
-                            acc[c] += wy[b] * row[c];
-                        }
-                    }
-                    acc
-                }
-                Interp::Bilinear => {
-                    let fx = op.crop.x + (ox + 0.5) * sx - 0.5;
-                    let fy = op.crop.y + (oy + 0.5) * sy - 0.5;
-                    let (x0f, y0f) = (fx.floor(), fy.floor());
-                    let (ax, ay) = (fx - x0f, fy - y0f);
-                    let (x0, y0) = (x0f as i64, y0f as i64);
-                    let (t00, t01) = (fetch(src, &win, x0, y0), fetch(src, &win, x0 + 1, y0));
-                    let (t10, t11) = (
-                        fetch(src, &win, x0, y0 + 1),
-                        fetch(src, &win, x0 + 1, y0 + 1),
-                    );
-                    [0, 1, 2].map(|c| {
-                        let top = t00[c] + (t01[c] - t00[c]) * ax;
-                        let bot = t10[c] + (t11[c] - t10[c]) * ax;
-                        top + (bot - top) * ay
-                    })
-                }
-            };
-            let mut rgb = rgb;
-            let channels = spec.channels();
-            if spec.grey {
-                rgb[0] = 0.2989 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2];
-            }
-            for c in 0..channels {
-                let src_c = if spec.grey {
-                    0
-                } else if spec.bgr {
-                    2 - c
-                } else {
-                    c
-                };
-                let v = rgb[src_c] * spec.scale[c] + spec.bias[c];
-                let idx = match spec.layout {
-                    Layout::Chw => c * ow * oh + y * ow + x,
-                    Layout::Hwc => (y * ow + x) * channels + c,
-                };
-                let o = &mut out[idx * esize..(idx + 1) * esize];
-                match spec.dtype {
-                    DType::U8 => o[0] = v.round_ties_even().clamp(0.0, 255.0) as u8,
-                    DType::F16 => o.copy_from_slice(&half::f16::from_f32(v).to_le_bytes()),
-                    DType::BF16 => o.copy_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
-                    DType::F32 => o.copy_from_slice(&v.to_le_bytes()),
-                }
-            }
+    let channels = spec.channels();
+    if spec.grey {
+        rgb[0] = 0.2989 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2];
+    }
+    for c in 0..channels {
+        let src_c = if spec.grey {
+            0
+        } else if spec.bgr {
+            2 - c
+        } else {
+            c
+        };
+        let v = rgb[src_c] * spec.scale[c] + spec.bias[c];
+        let idx = match spec.layout {
+            Layout::Chw => c * ow * oh + y * ow + x,
+            Layout::Hwc => (y * ow + x) * channels + c,
+        };
+        let o = &mut out[idx * esize..(idx + 1) * esize];
+        match spec.dtype {
+            DType::U8 => o[0] = v.round_ties_even().clamp(0.0, 255.0) as u8,
+            DType::F16 => o.copy_from_slice(&half::f16::from_f32(v).to_le_bytes()),
+            DType::BF16 => o.copy_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
+            DType::F32 => o.copy_from_slice(&v.to_le_bytes()),
         }
     }
 }
@@ -279,7 +328,6 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Crop;
 
     fn rgb_image(w: u32, h: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Vec<u8> {
         let mut v = Vec::new();
@@ -328,6 +376,7 @@ mod tests {
             flip_h: false,
             flip_v: false,
             pad: None,
+            colour: colour::ColourOps::NONE,
         };
         fused(&src, &op, &spec(5, 3, DType::U8), &mut out);
         assert_eq!(out, img);
@@ -350,6 +399,7 @@ mod tests {
             flip_h: false,
             flip_v: false,
             pad: None,
+            colour: colour::ColourOps::NONE,
         };
         fused(&host(&img, 4, 1), &op, &spec(2, 1, DType::F32), &mut out);
         let r0 = f32::from_le_bytes(out[0..4].try_into().unwrap());
@@ -380,6 +430,7 @@ mod tests {
                     flip_h: false,
                     flip_v: false,
                     pad: None,
+                    colour: colour::ColourOps::NONE,
                 };
                 fused(&src, &op, &spec(2, 2, DType::U8), &mut out);
                 assert!(

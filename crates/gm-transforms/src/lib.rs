@@ -1,8 +1,9 @@
 //! CUDA image transforms and their CPU reference twins.
 //!
 //! The fused kernel ([`FusedKernel`]) takes a batch of images (RGB/BGR, or NV12 / P016
-//! straight from NVDEC surfaces) through colour conversion, crop, resize, flip, normalize and
-//! dtype/layout conversion into a batch tensor in one pass; [`cpu::fused`] is its CPU twin.
+//! straight from NVDEC surfaces) through colour conversion, crop, resize, flip, photometric
+//! operations ([`colour`], torchvision's uint8 semantics), normalize and dtype/layout
+//! conversion into a batch tensor in one pass; [`cpu::fused`] is its CPU twin.
 //! The [`Transform`] steps that a [`Compose`] chain plans, on the CPU and with per-sample
 //! seeded randomness ([`SampleRng`]), become that kernel's parameters ([`FusedOp`],
 //! [`OutputSpec`]); nested [`sample`] structures reach their images through the
@@ -28,13 +29,21 @@
 //! # }
 //! ```
 
+pub mod colour;
 pub mod cpu;
 mod fused;
+mod hsv;
+mod photometric;
 mod plan;
 pub mod sample;
 mod types;
 
+pub use colour::{ColourOp, ColourOps};
 pub use fused::{FUSED_PTX, FusedKernel};
+pub use photometric::{
+    ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
+    RandomInvert, RandomPosterize, RandomSolarize,
+};
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,

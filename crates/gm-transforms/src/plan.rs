@@ -9,6 +9,7 @@
 
 use gm_cuda::DType;
 
+use crate::colour::{ColourOp, ColourOps};
 use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding};
 
 /// Why a chain cannot be planned for an image.
@@ -100,6 +101,8 @@ pub struct PlanState {
     pub spec: OutputSpec,
     /// Padding added so far, in source pixels.
     pub pad: Option<crate::types::Padding>,
+    /// Colour operations so far (applied after the geometry).
+    pub colour: ColourOps,
 }
 
 impl PlanState {
@@ -114,6 +117,7 @@ impl PlanState {
             flip_h: false,
             flip_v: false,
             pad: None,
+            colour: ColourOps::NONE,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -146,6 +150,46 @@ impl PlanState {
         self.height = h.round() as u32;
     }
 
+    /// Refuses a crop, resize or pad after a colour operation: colour applies to the
+    /// geometry's output, and a contrast mean or a solarized edge would change if the
+    /// geometry moved behind it. Flips commute with every colour operation and stay allowed.
+    pub fn check_geometry(&self, step: &'static str) -> Result<(), PlanError> {
+        if self.colour.is_empty() {
+            return Ok(());
+        }
+        Err(PlanError::Step {
+            step,
+            reason: "geometry after a colour operation; put crops and resizes first".into(),
+        })
+    }
+
+    /// Appends a colour operation (dropping one that changes nothing), refusing one after
+    /// `Normalize` (colour works on 0..255 values, torchvision's uint8 path) or past the
+    /// plan's capacity.
+    pub fn push_colour(&mut self, step: &'static str, op: ColourOp) -> Result<(), PlanError> {
+        let err = |reason: &str| {
+            Err(PlanError::Step {
+                step,
+                reason: reason.into(),
+            })
+        };
+        if self.spec.scale != [1.0; 3] || self.spec.bias != [0.0; 3] {
+            return err("a colour operation after Normalize; put Normalize last");
+        }
+        if op.is_identity() {
+            // It would cost the kernel work (and contrast a pre-pass) for nothing.
+            return Ok(());
+        }
+        let neighbours = self.colour.as_slice().iter().any(|o| o.reads_neighbours());
+        if neighbours && op.reads_neighbours() {
+            return err("a chain can sharpen or blur once");
+        }
+        if self.colour.push(op).is_none() {
+            return err("more colour operations than a plan holds (8)");
+        }
+        Ok(())
+    }
+
     /// The kernel parameters for the final state.
     pub fn finish(&self) -> (FusedOp, OutputSpec) {
         let spec = OutputSpec {
@@ -159,6 +203,7 @@ impl PlanState {
                 flip_h: self.flip_h,
                 flip_v: self.flip_v,
                 pad: self.pad,
+                colour: self.colour,
             },
             spec,
         )
@@ -251,6 +296,7 @@ pub enum Resize {
 
 impl Transform for Resize {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_geometry("Resize")?;
         let (w, h) = match *self {
             Resize::Exact(w, h) => (w, h),
             Resize::Shorter(s) if st.width <= st.height => (
@@ -289,6 +335,7 @@ pub struct CropBox {
 
 impl Transform for CropBox {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_geometry("CropBox")?;
         if self.width == 0
             || self.height == 0
             || self.left + self.width > st.width
@@ -316,6 +363,7 @@ pub struct CenterCrop(pub u32, pub u32);
 
 impl Transform for CenterCrop {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_geometry("CenterCrop")?;
         let (w, h) = (self.0, self.1);
         if w == 0 || h == 0 {
             return Err(PlanError::Step {
@@ -399,6 +447,7 @@ impl RandomResizedCrop {
 
 impl Transform for RandomResizedCrop {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_geometry("RandomResizedCrop")?;
         let (left, top, w, h) = self.region(st.width, st.height, rng);
         st.crop_current(left as f32, top as f32, w as f32, h as f32);
         Resize::Exact(self.width, self.height).plan(st, rng)
@@ -519,6 +568,7 @@ pub struct Pad {
 
 impl Transform for Pad {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_geometry("Pad")?;
         let err = |reason: &str| {
             Err(PlanError::Step {
                 step: "Pad",

@@ -2,6 +2,8 @@
 
 use gm_cuda::{DType, DevicePtr};
 
+use crate::colour::ColourOps;
+
 /// Pixel layout of a source image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PixelFormat {
@@ -134,8 +136,8 @@ pub struct Padding {
     pub fill: [f32; 3],
 }
 
-/// Per-image geometry: crop (of the padded image, if padded), then resize to the output size,
-/// then flip.
+/// Per-image operation: crop (of the padded image, if padded), then resize to the output size,
+/// then flip, then the colour operations (on the result rounded to u8).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusedOp {
     /// Source region.
@@ -147,6 +149,8 @@ pub struct FusedOp {
     /// Constant padding, if any. Without it, resampling taps are clamped to the crop (rounded
     /// out to whole pixels) within the source, as resizing a cropped image does.
     pub pad: Option<Padding>,
+    /// Photometric operations after the geometry, in order.
+    pub colour: ColourOps,
 }
 
 impl FusedOp {
@@ -191,13 +195,14 @@ impl FusedOp {
         }
     }
 
-    /// The whole image, unflipped, unpadded.
+    /// The whole image, unflipped, unpadded, colours unchanged.
     pub fn full(width: u32, height: u32) -> FusedOp {
         FusedOp {
             crop: Crop::full(width, height),
             flip_h: false,
             flip_v: false,
             pad: None,
+            colour: ColourOps::NONE,
         }
     }
 }

@@ -101,6 +101,7 @@ fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
             flip_h: rng.random_bool(0.5),
             flip_v: rng.random_bool(0.2),
             pad,
+            colour: gm_transforms::ColourOps::NONE,
         },
     }
 }
@@ -324,6 +325,7 @@ fn invalid_arguments_are_errors_before_launching() {
         flip_h: false,
         flip_v: false,
         pad: None,
+        colour: gm_transforms::ColourOps::NONE,
     };
     assert!(
         kernel.run(&stream, &[img], &[op], &spec, &out, 2).is_err(),
@@ -404,6 +406,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
                         flip_h: false,
                         flip_v: false,
                         pad: None,
+                        colour: gm_transforms::ColourOps::NONE,
                     }],
                     &spec,
                     &out,

@@ -29,6 +29,7 @@ fn cpu_twin_resizes_like_opencv_and_torchvision() {
             flip_h: false,
             flip_v: false,
             pad: None,
+            colour: gm_transforms::ColourOps::NONE,
         };
         for (mode, w, h, libs) in CASES {
             let spec = spec(mode, w, h);

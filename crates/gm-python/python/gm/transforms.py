@@ -25,6 +25,7 @@ Differences from torchvision, all by design of a fused kernel:
 
 from __future__ import annotations
 
+import collections.abc
 import numbers
 import warnings
 from typing import Any, List, Sequence, Tuple, Union
@@ -33,14 +34,22 @@ __all__ = [
     "IMAGENET_MEAN",
     "IMAGENET_STD",
     "CenterCrop",
+    "ColorJitter",
     "Compose",
     "Grayscale",
     "InterpolationMode",
     "Normalize",
     "PILToTensor",
     "Pad",
+    "RandomAdjustSharpness",
+    "RandomAutocontrast",
+    "RandomEqualize",
+    "RandomGrayscale",
     "RandomHorizontalFlip",
+    "RandomInvert",
+    "RandomPosterize",
     "RandomResizedCrop",
+    "RandomSolarize",
     "RandomVerticalFlip",
     "Resize",
     "ToDtype",
@@ -244,6 +253,133 @@ class Grayscale(Transform):
 
     def _plan(self, plan: "_Planner") -> None:
         plan.steps.append(("grey",))
+
+
+def _jitter_range(value: Any, name: str, center: float = 1.0, bound: Tuple[float, float] = (0.0, float("inf")),
+                  clip_first_on_zero: bool = True) -> Union[Tuple[float, float], None]:
+    """torchvision's ``ColorJitter._check_input``: a number x is ``center -+ x``, a pair is the
+    range; ``None`` when the range is just the centre."""
+    if value is None:
+        return None
+    if isinstance(value, numbers.Number):
+        if value < 0:
+            raise ValueError(f"If {name} is a single number, it must be non negative.")
+        lo, hi = center - float(value), center + float(value)
+        if clip_first_on_zero:
+            lo = max(lo, 0.0)
+    elif isinstance(value, collections.abc.Sequence) and len(value) == 2:
+        lo, hi = (float(v) for v in value)
+    else:
+        raise TypeError(f"{name}={value} should be a single number or a sequence with length 2.")
+    if not bound[0] <= lo <= hi <= bound[1]:
+        raise ValueError(f"{name} values should be between {bound} and increasing, but got {[lo, hi]}.")
+    return None if lo == hi == center else (lo, hi)
+
+
+class _Colour(Transform):
+    """A photometric step: gm applies it to the uint8 image after the geometry, with
+    torchvision's uint8 arithmetic, so it must come before ``ToDtype(float)`` and ``Normalize``
+    (torchvision's float path rounds differently)."""
+
+    def _step(self) -> tuple:  # pragma: no cover - every step overrides it
+        raise NotImplementedError
+
+    def _plan(self, plan: "_Planner") -> None:
+        if plan.floating or plan.normalized:
+            raise ValueError(
+                f"{type(self).__name__}: gm's colour steps work on uint8 images; put them before "
+                "ToDtype(float) and Normalize"
+            )
+        plan.steps.append(self._step())
+
+
+class ColorJitter(_Colour):
+    """Brightness, contrast, saturation and hue factors drawn per sample (torchvision's ranges),
+    applied in a random order."""
+
+    def __init__(self, brightness: Any = None, contrast: Any = None, saturation: Any = None, hue: Any = None):
+        self.brightness = _jitter_range(brightness, "brightness")
+        self.contrast = _jitter_range(contrast, "contrast")
+        self.saturation = _jitter_range(saturation, "saturation")
+        self.hue = _jitter_range(hue, "hue", center=0.0, bound=(-0.5, 0.5), clip_first_on_zero=False)
+
+    def _step(self) -> tuple:
+        return ("color_jitter", self.brightness, self.contrast, self.saturation, self.hue)
+
+
+class _RandomColour(_Colour):
+    """A colour operation applied with probability ``p``."""
+
+    _name = ""
+
+    def __init__(self, p: float = 0.5):
+        self.p = float(p)
+
+    def _step(self) -> tuple:
+        return (self._name, self.p)
+
+
+class RandomGrayscale(_RandomColour):
+    """With probability ``p`` (default 0.1), every channel becomes the pixel's grey."""
+
+    _name = "random_grayscale"
+
+    def __init__(self, p: float = 0.1):
+        super().__init__(p)
+
+
+class RandomInvert(_RandomColour):
+    """With probability ``p``, ``255 - v``."""
+
+    _name = "random_invert"
+
+
+class RandomAutocontrast(_RandomColour):
+    """With probability ``p``, each channel stretched from its min..max to 0..255."""
+
+    _name = "random_autocontrast"
+
+
+class RandomEqualize(_RandomColour):
+    """With probability ``p``, each channel's histogram equalized."""
+
+    _name = "random_equalize"
+
+
+class RandomSolarize(_Colour):
+    """With probability ``p``, values at or above ``threshold`` (0..255) are inverted."""
+
+    def __init__(self, threshold: float, p: float = 0.5):
+        self.threshold = float(threshold)
+        self.p = float(p)
+
+    def _step(self) -> tuple:
+        return ("random_solarize", self.threshold, self.p)
+
+
+class RandomAdjustSharpness(_Colour):
+    """With probability ``p``, blends with the 3x3 smoothed image by ``sharpness_factor``
+    (0 blurs, 1 keeps, 2 sharpens); once per chain."""
+
+    def __init__(self, sharpness_factor: float, p: float = 0.5):
+        self.sharpness_factor = float(sharpness_factor)
+        if self.sharpness_factor < 0:
+            raise ValueError("sharpness_factor should be non-negative")
+        self.p = float(p)
+
+    def _step(self) -> tuple:
+        return ("random_adjust_sharpness", self.sharpness_factor, self.p)
+
+
+class RandomPosterize(_Colour):
+    """With probability ``p``, only the top ``bits`` bits of each value are kept."""
+
+    def __init__(self, bits: int, p: float = 0.5):
+        self.bits = int(bits)
+        self.p = float(p)
+
+    def _step(self) -> tuple:
+        return ("random_posterize", self.bits, self.p)
 
 
 class ToDtype(Transform):

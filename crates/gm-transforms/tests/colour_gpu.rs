@@ -1,0 +1,213 @@
+//! The fused kernel's colour operations on the GPU: against the committed torchvision
+//! references (tests/media/transforms, within 1 u8 step) and against the CPU twin on random
+//! batches of odd sizes whose images each draw their own ColorJitter order, factors and
+//! `Random*` steps (up to four statistics pre-passes per launch: contrast, autocontrast,
+//! equalize with its lookup-table kernel, contrast; and a sharpness that re-samples its
+//! neighbours, before a contrast half the time), in u8 HWC and
+//! normalized f32 CHW. The geometry here is exact (integral crops, flips, no resampling), so
+//! any disagreement is the colour arithmetic's.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod colour_fixtures;
+
+use colour_fixtures::{cases, difference};
+use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
+use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::{
+    CenterCrop, ColorJitter, ColourOp, ColourOps, Compose, FusedKernel, FusedOp, HorizontalFlip,
+    Layout, Normalize, OutputSpec, PlanState, RandomAdjustSharpness, RandomAutocontrast,
+    RandomEqualize, RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize, SampleRng,
+    SourceImage, ToDtype, VerticalFlip,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+#[test]
+fn gpu_colour_ops_match_torchvision() {
+    let device = gpu_test_device!("gpu_colour_ops_match_torchvision");
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("colour refs"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let all = cases();
+    let mut compared = 0;
+    // One launch per source: its cases are the images of one batch, each with its own ops.
+    for chunk in all.chunk_by(|a, b| a.source == b.source) {
+        let (w, h) = (chunk[0].width, chunk[0].height);
+        let mut d = DeviceBuffer::alloc(&device, chunk[0].input.len()).unwrap();
+        stream.upload(&chunk[0].input, &mut d, 0).unwrap();
+        let images = vec![SourceImage::rgb8(d.device_ptr(), w, h); chunk.len()];
+        let ops: Vec<FusedOp> = chunk
+            .iter()
+            .map(|c| FusedOp {
+                colour: c.ops,
+                ..FusedOp::full(w, h)
+            })
+            .collect();
+        let (_, spec) = PlanState::new(w, h).finish();
+        let shape = [chunk.len(), h as usize, w as usize, 3];
+        let out = Tensor::empty(&pool, &stream, &shape, DType::U8).unwrap();
+        kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap();
+        let got = out.to_host_bytes(&stream).unwrap();
+        for (k, case) in chunk.iter().enumerate() {
+            assert_eq!(case.input, chunk[0].input, "a chunk is one source");
+            let have = &got[k * spec.image_bytes()..(k + 1) * spec.image_bytes()];
+            let (worst, differ) = difference(have, &case.expected);
+            assert!(
+                worst <= 1,
+                "{}: max difference {worst} ({differ} values)",
+                case.name
+            );
+            let mut twin = vec![0u8; spec.image_bytes()];
+            fused(
+                &HostImage::rgb8(&case.input, w, h),
+                &ops[k],
+                &spec,
+                &mut twin,
+            );
+            let (worst, differ) = difference(have, &twin);
+            assert!(
+                worst <= 1,
+                "{} vs twin: {worst} ({differ} values)",
+                case.name
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 63);
+    // The kernel re-samples a sharpness's neighbours once; a second one is refused, not run.
+    let (w, h) = (all[0].width, all[0].height);
+    let d = DeviceBuffer::alloc(&device, all[0].input.len()).unwrap();
+    let twice = FusedOp {
+        colour: ColourOps::from_ops(&[ColourOp::Sharpness(2.0), ColourOp::Sharpness(0.5)]).unwrap(),
+        ..FusedOp::full(w, h)
+    };
+    let (_, spec) = PlanState::new(w, h).finish();
+    let out = Tensor::empty(&pool, &stream, &[1, h as usize, w as usize, 3], DType::U8).unwrap();
+    let src = SourceImage::rgb8(d.device_ptr(), w, h);
+    assert!(
+        kernel
+            .run(&stream, &[src], &[twice], &spec, &out, 0)
+            .is_err()
+    );
+}
+
+/// A chain of exact geometry and random colour steps, with a second ColorJitter half the time
+/// (two contrast pre-passes), ending in normalized f32 CHW or u8 HWC.
+fn random_chain(rng: &mut StdRng, w: u32, h: u32, float: bool) -> Compose {
+    let mut chain = Compose::new()
+        .then(CenterCrop(w, h))
+        .then(HorizontalFlip(0.5))
+        .then(ColorJitter::new(0.8, 0.9, 0.9, 0.5).unwrap())
+        .then(RandomGrayscale(0.2))
+        .then(RandomSolarize {
+            threshold: rng.random_range(0.0..=255.0),
+            p: 0.3,
+        })
+        .then(RandomPosterize {
+            bits: rng.random_range(0..=8),
+            p: 0.3,
+        })
+        .then(RandomInvert(0.2))
+        .then(RandomAutocontrast(0.5))
+        .then(RandomEqualize(0.4))
+        .then(RandomAdjustSharpness {
+            sharpness_factor: rng.random_range(0.0..3.0),
+            p: 0.6,
+        });
+    if rng.random_bool(0.5) {
+        chain.push(ColorJitter::new(0.3, 0.5, 0.0, 0.2).unwrap());
+    }
+    chain.push(VerticalFlip(0.3));
+    if float {
+        chain.push(Normalize::IMAGENET);
+        chain.push(ToDtype(DType::F32, Layout::Chw));
+    }
+    chain
+}
+
+/// Largest difference in units of the allowed error: 1 u8 step, or 1e-3 relative for f32.
+fn worst(dtype: DType, gpu: &[u8], cpu: &[u8]) -> f64 {
+    match dtype {
+        DType::U8 => f64::from(difference(gpu, cpu).0),
+        _ => gpu
+            .chunks(4)
+            .zip(cpu.chunks(4))
+            .map(|(a, b)| {
+                let a = f32::from_le_bytes(a.try_into().unwrap());
+                let b = f32::from_le_bytes(b.try_into().unwrap());
+                f64::from((a - b).abs()) / (1e-3 * f64::from(b.abs().max(1.0)))
+            })
+            .fold(0.0, f64::max),
+    }
+}
+
+#[test]
+fn gpu_colour_matches_its_cpu_twin_on_random_batches() {
+    let device = gpu_test_device!("gpu_colour_matches_its_cpu_twin_on_random_batches");
+    let seed = rand::rng().next_u64();
+    eprintln!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("colour test"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let mut stats_ops = 0;
+    for round in 0..40u64 {
+        let (ow, oh) = (rng.random_range(1..=67), rng.random_range(1..=45));
+        let float = rng.random_bool(0.5);
+        let chain = random_chain(&mut rng, ow, oh, float);
+        let batch = rng.random_range(1..=6);
+        let mut sources = Vec::new();
+        let mut plans: Vec<(FusedOp, OutputSpec)> = Vec::new();
+        for k in 0..batch {
+            let (w, h) = (ow + rng.random_range(0..40), oh + rng.random_range(0..30));
+            let mut px = vec![0u8; (w * h * 3) as usize];
+            rng.fill_bytes(&mut px);
+            plans.push(
+                chain
+                    .plan_image(w, h, &mut SampleRng::new(seed, round, k))
+                    .unwrap(),
+            );
+            sources.push((w, h, px));
+        }
+        let spec = plans[0].1;
+        stats_ops += plans
+            .iter()
+            .map(|p| p.0.colour.stats_passes())
+            .sum::<usize>();
+        let bufs: Vec<DeviceBuffer> = sources
+            .iter()
+            .map(|(_, _, px)| {
+                let mut d = DeviceBuffer::alloc(&device, px.len()).unwrap();
+                stream.upload(px, &mut d, 0).unwrap();
+                d
+            })
+            .collect();
+        let images: Vec<SourceImage> = sources
+            .iter()
+            .zip(&bufs)
+            .map(|((w, h, _), d)| SourceImage::rgb8(d.device_ptr(), *w, *h))
+            .collect();
+        let ops: Vec<FusedOp> = plans.iter().map(|p| p.0).collect();
+        let shape = match spec.layout {
+            Layout::Chw => [batch as usize, 3, oh as usize, ow as usize],
+            Layout::Hwc => [batch as usize, oh as usize, ow as usize, 3],
+        };
+        let out = Tensor::empty(&pool, &stream, &shape, spec.dtype).unwrap();
+        kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap();
+        let got = out.to_host_bytes(&stream).unwrap();
+        let slot = spec.image_bytes();
+        for (k, (w, h, px)) in sources.iter().enumerate() {
+            let mut want = vec![0u8; slot];
+            fused(&HostImage::rgb8(px, *w, *h), &ops[k], &spec, &mut want);
+            let d = worst(spec.dtype, &got[k * slot..(k + 1) * slot], &want);
+            assert!(
+                d <= 1.0,
+                "round {round} image {k} ({w}x{h} -> {ow}x{oh} {:?}): {:?}: difference {d}",
+                spec.dtype,
+                ops[k].colour
+            );
+        }
+    }
+    // ColorJitter draws contrast for every image: the pre-pass really ran.
+    assert!(stats_ops >= 40, "{stats_ops} contrast operations");
+}
