@@ -6,6 +6,7 @@ mod bindings;
 mod bundle;
 mod ptx;
 mod report;
+mod servers;
 mod test;
 
 use std::path::{Path, PathBuf};
