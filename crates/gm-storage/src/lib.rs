@@ -12,11 +12,13 @@
 //! Errors name the URL, and failed requests their range, HTTP status and attempts.
 
 mod builder;
+mod cache;
 mod classify;
 mod error;
 mod fetch;
 mod location;
 mod options;
+mod remote;
 mod runtime;
 mod stats;
 mod storage;
@@ -25,5 +27,6 @@ pub mod testing;
 pub use error::{FailureKind, RequestFailure, StorageError};
 pub use location::{Location, RemoteUrl, Scheme, looks_like_url};
 pub use options::StorageOptions;
+pub use remote::RemoteSource;
 pub use stats::StorageStats;
 pub use storage::{ObjectEntry, Storage};

@@ -23,6 +23,9 @@ pub struct StorageOptions {
     pub timeout: Duration,
     /// The limit on opening a connection.
     pub connect_timeout: Duration,
+    /// The first GET of a remote video, which gives its size and version (MP4 headers at the
+    /// front and most short files fit in it).
+    pub open_bytes: u64,
     /// Block size of a remote video's cache: reads fetch whole blocks.
     pub block_size: u64,
     /// Bytes cached per remote video.
@@ -45,6 +48,7 @@ impl Default for StorageOptions {
             backoff_max: Duration::from_secs(2),
             timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(2),
+            open_bytes: 256 << 10,
             block_size: 64 << 10,
             cache_bytes: 4 << 20,
             store: Vec::new(),
