@@ -52,6 +52,13 @@ impl Default for Storage {
 }
 
 impl Storage {
+    /// The process's shared storage with default options (credentials and endpoints from the
+    /// environment): what datasets given a URL use unless they are given a `Storage`.
+    pub fn global() -> Storage {
+        static GLOBAL: std::sync::OnceLock<Storage> = std::sync::OnceLock::new();
+        GLOBAL.get_or_init(Storage::default).clone()
+    }
+
     /// Storage with `options`.
     pub fn new(options: StorageOptions) -> Storage {
         let byte_units = (options.max_inflight_bytes / BYTE_UNIT).clamp(1, u32::MAX as u64 >> 3);
