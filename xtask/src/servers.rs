@@ -33,7 +33,7 @@ fn install(venv: &Path, pins: &Path) -> Result<()> {
     if venv.exists() {
         std::fs::remove_dir_all(venv).with_context(|| format!("removing {}", venv.display()))?;
     }
-    println!(
+    eprintln!(
         "== test servers: a virtual environment from {}",
         pins.display()
     );

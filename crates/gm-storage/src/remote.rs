@@ -148,19 +148,27 @@ impl ByteSource for RemoteSource {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, what));
         };
         if !self.lock().copy(buf, offset) {
-            let runs = {
+            let (runs, fits) = {
                 let cache = self.lock();
-                cache.missing_runs(cache.blocks_of(&(offset..end)))
+                let blocks = cache.blocks_of(&(offset..end));
+                let fits = (blocks.end - blocks.start) as usize * 2 <= cache.capacity_blocks();
+                (cache.missing_runs(blocks), fits)
             };
-            self.fetch_runs(&runs)?;
-            if !self.lock().copy(buf, offset) {
-                // More than the cache holds: read the range exactly, past the cache.
+            if fits {
+                self.fetch_runs(&runs)?;
+            }
+            if !fits || !self.lock().copy(buf, offset) {
+                // Too large for the cache (or evicted meanwhile): read the range exactly.
                 let (bytes, _) =
                     self.storage
                         .get(&self.url, Some(offset..end), Some(&self.version))?;
                 self.requests.fetch_add(1, Ordering::Relaxed);
                 self.fetched
                     .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                if bytes.len() != buf.len() {
+                    let what = format!("{}: {} of {} bytes", self.url, bytes.len(), buf.len());
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, what));
+                }
                 buf.copy_from_slice(&bytes);
             }
         }

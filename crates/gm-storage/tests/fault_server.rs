@@ -234,3 +234,39 @@ fn the_synchronous_api_works_inside_an_application_runtime() {
     let got = rt.block_on(async move { storage.get(&url, Some(0..3000), None) });
     assert_eq!(got.expect("get inside a runtime").0, bytes);
 }
+
+#[test]
+fn a_remote_source_reads_through_its_cache_and_past_it() {
+    use gm_demux::ByteSource;
+    let bytes = data(300_000);
+    let server = server_with("k", bytes.clone());
+    let options = StorageOptions {
+        open_bytes: 8 << 10,
+        block_size: 4 << 10,
+        cache_bytes: 64 << 10,
+        ..fast()
+    };
+    let storage = Storage::new(options);
+    let src = gm_storage::RemoteSource::open(&storage, &server.url("k")).expect("open");
+    assert_eq!((src.len(), src.requests()), (300_000, 1));
+    let mut small = vec![0; 5000];
+    src.read_exact_at(&mut small, 100_000).expect("two blocks");
+    assert_eq!(small, bytes[100_000..105_000]);
+    src.read_exact_at(&mut small, 100_500).expect("cached");
+    assert_eq!(small, bytes[100_500..105_500]);
+    assert_eq!(src.requests(), 2, "the second read came from the cache");
+    // 100 KB is more than half the 64 KiB cache: one exact ranged read.
+    let mut large = vec![0; 100_000];
+    src.read_exact_at(&mut large, 150_000).expect("exact read");
+    assert_eq!(large, bytes[150_000..250_000]);
+    assert_eq!(src.requests(), 3);
+    let log = server.log();
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("GET k bytes=150000-249999")
+    );
+    let err = src
+        .read_exact_at(&mut small, 299_000)
+        .expect_err("past the end");
+    assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+}

@@ -221,3 +221,44 @@ fn per_sample(seen: &[Seen]) -> std::collections::HashMap<usize, Vec<u8>> {
     }
     out
 }
+
+#[test]
+fn an_epoch_rides_out_a_server_that_stops_and_comes_back_within_the_retry_budget() {
+    let (mut server, lines) = served_photos();
+    let list = server.url("list.txt").to_string();
+    // Refused connections fail at once: 50 retries 50 ms apart outlast the 300 ms outage.
+    let patient = StorageOptions {
+        retries: 50,
+        backoff_max: Duration::from_millis(50),
+        retry_timeout: Duration::from_secs(8),
+        ..fast()
+    };
+    let storage = Storage::new(patient);
+    let data = Arc::new(ListFile::with_storage(&list, &storage).unwrap());
+    let expected = per_sample(&run_epoch(&mut eval_loader(data.clone()), 0));
+    let before = storage.stats();
+    server.stop();
+    let restarter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        server.restart().unwrap();
+        server
+    });
+    let started = Instant::now();
+    let mut loader = eval_loader(data);
+    let got = per_sample(&run_epoch(&mut loader, 0));
+    let server = restarter.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(loader.stats().bad, 0, "{:?}", loader.stats().first_errors);
+    assert_eq!(got.len(), lines.len());
+    assert!(got == expected, "the same pixels after the outage");
+    let after = storage.stats();
+    assert!(
+        after.retries > before.retries,
+        "the outage was met: {after:?}"
+    );
+    assert!(server.requests() > 0);
+}
