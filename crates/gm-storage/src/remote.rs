@@ -197,10 +197,11 @@ impl ByteSource for RemoteSource {
             blocks.sort_unstable();
             blocks.dedup();
             blocks.truncate(cache.capacity_blocks());
+            // A gap of one block is fetched too: one request instead of two.
             let mut runs: Vec<Range<u64>> = Vec::new();
             for b in blocks {
                 match runs.last_mut() {
-                    Some(run) if run.end == b => run.end = b + 1,
+                    Some(run) if b <= run.end + 1 => run.end = b + 1,
                     _ => runs.push(b..b + 1),
                 }
             }

@@ -190,3 +190,48 @@ fn saved_indexes_are_keyed_by_size_and_etag() {
     assert!(src.requests() > 1, "rebuilt from the object");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A decode plan read remotely gives the local packets, in about one request per run.
+#[test]
+fn decode_runs_read_remotely_equal_the_local_packets() {
+    use gm_demux::IndexingDemuxer;
+    use std::sync::Arc;
+    let server = FaultServer::start().expect("a loopback port");
+    server.serve_dir(&video_dir(), "").expect("fixtures");
+    let options = StorageOptions {
+        open_bytes: 8 << 10,
+        block_size: 4 << 10,
+        ..StorageOptions::default()
+    };
+    let storage = Storage::new(options);
+    for name in ["h264_bpyramid.mp4", "hevc_open_gop.mp4", "vp9_altref.webm"] {
+        let local =
+            IndexingDemuxer::open(&video_dir().join(name), IndexOptions::default()).expect("local");
+        let src = Arc::new(RemoteSource::open(&storage, &server.url(name)).expect("open"));
+        let index = VideoIndex::from_source(src.as_ref(), IndexOptions::default()).expect("index");
+        // A fresh source reads the packets: its cache holds only the first GET.
+        let src = Arc::new(RemoteSource::open(&storage, &server.url(name)).expect("open"));
+        let remote = IndexingDemuxer::new(Arc::new(index), src.clone());
+        let n = local.index().frame_count();
+        let frames = [n / 3, n / 3 + 1, n - 1];
+        let plan = local.plan(&frames).expect("plan");
+        assert_eq!(remote.plan(&frames).expect("plan"), plan);
+        for run in &plan.runs {
+            let before = src.requests();
+            let got = remote.read_run(run).expect("remote run");
+            let want = local.read_run(run).expect("local run");
+            assert!(
+                got == want,
+                "{name}: run of {} packets differs",
+                run.packets.len()
+            );
+            let spent = src.requests() - before;
+            // One prefetch request per stretch of blocks; a WebM is cached whole at open.
+            assert!(
+                spent <= 2,
+                "{name}: {spent} requests for a run of {} packets",
+                run.packets.len()
+            );
+        }
+    }
+}
