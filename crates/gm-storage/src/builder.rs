@@ -39,6 +39,7 @@ pub(crate) fn build(
     url: &RemoteUrl,
     options: &StorageOptions,
 ) -> Result<Arc<dyn ObjectStore>, StorageError> {
+    crate::runtime::install_crypto_provider();
     let root = url.root();
     let mut pairs = pairs(options);
     if url.url().scheme() == "http" {

@@ -35,10 +35,14 @@ fn handle() -> std::io::Result<Handle> {
     Ok(handle)
 }
 
-/// rustls needs one process-wide crypto provider; ring is ours (docs/design-log.md). An
-/// application that installed its own first keeps it.
-fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+/// rustls needs one process-wide crypto provider before any client is built (reqwest panics
+/// without one); ring is ours (docs/design-log.md). An application that installed its own
+/// first keeps it.
+pub(crate) fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// Runs `fut` on the storage runtime and waits for it on this thread.

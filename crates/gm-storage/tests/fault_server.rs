@@ -270,3 +270,28 @@ fn a_remote_source_reads_through_its_cache_and_past_it() {
         .expect_err("past the end");
     assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
 }
+
+/// Run alone in a child process by the test below: a client built before anything else used
+/// the storage runtime (reqwest panics when no rustls provider is installed yet).
+#[test]
+fn probe_first_use_is_a_delete() {
+    if std::env::var_os("GM_STORAGE_FIRST_USE").is_some() {
+        let server = server_with("a/b", data(10));
+        // `delete` builds the client on this thread, before the runtime exists.
+        let deleted = Storage::new(fast()).delete(&server.url("a/b"));
+        assert!(deleted.is_ok(), "{deleted:?}");
+    }
+}
+
+#[test]
+fn the_first_use_of_storage_in_a_process_may_build_a_client_outside_the_runtime() {
+    let exe = std::env::current_exe().expect("test binary path");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "probe_first_use_is_a_delete"])
+        .env("GM_STORAGE_FIRST_USE", "1")
+        .output()
+        .expect("the test binary runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}

@@ -262,3 +262,38 @@ fn an_epoch_rides_out_a_server_that_stops_and_comes_back_within_the_retry_budget
     );
     assert!(server.requests() > 0);
 }
+
+#[test]
+fn an_object_deleted_after_listing_is_one_bad_sample_named_by_url() {
+    let name = "an_object_deleted_after_listing_is_one_bad_sample_named_by_url";
+    let Some(server) = s3_or_skip(name) else {
+        return;
+    };
+    let bucket = server.bucket("deleted", fast());
+    bucket.upload_dir(&demo_images(), "train").unwrap();
+    let root = format!("s3://{}/train", bucket.name());
+    let folder = ImageFolder::with_storage(&root, &bucket.storage).unwrap();
+    let gone = (0..folder.len())
+        .find(|&i| folder.name(i).ends_with("baboon.jpg"))
+        .unwrap();
+    let key = folder.name(gone)[format!("s3://{}/", bucket.name()).len()..].to_string();
+    bucket.storage.delete(&bucket.url(&key)).unwrap();
+    let n = folder.len();
+    let mut loader = eval_loader(Arc::new(folder));
+    let got = per_sample(&run_epoch(&mut loader, 0));
+    let stats = loader.stats();
+    let deleted: Vec<_> = stats
+        .first_errors
+        .iter()
+        .filter(|e| e.index == gone)
+        .collect();
+    assert_eq!(deleted.len(), 1, "{:?}", stats.first_errors);
+    let text = deleted[0].to_string();
+    assert!(
+        text.contains(&format!("{root}/animals/baboon.jpg")) && text.contains("404"),
+        "{text}"
+    );
+    // The deleted image and the demo set's truncated JPEG (bad locally too); nothing else.
+    assert_eq!((stats.bad, got.len()), (2, n - 2));
+    assert!(!got.contains_key(&gone));
+}
