@@ -7,8 +7,12 @@ use gm_demux::{ByteSource, IndexOptions, VideoIndex};
 use gm_storage::testing::{FaultServer, range_http_or_skip, s3_or_skip};
 use gm_storage::{RemoteSource, RemoteUrl, Storage, StorageOptions};
 
+/// tests/media/video, or `$GM_FIXTURES/video` in the GPU bundle.
 fn video_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media/video")
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+        .join("video")
 }
 
 fn videos() -> Vec<PathBuf> {

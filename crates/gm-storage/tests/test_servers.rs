@@ -7,9 +7,12 @@ use std::time::Duration;
 use gm_storage::testing::{range_http_or_skip, s3_or_skip};
 use gm_storage::{FailureKind, StorageOptions};
 
+/// A fixture video (`$GM_FIXTURES/video` in the GPU bundle).
 fn media(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/media/video")
+    std::env::var_os("GM_FIXTURES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+        .join("video")
         .join(name)
 }
 
