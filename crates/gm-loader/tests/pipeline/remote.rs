@@ -297,3 +297,32 @@ fn an_object_deleted_after_listing_is_one_bad_sample_named_by_url() {
     assert_eq!((stats.bad, got.len()), (2, n - 2));
     assert!(!got.contains_key(&gone));
 }
+
+#[test]
+fn a_server_down_past_the_budget_makes_bad_samples_and_the_epoch_still_ends() {
+    let (mut server, lines) = served_photos();
+    let list = server.url("list.txt").to_string();
+    let storage = Storage::new(fast());
+    let data = Arc::new(ListFile::with_storage(&list, &storage).unwrap());
+    server.stop();
+    let started = Instant::now();
+    let mut loader = eval_loader(data.clone());
+    let seen = run_epoch(&mut loader, 0);
+    // 19 samples of 3 attempts each, 2 workers: well under a second of refused connections.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let stats = loader.stats();
+    assert_eq!((seen.len(), stats.bad as usize), (0, lines.len()));
+    let first = stats.first_errors[0].to_string();
+    assert!(
+        first.contains("connection failed after 3 attempts"),
+        "{first}"
+    );
+    server.restart().unwrap();
+    let mut loader = eval_loader(data);
+    let again = per_sample(&run_epoch(&mut loader, 1));
+    assert_eq!((again.len(), loader.stats().bad), (lines.len(), 0));
+}

@@ -48,6 +48,9 @@ struct Shared {
     versions: AtomicU64,
     /// Bumped by `stop`: connections of an older generation close.
     generation: AtomicU64,
+    /// Open connections, shut down by `stop` at once (a keep-alive connection must not answer
+    /// one more request after the server stopped).
+    connections: Mutex<Vec<TcpStream>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -139,6 +142,9 @@ impl FaultServer {
     /// Stops listening and closes open connections: requests are refused until `restart`.
     pub fn stop(&mut self) {
         self.shared.generation.fetch_add(1, Ordering::SeqCst);
+        for connection in lock(&self.shared.connections).drain(..) {
+            let _ = connection.shutdown(Shutdown::Both);
+        }
         // Wakes the accept loop, which sees the new generation and drops the listener.
         let _ = TcpStream::connect(("127.0.0.1", self.port));
         if let Some(accept) = self.accept.take() {
@@ -194,6 +200,9 @@ fn spawn_accept(listener: TcpListener, shared: Arc<Shared>) -> JoinHandle<()> {
                 break;
             }
             let Ok(stream) = stream else { continue };
+            if let Ok(clone) = stream.try_clone() {
+                lock(&shared.connections).push(clone);
+            }
             let shared = Arc::clone(&shared);
             std::thread::spawn(move || {
                 let _ = serve(stream, &shared, generation);
