@@ -137,6 +137,21 @@ async fn attempt(
         etag: result.meta.e_tag.clone(),
     };
     let expected = result.range.end - result.range.start;
+    match read_body(result, expected, got, counters, limit).await {
+        Ok(()) => Ok(version),
+        Err(e) => Err((e, Some(version))),
+    }
+}
+
+/// Appends the body to `got`, chunk by chunk (what arrived before a failure is kept, for a
+/// resume), and checks that exactly `expected` bytes came.
+async fn read_body(
+    result: object_store::GetResult,
+    expected: u64,
+    got: &mut Vec<u8>,
+    counters: &Counters,
+    limit: Duration,
+) -> Result<(), Attempt> {
     let before = got.len();
     let mut body = result.into_stream();
     loop {
@@ -145,22 +160,20 @@ async fn attempt(
                 counters.received(chunk.len() as u64);
                 got.extend_from_slice(&chunk);
             }
-            Ok(Some(Err(e))) => return Err((classify(&e, true), Some(version))),
+            Ok(Some(Err(e))) => return Err(classify(&e, true)),
             Ok(None) => break,
-            Err(_) => return Err((timed_out(limit), Some(version))),
+            Err(_) => return Err(timed_out(limit)),
         }
     }
     let received = (got.len() - before) as u64;
     if received != expected {
-        let message = format!("{received} of {expected} bytes");
-        let short = Attempt {
+        return Err(Attempt {
             kind: FailureKind::ShortBody,
             status: None,
-            message,
-        };
-        return Err((short, Some(version)));
+            message: format!("{received} of {expected} bytes"),
+        });
     }
-    Ok(version)
+    Ok(())
 }
 
 fn timed_out(limit: Duration) -> Attempt {
