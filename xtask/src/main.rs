@@ -6,6 +6,7 @@ mod bindings;
 mod bundle;
 mod ptx;
 mod report;
+mod servers;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,8 @@ tasks:
   bindings [--out FILE] generate the nvcuvid bindings from nv-codec-headers with bindgen
   test [--rust|--python] the tests: cargo test --workspace, then the Python package installed
                         with pip into a fresh virtual environment and its pytest suite
+  test-servers          make (or reuse) gm-storage's test servers' venv and print the
+                        exports that point tests at them: eval \"$(cargo xtask test-servers)\"
   gpu-bundle            build stripped release test binaries, `gm` and benches, with the test
                         media and run.sh, into target/gpu-bundle (for the GPU machine)
 ";
@@ -37,6 +40,12 @@ fn main() -> Result<()> {
             bindings::run(&out)
         }
         Some("gpu-bundle") => bundle::run(&root),
+        Some("test-servers") => {
+            let (moto, range_http) = servers::prepare(&root)?;
+            println!("export GM_MOTO_SERVER='{}'", moto.display());
+            println!("export GM_RANGE_HTTP='{}'", range_http.display());
+            Ok(())
+        }
         Some("test") => {
             let only = |f: &str| args.iter().any(|a| a == f);
             let parts = match (only("--rust"), only("--python")) {

@@ -1,4 +1,5 @@
-//! `cargo xtask test`: the README's test command. The Rust tests (`cargo test --workspace`),
+//! `cargo xtask test`: the README's test command. The Rust tests (`cargo test --workspace`,
+//! with gm-storage's S3 and HTTP test servers from a pinned venv: `servers.rs`),
 //! then the Python package as a user gets it: `pip install crates/gm-python[test]` into a fresh
 //! virtual environment (maturin builds the wheel), and pytest on its tests.
 
@@ -15,10 +16,14 @@ pub struct Parts {
 
 pub fn run(root: &Path, parts: &Parts) -> Result<()> {
     if parts.rust {
+        // gm-storage's tests find their S3 and HTTP servers through these.
+        let (moto, range_http) = crate::servers::prepare(root)?;
         println!("== cargo test --workspace");
         status(
             Command::new(cargo())
                 .args(["test", "-q", "--workspace"])
+                .env("GM_MOTO_SERVER", moto)
+                .env("GM_RANGE_HTTP", range_http)
                 .current_dir(root),
         )?;
     }
@@ -69,7 +74,7 @@ fn python(root: &Path) -> Result<()> {
     )
 }
 
-fn status(cmd: &mut Command) -> Result<()> {
+pub fn status(cmd: &mut Command) -> Result<()> {
     let what = format!("{cmd:?}");
     let s = cmd.status().with_context(|| format!("running {what}"))?;
     if !s.success() {

@@ -74,6 +74,15 @@ impl GopCache {
         found
     }
 
+    /// Whether packet `decode_index` of `gop` is cached, without counting a hit or a miss or
+    /// touching its age (a look ahead, not a use).
+    pub fn contains(&self, key: GopKey, decode_index: u32) -> bool {
+        self.lock()
+            .gops
+            .get(&key)
+            .is_some_and(|e| e.packets.contains_key(&decode_index))
+    }
+
     /// Stores a packet, evicting least recently used GOPs (never the one being filled) to stay
     /// within capacity. A packet larger than the whole cache is not stored.
     pub fn insert(&self, key: GopKey, decode_index: u32, bytes: Arc<[u8]>) {

@@ -73,6 +73,7 @@ impl IndexingDemuxer {
     /// their byte ranges (or the cache); the same as [`PacketSource::read_run`].
     pub fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>> {
         let idx = &self.index;
+        self.prefetch_run(run);
         let mut out = Vec::with_capacity(run.packets.len());
         for (k, &d) in run.packets.iter().enumerate() {
             let p = idx
@@ -118,6 +119,24 @@ impl IndexingDemuxer {
             });
         }
         Ok(out)
+    }
+
+    /// Tells the source which byte ranges the run will read (those not in the GOP cache): a
+    /// remote source fetches them in a few concurrent requests instead of one per packet.
+    fn prefetch_run(&self, run: &DecodeRun) {
+        let ranges: Vec<_> = run
+            .packets
+            .iter()
+            .filter_map(|&d| self.index.packets.get(d as usize).map(|p| (d, p)))
+            .filter(|(d, p)| match &self.cache {
+                Some((cache, vid)) => !cache.contains((*vid, p.gop), *d),
+                None => true,
+            })
+            .map(|(_, p)| p.offset..p.offset + u64::from(p.size))
+            .collect();
+        if !ranges.is_empty() {
+            self.source.prefetch(&ranges);
+        }
     }
 
     fn raw_packet(&self, d: u32) -> Result<Arc<[u8]>> {

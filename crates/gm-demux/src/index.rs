@@ -22,6 +22,8 @@ pub struct VideoIndex {
     pub file_size: u64,
     /// Its modification time when indexed, where known.
     pub modified: Option<std::time::SystemTime>,
+    /// Its entity tag when indexed (remote objects), which a saved index must match.
+    pub etag: Option<String>,
     /// The container format.
     pub container: Container,
     /// The track's `track_ID` (MP4) or `TrackNumber` (Matroska).
@@ -51,6 +53,8 @@ pub struct VideoIndex {
     pub in_band_parameter_sets: usize,
     /// Bytes read from the file to build the index.
     pub bytes_read: u64,
+    /// Requests sent to build the index (remote sources; 0 for local files).
+    pub requests: u64,
 }
 
 impl VideoIndex {
@@ -60,18 +64,18 @@ impl VideoIndex {
             file: path.to_path_buf(),
             source,
         })?;
-        let mut index = Self::from_source(&src, options)?;
-        index.modified = src.modified();
-        Ok(index)
+        Self::from_source(&src, options)
     }
 
-    /// Indexes any byte source (a file, or memory).
+    /// Indexes any byte source (a file, memory, or a remote object).
     pub fn from_source(src: &dyn ByteSource, options: IndexOptions) -> Result<VideoIndex> {
         let track = crate::container::read_track(src, options.track)?;
+        let version = src.version();
         let mut index = VideoIndex {
             path: src.name().to_path_buf(),
-            file_size: src.len(),
-            modified: None,
+            file_size: version.size,
+            modified: version.modified,
+            etag: version.etag,
             container: track.container,
             track_id: track.track_id,
             timescale: track.timescale,
@@ -86,10 +90,12 @@ impl VideoIndex {
             sync_mismatches: Vec::new(),
             in_band_parameter_sets: 0,
             bytes_read: 0,
+            requests: 0,
         };
         let pictures = index.scan_bitstream(src, &track.samples, options.scan)?;
         index.assemble(&track.samples, &pictures);
         index.bytes_read = src.bytes_read();
+        index.requests = src.requests();
         Ok(index)
     }
 
@@ -104,6 +110,14 @@ impl VideoIndex {
         if scan == BitstreamScan::None {
             return Ok(pictures);
         }
+        // One hint with every header window the scan reads: a remote source fetches them
+        // concurrently instead of one round trip per GOP.
+        let windows: Vec<_> = samples
+            .iter()
+            .filter(|s| scan == BitstreamScan::Full || s.sync)
+            .map(|s| s.offset..s.offset + u64::from(s.size).min(crate::scan::HEADER_WINDOW as u64))
+            .collect();
+        src.prefetch(&windows);
         let mut scanner = Scanner::new(&self.codec)
             .map_err(|e| DemuxError::malformed(&self.path, format!("codec configuration: {e}")))?;
         for (i, s) in samples.iter().enumerate() {

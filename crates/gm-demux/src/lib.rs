@@ -68,5 +68,5 @@ pub use persist::INDEX_FORMAT_VERSION;
 pub use picture::{Leading, Picture, RandomAccess, SliceType};
 pub use plan::{DecodePlan, DecodeRun, Keep};
 pub use sample::{FrameIndex, Gop, Rational, Sample, SyncMismatch};
-pub use source::{ByteSource, FileSource, MemSource};
+pub use source::{ByteSource, FileSource, MemSource, SourceVersion};
 pub use tables::MAX_SAMPLES;

@@ -1,5 +1,5 @@
 //! Saving and loading indexes: a compact, versioned file with a checksum, tied to the video's
-//! size and modification time.
+//! version: its size and its ETag (remote objects) or modification time.
 //!
 //! Layout: `GMIDX` magic, format version (u16 LE), payload length (u64 LE), CRC-32 of the
 //! payload (u32 LE), payload. The payload holds the header fields and, per packet in decode
@@ -17,6 +17,7 @@ use crate::error::{DemuxError, Result};
 use crate::index::VideoIndex;
 use crate::options::{BitstreamScan, IndexOptions, TrackSelect};
 use crate::picture::{Leading, Picture, RandomAccess, SliceType};
+use crate::source::{ByteSource, FileSource, SourceVersion};
 use crate::tables::{MAX_SAMPLES, RawSample};
 
 const MAGIC: &[u8; 5] = b"GMIDX";
@@ -47,8 +48,8 @@ enum PayloadError {
     NoPackets,
 }
 /// Format version; files of another version are rebuilt, not read (2: the container, VP9
-/// and AV1).
-pub const INDEX_FORMAT_VERSION: u16 = 2;
+/// and AV1; 3: the source's ETag).
+pub const INDEX_FORMAT_VERSION: u16 = 3;
 
 impl VideoIndex {
     /// Writes the index to `path` (through a temporary file and a rename, so a reader never
@@ -73,6 +74,22 @@ impl VideoIndex {
     /// Reads an index saved by [`save`](Self::save) for `video`, which must still have the
     /// size and modification time it had when indexed.
     pub fn load(path: &Path, video: &Path) -> Result<VideoIndex> {
+        let meta = std::fs::metadata(video).map_err(|source| DemuxError::Io {
+            file: video.to_path_buf(),
+            source,
+        })?;
+        let current = SourceVersion {
+            size: meta.len(),
+            modified: meta.modified().ok(),
+            etag: None,
+        };
+        Self::load_version(path, video, &current)
+    }
+
+    /// Reads an index saved for the source `name`, whose bytes are now at version `current`:
+    /// the size must match, and the ETag where there is one, else the modification time. A
+    /// source with neither cannot be checked, so its saved index is never used.
+    pub fn load_version(path: &Path, name: &Path, current: &SourceVersion) -> Result<VideoIndex> {
         let stale = |reason: String| DemuxError::StaleIndex {
             file: path.to_path_buf(),
             reason,
@@ -81,35 +98,21 @@ impl VideoIndex {
             file: path.to_path_buf(),
             source,
         })?;
-        if bytes.len() < 19 || &bytes[..5] != MAGIC {
-            return Err(stale("not an index file".into()));
-        }
-        let version = u16::from_le_bytes([bytes[5], bytes[6]]);
-        if version != INDEX_FORMAT_VERSION {
+        let payload = checked_payload(&bytes, path)?;
+        let mut index = decode(payload, name).map_err(|e| stale(e.to_string()))?;
+        let same = index.file_size == current.size
+            && match (&current.etag, &index.etag) {
+                (Some(now), Some(then)) => now == then,
+                (None, None) => current.modified.is_some() && current.modified == index.modified,
+                _ => false,
+            };
+        if !same {
             return Err(stale(format!(
-                "format version {version}, this build reads {INDEX_FORMAT_VERSION}"
+                "{} changed since it was indexed (size, ETag or modification time)",
+                name.display()
             )));
         }
-        let mut len = [0u8; 8];
-        len.copy_from_slice(&bytes[7..15]);
-        let len = u64::from_le_bytes(len);
-        let crc = u32::from_le_bytes([bytes[15], bytes[16], bytes[17], bytes[18]]);
-        let payload = &bytes[19..];
-        if payload.len() as u64 != len || crc32fast::hash(payload) != crc {
-            return Err(stale("damaged (length or checksum mismatch)".into()));
-        }
-        let mut index = decode(payload, video).map_err(|e| stale(e.to_string()))?;
-        let meta = std::fs::metadata(video).map_err(|source| DemuxError::Io {
-            file: video.to_path_buf(),
-            source,
-        })?;
-        if meta.len() != index.file_size || meta.modified().ok() != index.modified {
-            return Err(stale(format!(
-                "{} changed since it was indexed (size or modification time)",
-                video.display()
-            )));
-        }
-        index.path = video.to_path_buf();
+        index.path = name.to_path_buf();
         Ok(index)
     }
 
@@ -120,7 +123,21 @@ impl VideoIndex {
         index_path: &Path,
         options: IndexOptions,
     ) -> Result<VideoIndex> {
-        if let Ok(index) = Self::load(index_path, video)
+        let src = FileSource::open(video).map_err(|source| DemuxError::Io {
+            file: video.to_path_buf(),
+            source,
+        })?;
+        Self::open_cached_source(&src, index_path, options)
+    }
+
+    /// [`open_cached`](Self::open_cached) for any byte source, checked against its
+    /// [`version`](ByteSource::version).
+    pub fn open_cached_source(
+        src: &dyn ByteSource,
+        index_path: &Path,
+        options: IndexOptions,
+    ) -> Result<VideoIndex> {
+        if let Ok(index) = Self::load_version(index_path, src.name(), &src.version())
             && index.scan == options.scan
             && match options.track {
                 TrackSelect::FirstVideo => true,
@@ -129,7 +146,7 @@ impl VideoIndex {
         {
             return Ok(index);
         }
-        let index = Self::open(video, options)?;
+        let index = Self::from_source(src, options)?;
         if let Err(e) = index.save(index_path) {
             tracing::warn!(error = %e, "could not save the index");
         }
@@ -146,6 +163,7 @@ impl VideoIndex {
             .unwrap_or((0, 0));
         put_u(&mut w, secs);
         put_u(&mut w, u64::from(nanos));
+        put_bytes(&mut w, self.etag.as_deref().unwrap_or("").as_bytes());
         put_u(&mut w, u64::from(self.track_id));
         put_u(&mut w, u64::from(self.timescale));
         put_i(&mut w, self.edit_shift);
@@ -206,6 +224,8 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
     let secs = r.u()?;
     let nanos = r.u()?;
     let modified = (secs > 0).then(|| UNIX_EPOCH + Duration::new(secs - 1, nanos as u32));
+    let etag = r.bytes()?;
+    let etag = (!etag.is_empty()).then(|| String::from_utf8_lossy(etag).into_owned());
     let track_id = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("track id"))?;
     let timescale = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("timescale"))?;
     let edit_shift = r.i()?;
@@ -225,6 +245,7 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
         path: video.to_path_buf(),
         file_size,
         modified,
+        etag,
         track_id,
         timescale,
         codec,
@@ -243,6 +264,7 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
         sync_mismatches: Vec::new(),
         in_band_parameter_sets: in_band,
         bytes_read: 0,
+        requests: 0,
     };
     if samples.is_empty() {
         return Err(PayloadError::NoPackets);
@@ -443,6 +465,32 @@ impl<'a> Cursor<'a> {
         }
         Ok(n)
     }
+}
+
+/// The payload of a saved index file, after its magic, version, length and checksum check out.
+fn checked_payload<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
+    let stale = |reason: String| DemuxError::StaleIndex {
+        file: path.to_path_buf(),
+        reason,
+    };
+    if bytes.len() < 19 || &bytes[..5] != MAGIC {
+        return Err(stale("not an index file".into()));
+    }
+    let version = u16::from_le_bytes([bytes[5], bytes[6]]);
+    if version != INDEX_FORMAT_VERSION {
+        return Err(stale(format!(
+            "format version {version}, this build reads {INDEX_FORMAT_VERSION}"
+        )));
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[7..15]);
+    let len = u64::from_le_bytes(len);
+    let crc = u32::from_le_bytes([bytes[15], bytes[16], bytes[17], bytes[18]]);
+    let payload = &bytes[19..];
+    if payload.len() as u64 != len || crc32fast::hash(payload) != crc {
+        return Err(stale("damaged (length or checksum mismatch)".into()));
+    }
+    Ok(payload)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::tables::RawSample;
 use crate::vp9;
 
 /// Bytes first read from the start of an H.264/HEVC sample to find its slice headers.
-const HEADER_WINDOW: usize = 1 << 10;
+pub(crate) const HEADER_WINDOW: usize = 1 << 10;
 
 /// Why a sample could not be read.
 #[derive(Debug)]

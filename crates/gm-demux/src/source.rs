@@ -3,9 +3,22 @@
 
 use std::fs::File;
 use std::io;
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+/// Which version of a source's bytes was read: a saved index is valid only for the same one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceVersion {
+    /// Length in bytes.
+    pub size: u64,
+    /// Modification time, where the file system or server gives one.
+    pub modified: Option<SystemTime>,
+    /// The server's entity tag (remote objects), which changes whenever the bytes do.
+    pub etag: Option<String>,
+}
 
 /// Random-access bytes: a file, or memory in tests and fuzzing.
 pub trait ByteSource: Send + Sync {
@@ -21,6 +34,22 @@ pub trait ByteSource: Send + Sync {
     fn name(&self) -> &Path;
     /// Bytes read so far.
     fn bytes_read(&self) -> u64;
+    /// A hint that `ranges` will be read soon: a remote source fetches them at once, in as
+    /// few requests as it can, instead of one round trip per later read. Local sources ignore it.
+    fn prefetch(&self, ranges: &[Range<u64>]) {
+        let _ = ranges;
+    }
+    /// Requests sent to the storage so far (0 for local sources, where reads are `pread`s).
+    fn requests(&self) -> u64 {
+        0
+    }
+    /// The version of the bytes, for index invalidation. By default only the length is known.
+    fn version(&self) -> SourceVersion {
+        SourceVersion {
+            size: self.len(),
+            ..SourceVersion::default()
+        }
+    }
 }
 
 /// A file read with `pread`, never through a shared cursor, so several threads can read it.
@@ -66,6 +95,13 @@ impl ByteSource for FileSource {
     }
     fn bytes_read(&self) -> u64 {
         self.read.load(Ordering::Relaxed)
+    }
+    fn version(&self) -> SourceVersion {
+        SourceVersion {
+            size: self.len,
+            modified: self.modified(),
+            etag: None,
+        }
     }
 }
 

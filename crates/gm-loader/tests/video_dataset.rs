@@ -243,3 +243,98 @@ fn a_directory_of_videos_is_read_in_name_order() {
     assert!(e.to_string().contains("nope"), "{e}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The index with the fields that name its source (path, version, counters) cleared.
+fn content(index: &VideoIndex) -> VideoIndex {
+    let mut c = index.clone();
+    c.path = PathBuf::new();
+    (c.modified, c.etag, c.bytes_read, c.requests) = (None, None, 0, 0);
+    c
+}
+
+#[test]
+fn remote_videos_give_the_local_episodes_and_indexes() {
+    use gm_storage::testing::FaultServer;
+    let server = FaultServer::start().unwrap();
+    let dir = fixture("");
+    server.serve_dir(&dir, "v").unwrap();
+    let urls: Vec<PathBuf> = videos()
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            PathBuf::from(server.url(&format!("v/{name}")).to_string())
+        })
+        .collect();
+    let cache = temp("remote-cache");
+    let open = |paths: &[PathBuf]| {
+        VideoDataset::builder()
+            .videos(paths)
+            .frames(4, 3)
+            .index_cache(&cache)
+            .open()
+            .unwrap()
+    };
+    let local = open(&videos());
+    let remote = open(&urls);
+    assert_eq!(remote.len(), local.len());
+    for i in 0..local.len() {
+        assert_eq!(remote.frames(i), local.frames(i), "episode {i}");
+    }
+    for (v, url) in urls.iter().enumerate() {
+        assert_eq!(remote.path(v), url);
+        assert!(remote.video_index(v).etag.is_some());
+        assert!(
+            content(remote.video_index(v)) == content(local.video_index(v)),
+            "video {v}"
+        );
+    }
+    // The second open finds the saved indexes (same ETags): one open GET per video.
+    let before = server.requests();
+    let again = open(&urls);
+    assert_eq!(
+        (again.len(), server.requests() - before),
+        (local.len(), urls.len() as u64)
+    );
+    std::fs::remove_dir_all(&cache).unwrap();
+}
+
+#[test]
+fn a_bucket_prefix_lists_videos_as_a_directory_does() {
+    let name = "a_bucket_prefix_lists_videos_as_a_directory_does";
+    let Some(server) = gm_storage::testing::s3_or_skip(name) else {
+        return;
+    };
+    let bucket = server.bucket("videos", gm_storage::StorageOptions::default());
+    let dir = temp("listing");
+    for v in videos() {
+        std::fs::copy(&v, dir.join(v.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(dir.join("notes.txt"), b"not a video").unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::copy(&videos()[0], dir.join("sub/deeper.mp4")).unwrap();
+    bucket.upload_dir(&dir, "clips").unwrap();
+    let open = |d: PathBuf| {
+        VideoDataset::builder()
+            .directory(d)
+            .frames(4, 3)
+            .storage(&bucket.storage)
+            .open()
+            .unwrap()
+    };
+    let local = open(dir.clone());
+    let remote = open(PathBuf::from(format!("s3://{}/clips", bucket.name())));
+    let names = |d: &VideoDataset, n: usize| -> Vec<String> {
+        (0..n)
+            .map(|v| {
+                d.path(v)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    };
+    assert_eq!(names(&remote, 3), names(&local, 3));
+    assert_eq!((remote.len(), remote.scenes()), (local.len(), 3));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

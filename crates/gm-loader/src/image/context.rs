@@ -69,6 +69,22 @@ impl Shared {
         }
     }
 
+    /// Reads samples `indices` into pooled buffers, through the dataset's batch read.
+    pub(crate) fn read_batch(&self, indices: &[usize]) -> Vec<Result<Vec<u8>, SampleErrorKind>> {
+        let mut bufs: Vec<Vec<u8>> = indices.iter().map(|_| self.take_buffer()).collect();
+        let results = self.dataset.read_batch(indices, &mut bufs);
+        bufs.into_iter()
+            .zip(results)
+            .map(|(buf, result)| match result {
+                Ok(()) => Ok(buf),
+                Err(e) => {
+                    self.give_buffer(buf);
+                    Err(SampleErrorKind::read(&e))
+                }
+            })
+            .collect()
+    }
+
     /// Reads sample `index` into a pooled buffer.
     pub(crate) fn read(&self, index: usize) -> Result<Vec<u8>, SampleErrorKind> {
         let mut buf = self.take_buffer();

@@ -4,6 +4,9 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use gm_storage::{Location, Storage};
+
+use super::files::{Base, Entry, Files, list_folder};
 use crate::error::DatasetError;
 
 /// A class label (an index into the dataset's class names).
@@ -28,9 +31,19 @@ pub trait Dataset: Send + Sync {
     fn name(&self, index: usize) -> String;
     /// Replaces the contents of `buf` with the encoded bytes of sample `index`.
     fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()>;
+    /// Reads samples `indices` into `bufs` (one buffer each), one result per sample: a failed
+    /// read affects only its sample. Remote datasets send the reads at once; by default this
+    /// is one [`read`](Self::read) after another.
+    fn read_batch(&self, indices: &[usize], bufs: &mut [Vec<u8>]) -> Vec<std::io::Result<()>> {
+        indices
+            .iter()
+            .zip(bufs.iter_mut())
+            .map(|(&i, buf)| self.read(i, buf))
+            .collect()
+    }
 }
 
-fn read_file(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
+pub(crate) fn read_file(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
     buf.clear();
@@ -46,19 +59,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> DatasetError + '_ {
     }
 }
 
-/// Files with their labels.
-#[derive(Debug, Clone)]
-struct Files {
-    paths: Vec<PathBuf>,
-    labels: Vec<Label>,
-}
-
-impl Files {
-    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
-        read_file(&self.paths[index], buf)
-    }
-}
-
 /// torchvision's `ImageFolder`: `root/<class>/**/<image>`, classes sorted by name, labels are
 /// class indices, files sorted by path within each class.
 #[derive(Debug, Clone)]
@@ -69,9 +69,30 @@ pub struct ImageFolder {
 }
 
 impl ImageFolder {
-    /// Scans `root`. Files whose extension is not in [`IMAGE_EXTENSIONS`] are ignored.
+    /// Scans `root`, a directory or a URL prefix (`s3://bucket/train`, `gs://`, `az://`;
+    /// `http(s)://` cannot be listed). Files whose extension is not in [`IMAGE_EXTENSIONS`]
+    /// are ignored. Remote data goes through [`Storage::global`].
     pub fn new(root: impl AsRef<Path>) -> Result<ImageFolder, DatasetError> {
+        ImageFolder::with_storage(root, &Storage::global())
+    }
+
+    /// [`new`](Self::new), reading remote data through `storage`.
+    pub fn with_storage(
+        root: impl AsRef<Path>,
+        storage: &Storage,
+    ) -> Result<ImageFolder, DatasetError> {
         let root = root.as_ref().to_path_buf();
+        if let Location::Remote(url) = location(&root)? {
+            let (classes, files) = list_folder(storage, &url)?;
+            if files.entries.is_empty() {
+                return Err(DatasetError::Empty(root));
+            }
+            return Ok(ImageFolder {
+                root,
+                classes,
+                files,
+            });
+        }
         let mut classes = Vec::new();
         for entry in std::fs::read_dir(&root).map_err(io(&root))? {
             let entry = entry.map_err(io(&root))?;
@@ -80,10 +101,7 @@ impl ImageFolder {
             }
         }
         classes.sort();
-        let mut files = Files {
-            paths: Vec::new(),
-            labels: Vec::new(),
-        };
+        let mut files = Files::new(storage.clone());
         for (label, class) in classes.iter().enumerate() {
             let mut found = Vec::new();
             walk(&root.join(class), &mut found)?;
@@ -91,9 +109,9 @@ impl ImageFolder {
             files
                 .labels
                 .extend(std::iter::repeat_n(label as Label, found.len()));
-            files.paths.extend(found);
+            files.entries.extend(found.into_iter().map(Entry::Local));
         }
-        if files.paths.is_empty() {
+        if files.entries.is_empty() {
             return Err(DatasetError::Empty(root));
         }
         Ok(ImageFolder {
@@ -108,15 +126,24 @@ impl ImageFolder {
         &self.classes
     }
 
-    /// The directory scanned.
+    /// The directory (or URL) scanned.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Path of sample `index`.
+    /// Path of sample `index` (its URL, for remote data).
     pub fn path(&self, index: usize) -> &Path {
-        &self.files.paths[index]
+        self.files.entries[index].path()
     }
+}
+
+/// Where `path` points: a URL given as a path is remote.
+fn location(path: &Path) -> Result<Location, DatasetError> {
+    let text = path.to_string_lossy();
+    Location::parse(&text).map_err(|e| DatasetError::Io {
+        path: path.to_path_buf(),
+        source: e.into(),
+    })
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), DatasetError> {
@@ -139,23 +166,27 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), DatasetError> {
 
 impl Dataset for ImageFolder {
     fn len(&self) -> usize {
-        self.files.paths.len()
+        self.files.entries.len()
     }
     fn label(&self, index: usize) -> Label {
         self.files.labels[index]
     }
     fn name(&self, index: usize) -> String {
-        self.files.paths[index].display().to_string()
+        self.files.entries[index].path().display().to_string()
     }
     fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
         self.files.read(index, buf)
+    }
+    fn read_batch(&self, indices: &[usize], bufs: &mut [Vec<u8>]) -> Vec<std::io::Result<()>> {
+        self.files.read_batch(indices, bufs)
     }
 }
 
 /// A list file: one `path label` per line (the label is the last whitespace-separated field,
 /// so paths may hold spaces); blank lines and lines starting with `#` are skipped. Relative
 /// paths are taken from the list file's directory, or from `root` with
-/// [`ListFile::with_root`].
+/// [`ListFile::with_root`]. The list and its entries may be URLs; relative entries of a remote
+/// list resolve against the list's URL.
 #[derive(Debug, Clone)]
 pub struct ListFile {
     files: Files,
@@ -164,9 +195,24 @@ pub struct ListFile {
 impl ListFile {
     /// Reads `list`, resolving relative paths against its directory.
     pub fn new(list: impl AsRef<Path>) -> Result<ListFile, DatasetError> {
+        ListFile::with_storage(list, &Storage::global())
+    }
+
+    /// [`new`](Self::new), reading remote data through `storage`.
+    pub fn with_storage(
+        list: impl AsRef<Path>,
+        storage: &Storage,
+    ) -> Result<ListFile, DatasetError> {
         let list = list.as_ref();
-        let root = list.parent().unwrap_or(Path::new(".")).to_path_buf();
-        ListFile::with_root(list, root)
+        let root = match location(list)? {
+            Location::Remote(url) => {
+                let key = url.key();
+                let parent = key.rsplit_once('/').map_or("", |(dir, _)| dir);
+                return ListFile::read(list, Base::Url(url.with_key(parent)), storage);
+            }
+            Location::Local(path) => path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        };
+        ListFile::read(list, Base::Dir(root), storage)
     }
 
     /// Reads `list`, resolving relative paths against `root`.
@@ -174,12 +220,26 @@ impl ListFile {
         list: impl AsRef<Path>,
         root: impl AsRef<Path>,
     ) -> Result<ListFile, DatasetError> {
-        let list = list.as_ref();
-        let text = std::fs::read_to_string(list).map_err(io(list))?;
-        let mut files = Files {
-            paths: Vec::new(),
-            labels: Vec::new(),
+        let base = match location(root.as_ref())? {
+            Location::Remote(url) => Base::Url(url),
+            Location::Local(dir) => Base::Dir(dir),
         };
+        ListFile::read(list.as_ref(), base, &Storage::global())
+    }
+
+    fn read(list: &Path, base: Base, storage: &Storage) -> Result<ListFile, DatasetError> {
+        let text = match location(list)? {
+            Location::Local(path) => std::fs::read_to_string(path).map_err(io(list))?,
+            Location::Remote(url) => {
+                let (bytes, _) = storage
+                    .get(&url, None, None)
+                    .map_err(|e| io(list)(e.into()))?;
+                String::from_utf8(bytes).map_err(|e| {
+                    io(list)(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+                })?
+            }
+        };
+        let mut files = Files::new(storage.clone());
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -196,15 +256,11 @@ impl ListFile {
             let label: Label = label
                 .parse()
                 .map_err(|e| parse(format!("label {label:?}: {e}")))?;
-            let path = Path::new(path.trim_end());
-            files.paths.push(if path.is_absolute() {
-                path.to_path_buf()
-            } else {
-                root.as_ref().join(path)
-            });
+            let entry = Entry::parse(path.trim_end(), &base).map_err(|e| parse(e.to_string()))?;
+            files.entries.push(entry);
             files.labels.push(label);
         }
-        if files.paths.is_empty() {
+        if files.entries.is_empty() {
             return Err(DatasetError::Empty(list.to_path_buf()));
         }
         Ok(ListFile { files })
@@ -213,16 +269,19 @@ impl ListFile {
 
 impl Dataset for ListFile {
     fn len(&self) -> usize {
-        self.files.paths.len()
+        self.files.entries.len()
     }
     fn label(&self, index: usize) -> Label {
         self.files.labels[index]
     }
     fn name(&self, index: usize) -> String {
-        self.files.paths[index].display().to_string()
+        self.files.entries[index].path().display().to_string()
     }
     fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
         self.files.read(index, buf)
+    }
+    fn read_batch(&self, indices: &[usize], bufs: &mut [Vec<u8>]) -> Vec<std::io::Result<()>> {
+        self.files.read_batch(indices, bufs)
     }
 }
 

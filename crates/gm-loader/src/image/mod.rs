@@ -10,6 +10,7 @@ mod cache;
 mod context;
 mod cpu_stage;
 mod dataset;
+mod files;
 mod gpu_stage;
 mod output;
 mod pipeline;

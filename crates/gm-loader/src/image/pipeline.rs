@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use super::batch::Batch;
 use super::context::Shared;
 use super::gpu_stage::GpuStage;
-use super::read::{Prepared, prepare};
+use super::read::{Prepared, prepare_batch};
 use super::stats::Stats;
 use crate::error::{LoaderError, panic_message};
 use crate::state::{Cursor, LoaderState};
@@ -282,14 +282,7 @@ fn reader(
         let _nvtx = nvtx::range(c"gm-loader: read batch");
         let t = Instant::now();
         let items = catch_unwind(AssertUnwindSafe(|| {
-            let mut items = Vec::with_capacity(job.indices.len());
-            for &i in &job.indices {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                items.push((i, prepare(shared, epoch, i)));
-            }
-            items
+            prepare_batch(shared, epoch, &job.indices, stop)
         }))
         .map_err(|p| LoaderError::WorkerPanic {
             stage: "host worker",

@@ -4,6 +4,8 @@ use gm_codec::jpeg::{DecoderOptions, decode_host_with};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{OutputSpec, SampleRng};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::context::Shared;
 use crate::error::SampleErrorKind;
 
@@ -24,7 +26,40 @@ pub(crate) fn prepare(shared: &Shared, epoch: u64, index: usize) -> Prepared {
     if shared.cache.is_some() {
         return Prepared::Cached;
     }
-    let buf = match shared.read(index) {
+    prepare_read(shared, epoch, index, shared.read(index))
+}
+
+/// The host worker's part for a batch: the dataset reads the samples together (concurrent
+/// requests for remote data), then each is prepared.
+/// Stops early (a shorter list) once `stop` is set: decoding a batch on the CPU takes long.
+pub(crate) fn prepare_batch(
+    shared: &Shared,
+    epoch: u64,
+    indices: &[usize],
+    stop: &AtomicBool,
+) -> Vec<(usize, Prepared)> {
+    if shared.cache.is_some() {
+        return indices.iter().map(|&i| (i, Prepared::Cached)).collect();
+    }
+    let reads = shared.read_batch(indices);
+    let mut items = Vec::with_capacity(indices.len());
+    for (&i, read) in indices.iter().zip(reads) {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        items.push((i, prepare_read(shared, epoch, i, read)));
+    }
+    items
+}
+
+/// Sample `index` after its read.
+fn prepare_read(
+    shared: &Shared,
+    epoch: u64,
+    index: usize,
+    read: Result<Vec<u8>, SampleErrorKind>,
+) -> Prepared {
+    let buf = match read {
         Ok(buf) => buf,
         Err(e) => return Prepared::Failed(e),
     };

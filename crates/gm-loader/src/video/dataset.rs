@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gm_demux::{FileSource, GopCache, IndexOptions, IndexingDemuxer, VideoIndex};
 use gm_episodes::{EpisodeGenerator, GapPolicy, MultiCamera, TimedEpisodes, Timeline};
+use gm_storage::{Location, RemoteSource, RemoteUrl, Storage};
 use parking_lot::Mutex;
 
 use crate::error::{LoaderError, SampleError, SampleErrorKind};
@@ -125,6 +126,7 @@ pub struct VideoDatasetBuilder {
     gop_cache: Option<usize>,
     index_options: IndexOptions,
     progress: Option<Arc<Progress>>,
+    storage: Option<Storage>,
 }
 
 impl Default for VideoDatasetBuilder {
@@ -145,18 +147,27 @@ impl Default for VideoDatasetBuilder {
             gop_cache: None,
             index_options: IndexOptions::default(),
             progress: None,
+            storage: None,
         }
     }
 }
 
 impl VideoDatasetBuilder {
+    /// Reads remote videos (paths that are URLs: `s3://`, `gs://`, `az://`, `http(s)://`)
+    /// through `storage` (default: [`Storage::global`]).
+    pub fn storage(mut self, storage: &Storage) -> Self {
+        self.storage = Some(storage.clone());
+        self
+    }
+
     /// Single-camera videos, in this order.
     pub fn videos(mut self, paths: &[PathBuf]) -> Self {
         self.scenes.extend(paths.iter().map(|p| vec![p.clone()]));
         self
     }
 
-    /// Every video (`.mp4`, `.m4v`, `.mov`, `.webm`, `.mkv`) in `dir`, sorted by name.
+    /// Every video (`.mp4`, `.m4v`, `.mov`, `.webm`, `.mkv`) in `dir`, sorted by name; `dir` may
+    /// be a bucket prefix URL (its direct children are taken, as a directory's are).
     pub fn directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.directory = Some(dir.into());
         self
@@ -250,9 +261,10 @@ impl VideoDatasetBuilder {
 
     /// Indexes the files (in parallel; no decoding) and cuts them into episodes.
     pub fn open(mut self) -> Result<VideoDataset, LoaderError> {
+        let storage = self.storage.clone().unwrap_or_else(Storage::global);
         if let Some(dir) = self.directory.take() {
             self.scenes
-                .extend(list_videos(&dir)?.into_iter().map(|p| vec![p]));
+                .extend(list_videos(&dir, &storage)?.into_iter().map(|p| vec![p]));
         }
         if self.scenes.is_empty() {
             return Err(LoaderError::Config("a video dataset needs videos".into()));
@@ -269,6 +281,7 @@ impl VideoDatasetBuilder {
             self.index_cache.as_deref(),
             self.index_options,
             self.progress.as_deref(),
+            &storage,
         );
         let gop_cache = self.gop_cache.map(|b| Arc::new(GopCache::new(b)));
         let mut dataset = VideoDataset {
@@ -396,7 +409,39 @@ impl VideoDatasetBuilder {
     }
 }
 
-fn list_videos(dir: &Path) -> Result<Vec<PathBuf>, LoaderError> {
+fn is_video(name: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| VIDEO_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+fn list_videos(dir: &Path, storage: &Storage) -> Result<Vec<PathBuf>, LoaderError> {
+    let io = |source| LoaderError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let location = Location::parse(&dir.to_string_lossy()).map_err(|e| io(e.into()))?;
+    let dir = match location {
+        Location::Local(dir) => dir,
+        Location::Remote(url) => {
+            let prefix = url.key().trim_end_matches('/');
+            let mut out: Vec<PathBuf> = storage
+                .list(&url)
+                .map_err(|e| io(e.into()))?
+                .into_iter()
+                .filter(|e| {
+                    let rest = e.url.key().strip_prefix(prefix).unwrap_or_default();
+                    let name = rest.trim_start_matches('/');
+                    !name.contains('/') && is_video(name)
+                })
+                .map(|e| PathBuf::from(e.url.url().as_str()))
+                .collect();
+            out.sort();
+            return Ok(out);
+        }
+    };
+    let dir = dir.as_path();
     let entries = std::fs::read_dir(dir).map_err(|source| LoaderError::Io {
         path: dir.to_path_buf(),
         source,
@@ -404,12 +449,7 @@ fn list_videos(dir: &Path) -> Result<Vec<PathBuf>, LoaderError> {
     let mut out: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| VIDEO_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
-        })
+        .filter(|p| p.is_file() && is_video(&p.to_string_lossy()))
         .collect();
     out.sort();
     Ok(out)
@@ -437,6 +477,7 @@ fn index_all(
     cache: Option<&Path>,
     options: IndexOptions,
     progress: Option<&Progress>,
+    storage: &Storage,
 ) -> Vec<Result<IndexingDemuxer, SampleErrorKind>> {
     if let Some(p) = progress {
         p.start(paths.len() as u64);
@@ -454,7 +495,7 @@ fn index_all(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = paths.get(i) else { break };
-                    let r = open_one(p, cache, options);
+                    let r = open_one(p, cache, options, storage);
                     results.lock()[i] = Some(r);
                     if let Some(p) = progress {
                         p.add(1);
@@ -474,7 +515,11 @@ fn open_one(
     path: &Path,
     cache: Option<&Path>,
     options: IndexOptions,
+    storage: &Storage,
 ) -> Result<IndexingDemuxer, SampleErrorKind> {
+    if let Ok(Location::Remote(url)) = Location::parse(&path.to_string_lossy()) {
+        return open_remote(path, &url, cache, options, storage);
+    }
     let index = match cache {
         Some(dir) => VideoIndex::open_cached(path, &dir.join(index_file_name(path)), options),
         None => VideoIndex::open(path, options),
@@ -486,6 +531,31 @@ fn open_one(
         return Err(SampleErrorKind::NoFrames(path.to_path_buf()));
     }
     let source = FileSource::open(path).map_err(|e| SampleErrorKind::read(&e))?;
+    Ok(IndexingDemuxer::new(Arc::new(index), Arc::new(source)))
+}
+
+/// A remote video: indexed through ranged reads (or its saved index, while the object's ETag
+/// holds), and read by the same source afterwards.
+fn open_remote(
+    path: &Path,
+    url: &RemoteUrl,
+    cache: Option<&Path>,
+    options: IndexOptions,
+    storage: &Storage,
+) -> Result<IndexingDemuxer, SampleErrorKind> {
+    let source = RemoteSource::open(storage, url).map_err(|e| SampleErrorKind::read(&e.into()))?;
+    let index = match cache {
+        Some(dir) => {
+            VideoIndex::open_cached_source(&source, &dir.join(index_file_name(path)), options)
+        }
+        None => VideoIndex::from_source(&source, options),
+    }
+    .map_err(|e| SampleErrorKind::Demux {
+        message: e.to_string(),
+    })?;
+    if index.frame_count() == 0 {
+        return Err(SampleErrorKind::NoFrames(path.to_path_buf()));
+    }
     Ok(IndexingDemuxer::new(Arc::new(index), Arc::new(source)))
 }
 

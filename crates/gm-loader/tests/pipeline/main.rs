@@ -7,3 +7,4 @@ mod common;
 mod cpu;
 mod epochs;
 mod gpu;
+mod remote;
