@@ -155,7 +155,8 @@ __device__ void sharpen(const GmFusedParams& p, float rgb[3], int x, int y, int 
 // geometry does. With stop >= 0, stops before the stop-th stats op and returns whether the
 // image has one (the statistics pre-pass); with stop < 0 applies them, each stats op reading
 // its sums from p.stats. NEIGHBOURS: whether a sharpness op may run (false for the
-// neighbours it re-samples).
+// neighbours it re-samples, and in the point-only kernels, which run only batches without
+// one: FusedKernel::run picks them).
 template <bool NEIGHBOURS, int INTERP>
 __device__ bool colour_ops(const GmFusedParams& p, float rgb[3], int x, int y, int stop, int limit) {
     for (int c = 0; c < 3; ++c) rgb[c] = clamp255(rintf(rgb[c]));

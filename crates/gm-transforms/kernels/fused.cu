@@ -239,7 +239,17 @@ __device__ __forceinline__ void store(const GmFusedParams& p, int x, int y, floa
     }
 }
 
-template <int INTERP>
+// Which colour code a fused entry point compiles in, chosen per batch by FusedKernel::run
+// (fused.rs): none (the plain geometry-and-store kernel, no colour code and none of its
+// registers or branches), the point ops (every op but sharpness: one pass over the pixel,
+// stats ops reading their sums), or the point ops and sharpness (re-samples 8 neighbours
+// through the geometry and the ops before it: far more code and registers). A batch uses the
+// lightest variant that holds every op of every image in it.
+#define GM_COLOUR_NONE 0
+#define GM_COLOUR_POINT 1
+#define GM_COLOUR_SHARPEN 2
+
+template <int INTERP, int COLOUR>
 __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, int count) {
     int i = blockIdx.z;
     if (i >= count) return;
@@ -251,7 +261,9 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
     if (x >= p.out_w || y >= p.out_h) return;
     float rgb[3];
     sample<INTERP>(p, x, y, rgb);
-    if (p.n_colour > 0) colour_ops<true, INTERP>(p, rgb, x, y, -1, -1);
+    if constexpr (COLOUR != GM_COLOUR_NONE) {
+        if (p.n_colour > 0) colour_ops<COLOUR == GM_COLOUR_SHARPEN, INTERP>(p, rgb, x, y, -1, -1);
+    }
     store(p, x, y, rgb);
 }
 
@@ -290,7 +302,8 @@ __device__ __forceinline__ void block_histogram(unsigned int* hist, const float 
 // the image's sums (stats_op_at) with one atomic per block and word: the floored grey's
 // sum for contrast, the per-channel max of 255 - v and of v for autocontrast, per-channel
 // histograms for equalize. Integer results: exact, whatever order the blocks run in.
-template <int INTERP>
+// SHARPEN: whether a sharpness op may come before the stats op (as fused_body's COLOUR).
+template <int INTERP, bool SHARPEN>
 __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ params, int count, int stage) {
     int i = blockIdx.z;
     if (i >= count) return;
@@ -308,7 +321,7 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
     bool inside = x < p.out_w && y < p.out_h;
     if (inside) {
         sample<INTERP>(p, x, y, rgb);
-        colour_ops<true, INTERP>(p, rgb, x, y, stage, -1);
+        colour_ops<SHARPEN, INTERP>(p, rgb, x, y, stage, -1);
     }
     unsigned long long* words = (unsigned long long*)p.stats + offset;
     bool lead = threadIdx.x == 0 && threadIdx.y == 0;
@@ -332,29 +345,68 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
 }
 
 extern "C" __global__ void gm_fused_nearest(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<0>(params, count);
+    fused_body<0, GM_COLOUR_NONE>(params, count);
 }
 extern "C" __global__ void gm_fused_bilinear(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<1>(params, count);
+    fused_body<1, GM_COLOUR_NONE>(params, count);
 }
 extern "C" __global__ void gm_fused_bicubic(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<2>(params, count);
+    fused_body<2, GM_COLOUR_NONE>(params, count);
 }
 extern "C" __global__ void gm_fused_antialias(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<3>(params, count);
+    fused_body<3, GM_COLOUR_NONE>(params, count);
+}
+
+extern "C" __global__ void gm_fused_colour_nearest(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<0, GM_COLOUR_POINT>(params, count);
+}
+extern "C" __global__ void gm_fused_colour_bilinear(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<1, GM_COLOUR_POINT>(params, count);
+}
+extern "C" __global__ void gm_fused_colour_bicubic(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<2, GM_COLOUR_POINT>(params, count);
+}
+extern "C" __global__ void gm_fused_colour_antialias(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<3, GM_COLOUR_POINT>(params, count);
+}
+
+extern "C" __global__ void gm_fused_sharpen_nearest(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<0, GM_COLOUR_SHARPEN>(params, count);
+}
+extern "C" __global__ void gm_fused_sharpen_bilinear(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<1, GM_COLOUR_SHARPEN>(params, count);
+}
+extern "C" __global__ void gm_fused_sharpen_bicubic(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<2, GM_COLOUR_SHARPEN>(params, count);
+}
+extern "C" __global__ void gm_fused_sharpen_antialias(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<3, GM_COLOUR_SHARPEN>(params, count);
 }
 
 extern "C" __global__ void gm_colour_stats_nearest(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<0>(params, count, stage);
+    stats_body<0, false>(params, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_bilinear(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<1>(params, count, stage);
+    stats_body<1, false>(params, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_bicubic(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<2>(params, count, stage);
+    stats_body<2, false>(params, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_antialias(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<3>(params, count, stage);
+    stats_body<3, false>(params, count, stage);
+}
+
+extern "C" __global__ void gm_colour_stats_sharpen_nearest(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<0, true>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_bilinear(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<1, true>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_bicubic(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<2, true>(params, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_antialias(const GmFusedParams* __restrict__ params, int count, int stage) {
+    stats_body<3, true>(params, count, stage);
 }
 
 // Equalize's lookup tables, after the histogram pre-pass of `stage`: one block of 256 threads

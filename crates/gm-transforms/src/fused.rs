@@ -224,12 +224,39 @@ fn stats_bytes(colour: &ColourOps) -> usize {
         .sum()
 }
 
+/// Which colour code a batch's kernels need (fused.cu's `GM_COLOUR_*`): the lightest that
+/// holds every operation of every image, so that a batch without colour runs the plain
+/// geometry kernel, with no colour code compiled in (its registers and branches cost the
+/// plain path ~50% on an H200 otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ColourVariant {
+    /// No colour operation in the batch: `gm_fused_*`.
+    None = 0,
+    /// Point operations (and statistics ops), no sharpness: `gm_fused_colour_*`.
+    Point = 1,
+    /// A sharpness somewhere in the batch: `gm_fused_sharpen_*`.
+    Sharpen = 2,
+}
+
+impl ColourVariant {
+    fn of(ops: &[FusedOp]) -> ColourVariant {
+        let colour = || ops.iter().flat_map(|op| op.colour.as_slice());
+        if colour().any(|o| o.reads_neighbours()) {
+            ColourVariant::Sharpen
+        } else if colour().next().is_some() {
+            ColourVariant::Point
+        } else {
+            ColourVariant::None
+        }
+    }
+}
+
 /// The fused kernel, loaded on one device, with a reusable parameter buffer.
 pub struct FusedKernel {
-    /// One per filter: nearest, bilinear, bicubic, antialias.
-    kernels: [Kernel; 4],
-    /// The statistics pre-pass, one per filter.
-    stats_kernels: [Kernel; 4],
+    /// One per [`ColourVariant`] and filter (nearest, bilinear, bicubic, antialias).
+    kernels: [[Kernel; 4]; 3],
+    /// The statistics pre-pass, one per filter, without and with sharpness before it.
+    stats_kernels: [[Kernel; 4]; 2],
     /// Equalize's lookup tables from its histograms.
     lut_kernel: Kernel,
     device: Device,
@@ -253,8 +280,12 @@ impl FusedKernel {
             ])
         };
         Ok(FusedKernel {
-            kernels: load("gm_fused")?,
-            stats_kernels: load("gm_colour_stats")?,
+            kernels: [
+                load("gm_fused")?,
+                load("gm_fused_colour")?,
+                load("gm_fused_sharpen")?,
+            ],
+            stats_kernels: [load("gm_colour_stats")?, load("gm_colour_stats_sharpen")?],
             lut_kernel: module.kernel("gm_colour_lut")?,
             device: device.clone(),
             params: DeviceBuffer::alloc(device, 0)?,
@@ -268,8 +299,9 @@ impl FusedKernel {
     /// contiguous `[B, 3, H, W]` (CHW) or `[B, H, W, 3]` (HWC) tensor of `spec.dtype`, in one
     /// launch on `stream`, plus one statistics pre-pass per statistics operation (contrast,
     /// autocontrast, equalize) of the image that has the most, and equalize's lookup-table
-    /// launch after each when the batch has one. The caller keeps the sources valid until the
-    /// stream has run it.
+    /// launch after each when the batch has one. The kernels compile in only the colour code
+    /// the batch needs (none, point operations, or sharpness too). The caller keeps the
+    /// sources valid until the stream has run it.
     pub fn run(
         &mut self,
         stream: &Stream,
@@ -316,7 +348,8 @@ impl FusedKernel {
         let equalize = ops
             .iter()
             .any(|op| op.colour.as_slice().contains(&ColourOp::Equalize));
-        self.launch(stream, spec, n, (passes, equalize))?;
+        let variant = ColourVariant::of(ops);
+        self.launch(stream, spec, n, (passes, equalize, variant))?;
         self.last_use.record(stream)
     }
 
@@ -345,13 +378,14 @@ impl FusedKernel {
     }
 
     /// The statistics pre-passes, in order (a later one reads the sums of the earlier), each
-    /// followed by the equalize tables if the batch has an equalize, then the fused kernel.
+    /// followed by the equalize tables if the batch has an equalize, then the fused kernel;
+    /// all of them the `variant` that holds the batch's colour operations.
     fn launch(
         &self,
         stream: &Stream,
         spec: &OutputSpec,
         n: usize,
-        (passes, equalize): (usize, bool),
+        (passes, equalize, variant): (usize, bool, ColourVariant),
     ) -> Result<()> {
         let cfg = LaunchConfig {
             grid: (
@@ -369,12 +403,12 @@ impl FusedKernel {
             Interp::Antialias => 3,
         };
         let params = self.params.device_ptr();
+        let stats_kernel =
+            &self.stats_kernels[usize::from(variant == ColourVariant::Sharpen)][which];
         for stage in 0..passes {
             // SAFETY: gm_colour_stats_*(const GmFusedParams*, int, int); the parameters were
             // validated, and each image adds only to its own sums inside `self.params`.
-            unsafe {
-                self.stats_kernels[which].launch(stream, cfg, (params, n as i32, stage as i32))?
-            };
+            unsafe { stats_kernel.launch(stream, cfg, (params, n as i32, stage as i32))? };
             if equalize {
                 // One block of 256 threads per image: gm_colour_lut scans 256 bins.
                 let lut = LaunchConfig {
@@ -392,7 +426,7 @@ impl FusedKernel {
         }
         // SAFETY: gm_fused_*(const GmFusedParams*, int); every parameter set was validated and
         // writes inside the checked slots of `out`.
-        unsafe { self.kernels[which].launch(stream, cfg, (params, n as i32))? };
+        unsafe { self.kernels[variant as usize][which].launch(stream, cfg, (params, n as i32))? };
         Ok(())
     }
 }
@@ -439,5 +473,40 @@ mod tests {
         assert!(FUSED_PTX.contains(&declared), "no {declared} in fused.ptx");
         // load_params copies it with one 4-byte word per thread of a 16x16 block.
         assert!(size <= 4 * (BLOCK * BLOCK) as usize);
+    }
+
+    /// Every entry point FusedKernel::new loads is in the PTX (loading happens only on a GPU).
+    #[test]
+    fn every_variant_is_in_the_ptx() {
+        for prefix in [
+            "gm_fused",
+            "gm_fused_colour",
+            "gm_fused_sharpen",
+            "gm_colour_stats",
+            "gm_colour_stats_sharpen",
+        ] {
+            for filter in ["nearest", "bilinear", "bicubic", "antialias"] {
+                let entry = format!(".entry {prefix}_{filter}(");
+                assert!(FUSED_PTX.contains(&entry), "no {entry} in fused.ptx");
+            }
+        }
+    }
+
+    /// A batch runs the lightest kernel that holds all its images' colour operations.
+    #[test]
+    fn a_batch_picks_the_lightest_colour_variant() {
+        let plain = FusedOp::full(8, 8);
+        let with = |ops: &[ColourOp]| FusedOp {
+            colour: ColourOps::from_ops(ops).unwrap(),
+            ..plain
+        };
+        let point = with(&[ColourOp::Brightness(1.5), ColourOp::Equalize]);
+        let sharp = with(&[ColourOp::Invert, ColourOp::Sharpness(2.0)]);
+        assert_eq!(ColourVariant::of(&[plain, plain]), ColourVariant::None);
+        assert_eq!(ColourVariant::of(&[plain, point]), ColourVariant::Point);
+        assert_eq!(
+            ColourVariant::of(&[point, sharp, plain]),
+            ColourVariant::Sharpen
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The fused kernel's colour operations on the GPU: against the committed torchvision
 //! references (tests/media/transforms, within 1 u8 step) and against the CPU twin on random
 //! batches of odd sizes whose images each draw their own ColorJitter order, factors and
-//! `Random*` steps (up to four statistics pre-passes per launch: contrast, autocontrast,
+//! `Random*` steps (a random subset of them per chain, within a plan's 8 operations; up to four statistics pre-passes per launch: contrast, autocontrast,
 //! equalize with its lookup-table kernel, contrast; and a sharpness that re-samples its
 //! neighbours, before a contrast half the time), in u8 HWC and
 //! normalized f32 CHW. The geometry here is exact (integral crops, flips, no resampling), so
@@ -12,6 +12,7 @@ mod colour_fixtures;
 
 use colour_fixtures::{cases, difference};
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
+use gm_transforms::colour::MAX_COLOUR_OPS;
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
     CenterCrop, ColorJitter, ColourOp, ColourOps, Compose, FusedKernel, FusedOp, HorizontalFlip,
@@ -92,30 +93,55 @@ fn gpu_colour_ops_match_torchvision() {
 }
 
 /// A chain of exact geometry and random colour steps, with a second ColorJitter half the time
-/// (two contrast pre-passes), ending in normalized f32 CHW or u8 HWC.
+/// (two contrast pre-passes), ending in normalized f32 CHW or u8 HWC. At most
+/// `MAX_COLOUR_OPS` (8) colour operations whatever is drawn: the first ColorJitter (up to 4),
+/// the second (brightness and contrast, up to 2) and as many of the single-op `Random*` steps,
+/// picked at random and kept in their order, as the rest of the budget holds.
 fn random_chain(rng: &mut StdRng, w: u32, h: u32, float: bool) -> Compose {
+    let second_jitter = rng.random_bool(0.5);
+    let budget = MAX_COLOUR_OPS - 4 - if second_jitter { 2 } else { 0 };
+    // Each single-op step, drawn whether or not it is picked (one draw order per chain).
+    let threshold = rng.random_range(0.0..=255.0);
+    let bits = rng.random_range(0..=8);
+    let sharpness_factor = rng.random_range(0.0..3.0);
+    let mut picked = [false; 7];
+    let mut order: Vec<usize> = (0..7).collect();
+    for k in (1..order.len()).rev() {
+        order.swap(k, rng.random_range(0..=k));
+    }
+    for &k in order.iter().take(budget) {
+        picked[k] = true;
+    }
     let mut chain = Compose::new()
         .then(CenterCrop(w, h))
         .then(HorizontalFlip(0.5))
-        .then(ColorJitter::new(0.8, 0.9, 0.9, 0.5).unwrap())
-        .then(RandomGrayscale(0.2))
-        .then(RandomSolarize {
-            threshold: rng.random_range(0.0..=255.0),
-            p: 0.3,
-        })
-        .then(RandomPosterize {
-            bits: rng.random_range(0..=8),
-            p: 0.3,
-        })
-        .then(RandomInvert(0.2))
-        .then(RandomAutocontrast(0.5))
-        .then(RandomEqualize(0.4))
-        .then(RandomAdjustSharpness {
-            sharpness_factor: rng.random_range(0.0..3.0),
+        .then(ColorJitter::new(0.8, 0.9, 0.9, 0.5).unwrap());
+    if picked[0] {
+        chain.push(RandomGrayscale(0.2));
+    }
+    if picked[1] {
+        chain.push(RandomSolarize { threshold, p: 0.3 });
+    }
+    if picked[2] {
+        chain.push(RandomPosterize { bits, p: 0.3 });
+    }
+    if picked[3] {
+        chain.push(RandomInvert(0.2));
+    }
+    if picked[4] {
+        chain.push(RandomAutocontrast(0.5));
+    }
+    if picked[5] {
+        chain.push(RandomEqualize(0.4));
+    }
+    if picked[6] {
+        chain.push(RandomAdjustSharpness {
+            sharpness_factor,
             p: 0.6,
         });
-    if rng.random_bool(0.5) {
-        chain.push(ColorJitter::new(0.3, 0.5, 0.0, 0.2).unwrap());
+    }
+    if second_jitter {
+        chain.push(ColorJitter::new(0.3, 0.5, 0.0, 0.0).unwrap());
     }
     chain.push(VerticalFlip(0.3));
     if float {
@@ -123,6 +149,24 @@ fn random_chain(rng: &mut StdRng, w: u32, h: u32, float: bool) -> Compose {
         chain.push(ToDtype(DType::F32, Layout::Chw));
     }
     chain
+}
+
+/// Every chain random_chain builds plans for every image (no GPU needed: this runs in CI and
+/// catches a chain past the plan's capacity before a GPU run draws one).
+#[test]
+fn random_chains_always_plan() {
+    for seed in 0..400u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (ow, oh) = (rng.random_range(1..=67), rng.random_range(1..=45));
+        let float = rng.random_bool(0.5);
+        let chain = random_chain(&mut rng, ow, oh, float);
+        for k in 0..32 {
+            let (w, h) = (ow + rng.random_range(0..40), oh + rng.random_range(0..30));
+            if let Err(e) = chain.plan_image(w, h, &mut SampleRng::new(seed, 0, k)) {
+                panic!("seed {seed}, image {k}: {e:?}");
+            }
+        }
+    }
 }
 
 /// Largest difference in units of the allowed error: 1 u8 step, or 1e-3 relative for f32.

@@ -309,7 +309,9 @@ fn invalid_arguments_are_errors_before_launching() {
     let mut kernel = FusedKernel::new(&device).unwrap();
     let spec = OutputSpec::normalized(8, 8, DType::F32, [0.5; 3], [0.5; 3]);
     let out = Tensor::empty(&pool, &stream, &[2, 3, 8, 8], DType::F32).unwrap();
-    let src = DeviceBuffer::alloc(&device, 3 * 4 * 4).unwrap();
+    // Initialised: the last run below reads it (compute-sanitizer's initcheck).
+    let mut src = DeviceBuffer::alloc(&device, 3 * 4 * 4).unwrap();
+    stream.upload(&[0x80u8; 3 * 4 * 4], &mut src, 0).unwrap();
     let img = SourceImage {
         data: src.device_ptr(),
         chroma: src.device_ptr(),
