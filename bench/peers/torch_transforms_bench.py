@@ -3,6 +3,11 @@ for 256 1080p NV12 frames and 256 500x375 RGB images, crop 87.5%, resize to 224x
 (bilinear, antialias off as in the fused kernel), flip every other image, normalize, f16 CHW,
 as separate torch operations on the GPU. NV12 is converted to RGB with torch operations
 first (BT.709 limited range). Median of 20 timed runs after warm-up, by CUDA events.
+
+Issue 23's colour rows do the same geometry on uint8 with torchvision.transforms.v2.functional,
+then ColorJitter(0.4, 0.4, 0.4, 0.1) (and equalize) before normalize: once with each image's own
+draw (a loop over the batch, as a per-sample recipe runs; what gm's kernel does) and once with
+one draw for the whole batch (v2's ColorJitter on a batch tensor: torch's best case).
 """
 import json
 
@@ -50,6 +55,38 @@ def nv12_to_rgb(y, uv):
     return torch.stack([r, g, b], 1).clamp(0, 1) * 255
 
 
+def colour_chain(rgb_u8_nchw, w, h, per_image, equalize):
+    import torchvision.transforms.v2 as T
+    import torchvision.transforms.v2.functional as TF
+
+    x0, y0 = int(w * 0.0625), int(h * 0.0625)
+    cw, ch = int(w * 0.875), int(h * 0.875)
+    x = TF.resized_crop(rgb_u8_nchw, y0, x0, ch, cw, [224, 224], antialias=False)
+    x = torch.cat([x[0::2], TF.horizontal_flip(x[1::2])])
+    jitter = T.ColorJitter(0.4, 0.4, 0.4, 0.1)
+    if per_image:
+        out = []
+        for img in x:
+            img = jitter(img)
+            out.append(TF.equalize(img) if equalize else img)
+        x = torch.stack(out)
+    else:
+        x = jitter(x)
+        x = TF.equalize(x) if equalize else x
+    x = (x.float() / 255.0 - mean) / std
+    return x.half().contiguous()
+
+
+def colour_rows(n):
+    rgb = torch.randint(0, 256, (n, 3, 375, 500), dtype=torch.uint8, device=dev)
+    for label, equalize in [(" + ColorJitter", False), (" + ColorJitter + equalize", True)]:
+        for per_image, how in [(True, "per image"), (False, "one draw per batch")]:
+            ms = timed(lambda: colour_chain(rgb, 500, 375, per_image, equalize), reps=10)
+            print(json.dumps({"peer": "torchvision v2", "workload": f"256 x 500x375 RGB{label}",
+                              "draws": how, "ms": round(ms, 3),
+                              "images_per_s": round(n / ms * 1e3)}))
+
+
 def main():
     n = 256
     y = torch.randint(0, 256, (n, 1080, 1920), dtype=torch.uint8, device=dev)
@@ -60,6 +97,8 @@ def main():
     rgb = torch.randint(0, 256, (n, 375, 500, 3), dtype=torch.uint8, device=dev)
     ms = timed(lambda: chain(rgb.permute(0, 3, 1, 2).float(), 500, 375))
     print(json.dumps({"peer": "torch", "workload": "256 x 500x375 RGB", "ms": round(ms, 3), "images_per_s": round(n / ms * 1e3)}))
+    del rgb
+    colour_rows(n)
 
 
 if __name__ == "__main__":
