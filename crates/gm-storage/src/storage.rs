@@ -140,6 +140,10 @@ impl Storage {
     /// Reads whole objects concurrently; each result stands alone, so one failure does not
     /// cost the others.
     pub fn get_many(&self, urls: &[RemoteUrl]) -> Vec<Result<Vec<u8>, StorageError>> {
+        if urls.is_empty() {
+            // A batch of local files: no request, and no runtime threads started for it.
+            return Vec::new();
+        }
         let this = self.clone();
         let owned = urls.to_vec();
         let joined = self.block_on("(batch)", async move {
