@@ -60,7 +60,7 @@ def pillow_reference(path: Path):
         return "ok", ref, ""
     ImageFile.LOAD_TRUNCATED_IMAGES = True
     try:
-        ref, warn = pillow(path)
+        ref, _ = pillow(path)
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = False
     return ("warning", ref, msg) if ref is not None else ("error", None, msg)
@@ -93,7 +93,7 @@ def classify(path: Path, gm):
         status, ref, msg = pillow_reference(path)
         ref_from = "pillow"
     if status == "error" and "colorspace" in msg.lower():
-        ref, pil_msg = pillow(path)
+        ref, _ = pillow(path)
         if ref is not None:
             status, ref_from = "ok", "pillow"
     row = {"file": path.name, "reference": status, "reference_from": ref_from,
@@ -130,7 +130,7 @@ def main():
     rows = [classify(p, gm.get(p.name)) for p in sorted(args.corpus.iterdir())]
     counts = {}
     for r in rows:
-        key = (r["reference"], r["verdict"] if "psnr" not in r else r["verdict"])
+        key = (r["reference"], r["verdict"])
         counts[key] = counts.get(key, 0) + 1
     print(f"{len(rows)} files")
     for (ref, verdict), n in sorted(counts.items()):
