@@ -7,13 +7,14 @@
 //! (issue 23): ColorJitter(0.4, 0.4, 0.4, 0.1) drawn per image (its contrast adds one
 //! statistics pre-pass), and ColorJitter plus equalize (a histogram pre-pass and the LUT
 //! kernel); the bytes counted stay those of the plain chain, so `of_copy_bandwidth` shows the
-//! extra passes' cost.
+//! extra passes' cost. It runs once more with bicubic resampling and no colour (the same bytes
+//! counted).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use gm_cuda::{DType, Device, DeviceBuffer, DevicePool, Event, PoolConfig, Stream, Tensor};
 use gm_transforms::{
-    ColorJitter, ColourOp, ColourOps, Compose, Crop, FusedKernel, FusedOp, Matrix, OutputSpec,
-    PixelFormat, SampleRng, SourceImage,
+    ColorJitter, ColourOp, ColourOps, Compose, Crop, FusedKernel, FusedOp, Interp, Matrix,
+    OutputSpec, PixelFormat, SampleRng, SourceImage,
 };
 
 /// Per-image colour lists: none, ColorJitter as drawn for sample k, or that plus equalize.
@@ -136,10 +137,16 @@ fn main() {
             })
             .collect();
         let rgb = format == PixelFormat::Rgb8;
-        for (label, colours) in colour_variants(batch)
+        let mut variants: Vec<(&str, Vec<ColourOps>, Interp)> = colour_variants(batch)
             .into_iter()
             .filter(|v| rgb || v.0.is_empty())
-        {
+            .map(|(label, colours)| (label, colours, Interp::Bilinear))
+            .collect();
+        if rgb {
+            variants.push((" bicubic", vec![ColourOps::NONE; batch], Interp::Bicubic));
+        }
+        for (label, colours, interp) in variants {
+            let spec = OutputSpec { interp, ..spec };
             let ops: Vec<FusedOp> = ops
                 .iter()
                 .zip(colours)

@@ -347,7 +347,10 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
 extern "C" __global__ void gm_fused_nearest(const GmFusedParams* __restrict__ params, int count) {
     fused_body<0, GM_COLOUR_NONE>(params, count);
 }
-extern "C" __global__ void gm_fused_bilinear(const GmFusedParams* __restrict__ params, int count) {
+// Six 256-thread blocks per SM need at most 40 registers a thread (allocated in steps of 8).
+// The colour work's larger parameter block tipped ptxas to 42 registers, 5 blocks per SM,
+// and 8-14% more time on the plain path (ncu, H200, 2026-11-23); the bound holds it at 40.
+extern "C" __global__ void __launch_bounds__(256, 6) gm_fused_bilinear(const GmFusedParams* __restrict__ params, int count) {
     fused_body<1, GM_COLOUR_NONE>(params, count);
 }
 extern "C" __global__ void gm_fused_bicubic(const GmFusedParams* __restrict__ params, int count) {
