@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use gm_codec::jpeg::{DecoderOptions, EncodedImage, ImageDecoder, decode_host};
+use gm_codec::jpeg::{DecoderOptions, EncodedImage, ImageDecoder, Truncated, decode_host_with};
 use gm_cuda::Device;
 use parking_lot::Mutex;
 use pyo3::exceptions::PyValueError;
@@ -19,8 +19,8 @@ use crate::tensor::{Elem, Tensor};
 
 /// One decoder per GPU, created at the first call (creating one costs far more than a
 /// small batch's decode).
-/// Decoders by (GPU ordinal, apply orientation).
-type Decoders = Mutex<Vec<((usize, bool), ImageDecoder)>>;
+/// Decoders by (GPU ordinal, apply orientation, truncated-JPEG policy).
+type Decoders = Mutex<Vec<((usize, bool, Truncated), ImageDecoder)>>;
 
 fn decoders() -> &'static Decoders {
     static D: OnceLock<Decoders> = OnceLock::new();
@@ -34,15 +34,16 @@ fn decode_gpu(
     device: &Device,
     names: &[String],
     data: &[&[u8]],
-    orientation: bool,
+    (orientation, truncated): (bool, Truncated),
 ) -> PyResult<Decoded> {
     let mut all = decoders().lock();
-    let key = (device.ordinal(), orientation);
+    let key = (device.ordinal(), orientation, truncated);
     let slot = match all.iter().position(|(k, _)| *k == key) {
         Some(i) => i,
         None => {
             let options = DecoderOptions {
                 apply_orientation: orientation,
+                truncated,
                 ..DecoderOptions::default()
             };
             let d = ImageDecoder::new(device, options)
@@ -73,11 +74,19 @@ fn decode_gpu(
         .collect())
 }
 
-fn decode_cpu(names: &[String], data: &[&[u8]], orientation: bool) -> PyResult<Decoded> {
-    let max_pixels = DecoderOptions::default().max_pixels;
+fn decode_cpu(
+    names: &[String],
+    data: &[&[u8]],
+    (orientation, truncated): (bool, Truncated),
+) -> PyResult<Decoded> {
+    let options = DecoderOptions {
+        apply_orientation: orientation,
+        truncated,
+        ..DecoderOptions::default()
+    };
     let mut out = Vec::with_capacity(data.len());
     for (name, d) in names.iter().zip(data) {
-        out.push(match decode_host(d, max_pixels, orientation) {
+        out.push(match decode_host_with(d, &options) {
             Ok(img) => {
                 let shape = [img.height as usize, img.width as usize, 3];
                 Ok(Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), img.rgb)?)
@@ -91,9 +100,13 @@ fn decode_cpu(names: &[String], data: &[&[u8]], orientation: bool) -> PyResult<D
 /// Decodes encoded images to `uint8` tensors of shape `[H, W, 3]` (RGB), on the GPU (the
 /// default when there is one) or the CPU. `names` label the inputs in errors (default
 /// "input N"). With `errors="raise"` the first bad input raises `BadSampleError`; with
-/// `errors="return"` its place in the list holds the `BadSampleError` instead.
+/// `errors="return"` its place in the list holds the `BadSampleError` instead. A JPEG cut
+/// before its end is refused (`truncated="refuse"`, as PIL) or decoded as libjpeg-turbo
+/// does, the missing rows grey (`truncated="decode"`).
 #[pyfunction]
-#[pyo3(signature = (data, *, device=None, names=None, errors="raise", apply_orientation=true))]
+#[pyo3(signature = (
+    data, *, device=None, names=None, errors="raise", apply_orientation=true, truncated="refuse"
+))]
 pub(crate) fn decode_images(
     py: Python<'_>,
     data: Vec<Bound<'_, PyBytes>>,
@@ -101,7 +114,9 @@ pub(crate) fn decode_images(
     names: Option<Vec<String>>,
     errors: &str,
     apply_orientation: bool,
+    truncated: &str,
 ) -> PyResult<Vec<Py<PyAny>>> {
+    let truncated = parse_truncated(truncated)?;
     let raise = match errors {
         "raise" => true,
         "return" => false,
@@ -122,8 +137,8 @@ pub(crate) fn decode_images(
     let gpu = device::resolve(py, &device::parse(device)?)?;
     let bytes: Vec<&[u8]> = data.iter().map(|b| b.as_bytes()).collect();
     let decoded = py.detach(|| match &gpu {
-        Some(d) => decode_gpu(d, &names, &bytes, apply_orientation),
-        None => decode_cpu(&names, &bytes, apply_orientation),
+        Some(d) => decode_gpu(d, &names, &bytes, (apply_orientation, truncated)),
+        None => decode_cpu(&names, &bytes, (apply_orientation, truncated)),
     });
     logging::flush(py);
     let mut out = Vec::with_capacity(data.len());
@@ -140,4 +155,13 @@ pub(crate) fn decode_images(
         }
     }
     Ok(out)
+}
+
+/// `truncated="refuse"` or `"decode"`, as a ValueError otherwise.
+pub(crate) fn parse_truncated(value: &str) -> PyResult<Truncated> {
+    value
+        .parse()
+        .map_err(|e: gm_codec::jpeg::ParseOptionError| {
+            PyValueError::new_err(format!("truncated={value:?}: {e}"))
+        })
 }

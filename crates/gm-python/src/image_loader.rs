@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use gm_codec::jpeg::DecoderOptions;
 use gm_loader::{
     BadSamplePolicy, Batch as RustBatch, DeviceCache, ImageFolder, Images, ListFile, Loader,
     Sampler,
@@ -135,7 +136,8 @@ impl ImageLoader {
     #[pyo3(signature = (
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=4, stages=2,
-        prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None
+        prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None,
+        truncated="refuse"
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -156,8 +158,10 @@ impl ImageLoader {
         device_cache: Option<u32>,
         prefetch_next_epoch: bool,
         progress: Option<&Bound<'_, PyAny>>,
+        truncated: &str,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
+        let truncated = crate::decode::parse_truncated(truncated)?;
         let dataset = dataset_for(py, source)?;
         let chain = plan_steps(py, transforms)?;
         let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
@@ -172,7 +176,11 @@ impl ImageLoader {
             .bad_samples(policy_named(bad_samples)?)
             .workers(workers)
             .gpu_stages(stages.max(1))
-            .prefetch(prefetch);
+            .prefetch(prefetch)
+            .decoder(DecoderOptions {
+                truncated,
+                ..DecoderOptions::for_loader()
+            });
         b = match (&gpu, &placement) {
             (Some(d), _) => b.device(d),
             (None, Placement::Cpu) => b.cpu(),

@@ -195,6 +195,17 @@ def test_bad_sample_fails_with_file_sample_and_reason(demo_folder, no_dist_env):
     assert "video-001.truncated.jpeg" in str(e.value)
 
 
+def test_truncated_decode_keeps_the_cut_file(demo_folder, no_dist_env):
+    loader = gm.ImageLoader(str(demo_folder), batch_size=8, transforms=[T.Resize((16, 16))],
+                            bad_samples="fail", device="cpu", truncated="decode",
+                            prefetch_next_epoch=False)
+    assert sum(len(b) for b in loader) == 23
+    stats = loader.stats()
+    assert stats["bad"] == 0 and stats["samples"] == 23
+    with pytest.raises(ValueError, match="truncated"):
+        gm.ImageLoader(str(demo_folder), device="cpu", truncated="yes")
+
+
 def test_clear_errors_for_bad_arguments(tmp_path, good_folder):
     with pytest.raises(ValueError, match="no such folder"):
         gm.ImageLoader(str(tmp_path / "missing"))

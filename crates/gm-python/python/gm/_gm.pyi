@@ -126,6 +126,7 @@ class ImageLoader:
         device_cache: Optional[int] = None,
         prefetch_next_epoch: bool = True,
         progress: Union[bool, Callable[[int, int], Any], None] = None,
+        truncated: Literal["refuse", "decode"] = "refuse",
     ) -> None: ...
     def __len__(self) -> int:
         """Batches per epoch (for this rank)."""
@@ -277,8 +278,12 @@ def decode_images(
     names: Optional[Sequence[str]] = None,
     errors: Literal["raise", "return"] = "raise",
     apply_orientation: bool = True,
+    truncated: Literal["refuse", "decode"] = "refuse",
 ) -> List[Union[Tensor, BadSampleError]]:
-    """Decodes images to ``uint8 [H, W, 3]`` RGB tensors, on the GPU or the CPU."""
+    """Decodes images to ``uint8 [H, W, 3]`` RGB tensors, on the GPU or the CPU.
+
+    A JPEG cut before its end is refused (``truncated="refuse"``, as PIL by default) or
+    decoded as libjpeg-turbo does, the missing rows grey (``truncated="decode"``)."""
 
 def cuda_available() -> bool:
     """Whether a CUDA driver and at least one GPU are present."""
