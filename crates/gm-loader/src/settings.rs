@@ -78,6 +78,16 @@ impl Settings {
             .collect()
     }
 
+    /// Samples in an epoch (for this rank, after `drop_last`), bad samples counted.
+    pub(crate) fn samples_per_epoch(&self, dataset_len: usize) -> usize {
+        let n = self.sampler.indices(dataset_len, 0).len();
+        if self.drop_last {
+            n - n % self.batch_size
+        } else {
+            n
+        }
+    }
+
     /// Batches in an epoch.
     pub(crate) fn batches_per_epoch(&self, dataset_len: usize) -> usize {
         let n = self.sampler.indices(dataset_len, 0).len();
@@ -101,8 +111,11 @@ mod tests {
             vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9]]
         );
         assert_eq!(s.batches_per_epoch(10), 3);
+        assert_eq!(s.samples_per_epoch(10), 10);
         s.drop_last = true;
         assert_eq!(s.batches(10, 0).len(), 2);
         assert_eq!(s.batches_per_epoch(10), 2);
+        let kept: usize = s.batches(10, 0).iter().map(Vec::len).sum();
+        assert_eq!(s.samples_per_epoch(10), kept);
     }
 }

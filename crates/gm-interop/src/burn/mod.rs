@@ -9,6 +9,8 @@
 //!   so the order is kept by the host: it waits for burn's queued work before the copy (free in
 //!   a loop that reads its loss every step) and for the copy itself (tens of microseconds).
 //! - [`labels`]: an int tensor `[B]`.
+//! - `BurnLoader` (feature `burn-dataloader`): the image loader as a burn `DataLoader`, for
+//!   burn's `Learner`.
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor, TensorData};
@@ -19,10 +21,14 @@ use crate::host::{HostElements, download};
 
 #[cfg(feature = "burn-cuda")]
 mod cuda;
+#[cfg(feature = "burn-dataloader")]
+mod loader;
 #[cfg(feature = "burn-cuda")]
 pub use burn_cubecl::cubecl::cuda::CudaDevice;
 #[cfg(feature = "burn-cuda")]
 pub use cuda::CudaBackend;
+#[cfg(feature = "burn-dataloader")]
+pub use loader::{BurnLoader, Convert, ImageBatch};
 
 /// The batch's images as a tensor of burn's CUDA backend, of rank `D` (4 for
 /// `[B, C, H, W]`): one device-to-device copy for a GPU batch (see the module docs), the host

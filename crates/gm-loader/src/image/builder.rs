@@ -340,6 +340,16 @@ impl Loader {
         self.settings.batches_per_epoch(self.shared.dataset.len())
     }
 
+    /// Samples in an epoch for this rank (after `drop_last`; skipped bad samples included).
+    pub fn samples_per_epoch(&self) -> usize {
+        self.settings.samples_per_epoch(self.shared.dataset.len())
+    }
+
+    /// Images per batch (the last batch of an epoch may hold fewer).
+    pub fn batch_size(&self) -> usize {
+        self.settings.batch_size
+    }
+
     /// The batches of `epoch`, from the first.
     pub fn epoch(&mut self, epoch: u64) -> Epoch<'_> {
         self.start(epoch, 0)
