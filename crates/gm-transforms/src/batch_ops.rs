@@ -225,7 +225,10 @@ mod tests {
     fn the_ptx_has_both_kernels_and_the_erase_layout() {
         assert_eq!(std::mem::size_of::<GmErase>(), 48);
         for entry in ["gm_erase_batch", "gm_mix_batch"] {
-            assert!(BATCH_OPS_PTX.contains(&format!(".entry {entry}(")), "{entry}");
+            assert!(
+                BATCH_OPS_PTX.contains(&format!(".entry {entry}(")),
+                "{entry}"
+            );
         }
     }
 

@@ -84,8 +84,14 @@ mod tests {
             let g: Vec<f64> = (0..200_000).map(|_| gamma(&mut rng, shape)).collect();
             let (m, v) = moments(&g);
             // Gamma(k, 1): mean k, variance k.
-            assert!((m - shape).abs() < 0.02 * shape.max(1.0), "gamma {shape}: mean {m}");
-            assert!((v - shape).abs() < 0.05 * shape.max(1.0), "gamma {shape}: var {v}");
+            assert!(
+                (m - shape).abs() < 0.02 * shape.max(1.0),
+                "gamma {shape}: mean {m}"
+            );
+            assert!(
+                (v - shape).abs() < 0.05 * shape.max(1.0),
+                "gamma {shape}: var {v}"
+            );
         }
     }
 

@@ -102,7 +102,9 @@ impl RandomErasing {
             return err(format!("scale {scale:?} is not (min, max) within 0..=1"));
         }
         if !(ratio.0 > 0.0 && ratio.0 <= ratio.1 && ratio.1.is_finite()) {
-            return err(format!("ratio {ratio:?} is not (min, max) of positive numbers"));
+            return err(format!(
+                "ratio {ratio:?} is not (min, max) of positive numbers"
+            ));
         }
         let finite = match value {
             ErasingValue::Number(v) => v.is_finite(),
