@@ -192,7 +192,9 @@ impl ImageLoader {
         let (chain, erasing) = plan_steps_erasing(py, transforms)?;
         let mix = match mix {
             Some(m) if !m.is_none() => {
-                let spec = py.import("gm.transforms")?.call_method1("_plan_mix", (m,))?;
+                let spec = py
+                    .import("gm.transforms")?
+                    .call_method1("_plan_mix", (m,))?;
                 Some(crate::transforms::batch_mix(&spec)?)
             }
             _ => None,
