@@ -112,7 +112,9 @@ extern "C" __global__ void gm_mix_batch(unsigned long long data, int n, int out_
     for (int i = 0; i < n; ++i) {
         long long at = (long long)i * stride + e;
         float cur = bo_load(base, at, dtype);
-        float v = cutmix ? prev : prev * (1.0f - lam) + cur * lam;
+        // Rounded steps as the twin computes them: a contraction would move a u8 value across
+        // a rounding boundary.
+        float v = cutmix ? prev : __fadd_rn(__fmul_rn(prev, __fsub_rn(1.0f, lam)), __fmul_rn(cur, lam));
         bo_store(base, at, dtype, v, 0);
         prev = cur;
     }
