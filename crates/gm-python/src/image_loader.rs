@@ -42,9 +42,10 @@ pub struct BatchIterator {
     generation: u64,
 }
 
-/// One batch: `images` (`[B, C, H, W]`, or `[B, H, W, C]`), `labels` (`int64 [B]`), the
-/// dataset `indices` of the images, the `epoch` and the batch's `position` in it. Unpacks as
-/// `images, labels = batch`.
+/// One batch: `images` (`[B, C, H, W]`, or `[B, H, W, C]`), `labels` (`int64 [B]`), with
+/// `mix=` the `soft_labels` (`float32 [B, num_classes]`), the dataset `indices` of the
+/// images, the `epoch` and the batch's `position` in it. Unpacks as `images, labels = batch`
+/// (the soft labels when mixing, as torchvision's MixUp/CutMix return them).
 #[pyclass(module = "gm", frozen)]
 pub struct Batch {
     /// The images.
@@ -53,6 +54,10 @@ pub struct Batch {
     /// The labels.
     #[pyo3(get)]
     labels: Py<Tensor>,
+    /// With `mix=`: the mixed labels, `float32 [B, num_classes]` beside the images; else
+    /// `None`.
+    #[pyo3(get)]
+    soft_labels: Option<Py<Tensor>>,
     /// Dataset index of each image (a substitute shows its own index).
     #[pyo3(get)]
     indices: Vec<usize>,
@@ -75,19 +80,43 @@ pub(crate) fn policy_named(name: &str) -> PyResult<BadSamplePolicy> {
     }
 }
 
-/// The transforms' step tuples: each object plans itself (`gm.transforms`).
+/// The transforms' step tuples: each object plans itself (`gm.transforms`). A chain ending in
+/// `RandomErasing` is refused here (the clip loader has no erasing); `ImageLoader` takes it
+/// through [`plan_steps_erasing`].
 pub(crate) fn plan_steps(
     py: Python<'_>,
     transforms: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<gm_transforms::Compose> {
+    let (chain, erasing) = plan_steps_erasing(py, transforms)?;
+    if erasing.is_some() {
+        return Err(PyValueError::new_err(
+            "RandomErasing is an option of gm.ImageLoader's chains only",
+        ));
+    }
+    Ok(chain)
+}
+
+/// The chain and, when it ends in `RandomErasing`, the erasing the loader runs after it.
+pub(crate) fn plan_steps_erasing(
+    py: Python<'_>,
+    transforms: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(gm_transforms::Compose, Option<gm_transforms::RandomErasing>)> {
     let planner = py.import("gm.transforms")?;
     // No transforms still plans: the output is CHW uint8, as torchvision's images.
     let steps = match transforms {
         Some(t) if !t.is_none() => planner.call_method1("_plan", (t,))?,
         _ => planner.call_method1("_plan", (pyo3::types::PyList::empty(py),))?,
     };
-    let steps: Vec<Bound<'_, PyTuple>> = steps.extract()?;
-    crate::transforms::compose(&steps)
+    let mut steps: Vec<Bound<'_, PyTuple>> = steps.extract()?;
+    let last_is_erasing = match steps.last() {
+        Some(s) => s.get_item(0)?.extract::<String>()? == "random_erasing",
+        None => false,
+    };
+    let erasing = match steps.pop_if(|_| last_is_erasing) {
+        Some(step) => Some(crate::transforms::erasing(&step)?),
+        None => None,
+    };
+    Ok((crate::transforms::compose(&steps)?, erasing))
 }
 
 fn dataset_for(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Arc<dyn gm_loader::Dataset>> {
@@ -136,7 +165,7 @@ impl ImageLoader {
     #[pyo3(signature = (
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=4, stages=2,
-        prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None,
+        prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
         truncated="refuse"
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -158,12 +187,22 @@ impl ImageLoader {
         device_cache: Option<u32>,
         prefetch_next_epoch: bool,
         progress: Option<&Bound<'_, PyAny>>,
+        mix: Option<&Bound<'_, PyAny>>,
         truncated: &str,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
         let truncated = crate::decode::parse_truncated(truncated)?;
         let dataset = dataset_for(py, source)?;
-        let chain = plan_steps(py, transforms)?;
+        let (chain, erasing) = plan_steps_erasing(py, transforms)?;
+        let mix = match mix {
+            Some(m) if !m.is_none() => {
+                let spec = py
+                    .import("gm.transforms")?
+                    .call_method1("_plan_mix", (m,))?;
+                Some(crate::transforms::batch_mix(&spec)?)
+            }
+            _ => None,
+        };
         let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
         let placement = device::parse(device)?;
         let gpu = device::resolve(py, &placement)?;
@@ -189,6 +228,12 @@ impl ImageLoader {
         };
         if let Some(side) = device_cache {
             b = b.device_cache(DeviceCache::shorter_side(side));
+        }
+        if let Some(e) = erasing {
+            b = b.random_erasing(e);
+        }
+        if let Some(m) = mix {
+            b = b.batch_mix(m);
         }
         let counter = gm_loader::Progress::new();
         let b = b.progress(counter.clone());
@@ -317,6 +362,7 @@ impl BatchIterator {
 impl BatchIterator {
     fn wrap(&self, py: Python<'_>, mut b: RustBatch) -> PyResult<Batch> {
         let labels = std::mem::take(&mut b.labels);
+        let soft = b.soft_labels.take();
         let indices = std::mem::take(&mut b.indices);
         let (epoch, position) = (b.epoch, b.position);
         let images = match &mut b.images {
@@ -341,9 +387,21 @@ impl BatchIterator {
                 )?,
             }
         };
+        let soft_labels = match soft {
+            None => None,
+            Some(h) => {
+                let g = self.inner.lock();
+                let t = match &g.uploads {
+                    Some(u) => Tensor::device_f32(&h.data, &h.shape, u)?,
+                    None => Tensor::host(&h.shape, Elem::of(h.dtype), h.data)?,
+                };
+                Some(Py::new(py, t)?)
+            }
+        };
         Ok(Batch {
             images: Py::new(py, images)?,
             labels: Py::new(py, labels)?,
+            soft_labels,
             indices,
             epoch,
             position,
@@ -365,13 +423,12 @@ impl Batch {
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let pair = PyList::new(
-            py,
-            [
-                self.images.clone_ref(py).into_any(),
-                self.labels.clone_ref(py).into_any(),
-            ],
-        )?;
+        // With mixing, the soft labels, as torchvision's MixUp/CutMix return them.
+        let labels = match &self.soft_labels {
+            Some(s) => s.clone_ref(py).into_any(),
+            None => self.labels.clone_ref(py).into_any(),
+        };
+        let pair = PyList::new(py, [self.images.clone_ref(py).into_any(), labels])?;
         pair.try_iter().map(Bound::into_any)
     }
 

@@ -134,6 +134,30 @@ impl Tensor {
         Ok(out)
     }
 
+    /// Contiguous `f32` values (native-endian bytes) of `shape` in device memory from
+    /// `uploads` (the soft labels of a mixed batch).
+    pub(crate) fn device_f32(bytes: &[u8], shape: &[usize], uploads: &Uploads) -> PyResult<Tensor> {
+        let s = &uploads.stream;
+        let mut strides = vec![1isize; shape.len()];
+        for k in (0..shape.len().saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1] * shape[k + 1] as isize;
+        }
+        let up = || -> gm_cuda::Result<(gm_cuda::Tensor, Arc<Event>)> {
+            let mut buf = uploads.pool.acquire(bytes.len().max(8), s)?;
+            s.upload(bytes, &mut buf, 0)?;
+            let ready = Arc::new(Event::new(s.device())?);
+            ready.record(s)?;
+            let mut t = gm_cuda::Tensor::with_layout(buf, 0, shape, &strides, DType::F32)?;
+            t.set_ready_event(ready.clone());
+            Ok((t, ready))
+        };
+        let (t, ready) = up().map_err(cuda_error)?;
+        let owner = Arc::new(Owner::Fenced(Fenced::new(t.clone(), s.clone())));
+        let mut out = Tensor::from_device(&t, owner);
+        out.ready = Some(ready);
+        Ok(out)
+    }
+
     /// Element 0 along the first dimension (`t[0]`), sharing the memory.
     pub(crate) fn first(&self) -> Tensor {
         Tensor {

@@ -2,6 +2,7 @@
 //! Rust transform chain that the fused kernel and its CPU twin run.
 
 use gm_cuda::DType;
+use gm_transforms::{BatchMix, ErasingValue, RandomErasing};
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
     RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert,
@@ -107,6 +108,31 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
         }
     }
     Ok(chain)
+}
+
+/// `RandomErasing` from its step tuple `("random_erasing", p, scale, ratio, value)`, `value`
+/// being `("number", v)`, `("channels", [r, g, b])` or `("random",)`.
+pub(crate) fn erasing(step: &Bound<'_, PyTuple>) -> PyResult<RandomErasing> {
+    let (p, scale, ratio, value): (f64, (f64, f64), (f64, f64), Bound<'_, PyTuple>) =
+        step.get_slice(1, step.len()).extract()?;
+    let kind: String = value.get_item(0)?.extract()?;
+    let value = match kind.as_str() {
+        "number" => ErasingValue::Number(value.get_item(1)?.extract()?),
+        "channels" => ErasingValue::PerChannel(value.get_item(1)?.extract()?),
+        "random" => ErasingValue::Random,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "RandomErasing value kind {other:?}"
+            )));
+        }
+    };
+    RandomErasing::new(p, scale, ratio, value).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// MixUp/CutMix from `(mixup alpha or None, cutmix alpha or None, num_classes)`.
+pub(crate) fn batch_mix(spec: &Bound<'_, PyAny>) -> PyResult<BatchMix> {
+    let (mixup, cutmix, classes): (Option<f64>, Option<f64>, usize) = spec.extract()?;
+    BatchMix::new(mixup, cutmix, classes).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// A gm element type from its NumPy/PyTorch name.

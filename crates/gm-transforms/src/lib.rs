@@ -7,7 +7,9 @@
 //! The [`Transform`] steps that a [`Compose`] chain plans, on the CPU and with per-sample
 //! seeded randomness ([`SampleRng`]), become that kernel's parameters ([`FusedOp`],
 //! [`OutputSpec`]); nested [`sample`] structures reach their images through the
-//! [`sample::Visit`] trait.
+//! [`sample::Visit`] trait. After the chain, [`RandomErasing`] (per sample) and [`BatchMix`]
+//! (MixUp/CutMix, per batch) work in place on the batch tensor ([`BatchOpsKernel`], CPU twins
+//! [`erase_batch`] and [`mix_batch`]).
 //!
 //! ```
 //! use gm_transforms::cpu::{HostImage, fused};
@@ -29,17 +31,27 @@
 //! # }
 //! ```
 
+mod batch_ops;
 pub mod colour;
 pub mod cpu;
+pub mod draw;
+mod elements;
+mod erase;
 mod fused;
 mod hsv;
+mod mix;
 mod photometric;
 mod plan;
 pub mod sample;
 mod types;
 
+pub use batch_ops::{BATCH_OPS_PTX, BatchOpsKernel};
 pub use colour::{ColourOp, ColourOps};
+pub use erase::{
+    Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,
+};
 pub use fused::{FUSED_PTX, FusedKernel};
+pub use mix::{BatchMix, Mix, cut_box, mix_batch};
 pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
     RandomInvert, RandomPosterize, RandomSolarize,

@@ -74,6 +74,10 @@ pub struct Batch {
     pub images: Images,
     /// Label of each image.
     pub labels: Vec<Label>,
+    /// With MixUp/CutMix on ([`LoaderBuilder::batch_mix`](crate::LoaderBuilder::batch_mix)):
+    /// the mixed labels, `[B, num_classes]` f32 on the host, each row summing to 1 (row `i`:
+    /// `lambda` on `labels[i]`, `1 - lambda` on `labels[i - 1]`); `None` otherwise.
+    pub soft_labels: Option<HostTensor>,
     /// Dataset index of each image (a substituted sample shows its substitute's index).
     pub indices: Vec<usize>,
     /// The epoch.
@@ -101,12 +105,19 @@ impl Batch {
         Batch {
             images,
             labels,
+            soft_labels: None,
             indices,
             epoch,
             position,
             ready_event,
             release,
         }
+    }
+
+    /// The batch with its mixed labels.
+    pub(crate) fn with_soft_labels(mut self, soft: Option<HostTensor>) -> Batch {
+        self.soft_labels = soft;
+        self
     }
 
     /// The event the images are ready on (GPU only).

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use gm_codec::jpeg::{DecoderOptions, PixelFormat};
 use gm_cuda::{DType, Device, DevicePool, PoolStats};
-use gm_transforms::{Compose, Layout, ToDtype, Transform};
+use gm_transforms::{BatchMix, Compose, Layout, RandomErasing, ToDtype, Transform};
 use parking_lot::Mutex;
 
 use super::cache::DeviceCache;
@@ -43,9 +43,29 @@ pub struct LoaderBuilder {
     blocking_sync: Option<bool>,
     region_decode: bool,
     progress: Option<Arc<Progress>>,
+    erasing: Option<RandomErasing>,
+    mix: Option<BatchMix>,
 }
 
 impl LoaderBuilder {
+    /// RandomErasing on every image after the chain (after `Normalize`, in the output's
+    /// values, as torchvision places it), drawn per sample from (seed, epoch, dataset index),
+    /// run on the batch tensor in one launch (GPU) or by the CPU twin.
+    pub fn random_erasing(mut self, erasing: RandomErasing) -> Self {
+        self.erasing = Some(erasing);
+        self
+    }
+
+    /// MixUp and/or CutMix on every batch (after erasing), drawn per batch from (seed,
+    /// epoch, batch position); each image is mixed with the one before it (the batch rolled
+    /// by one, as torchvision), and [`Batch::soft_labels`](crate::Batch::soft_labels) holds
+    /// the mixed labels. A label outside `0..num_classes` ends the epoch with a
+    /// [`LoaderError::Plan`] naming the sample.
+    pub fn batch_mix(mut self, mix: BatchMix) -> Self {
+        self.mix = Some(mix);
+        self
+    }
+
     /// Decode and resize every image once into GPU memory at `build()`, and serve every
     /// epoch's augmentations from there (GPU only). The memory it needs is computed from the
     /// image headers and logged before anything is decoded; a cache that would not fit is a
@@ -230,6 +250,8 @@ impl LoaderBuilder {
             cpu: gpu.is_empty(),
             cache,
             region_decode: self.region_decode,
+            erasing: self.erasing,
+            mix: self.mix,
         });
         Ok(Loader {
             shared,
@@ -317,6 +339,8 @@ impl Loader {
             blocking_sync: Some(LOADER_BLOCKING_SYNC),
             region_decode: LOADER_REGION_DECODE,
             progress: None,
+            erasing: None,
+            mix: None,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use gm_transforms::Compose;
+use gm_transforms::{BatchMix, Compose, RandomErasing};
 use parking_lot::Mutex;
 
 use super::cache::Cache;
@@ -30,6 +30,10 @@ pub(crate) struct Shared {
     /// Decode only the pixels each sample's transform reads
     /// ([`LoaderBuilder::region_decode`](crate::LoaderBuilder::region_decode)).
     pub(crate) region_decode: bool,
+    /// RandomErasing of each image after the chain (per sample: seed, epoch, dataset index).
+    pub(crate) erasing: Option<RandomErasing>,
+    /// MixUp/CutMix of each batch (per batch: seed, epoch, position).
+    pub(crate) mix: Option<BatchMix>,
 }
 
 impl Shared {

@@ -2,6 +2,7 @@
 
 use gm_transforms::OutputSpec;
 
+use super::augment::{draw_erases, draw_mix};
 use super::batch::{Batch, HostTensor, Images};
 use super::context::Shared;
 use super::output::{batch_shape, common_spec};
@@ -94,16 +95,28 @@ fn stack(
         data.extend_from_slice(&g.data);
         indices.push(g.index);
     }
-    Ok(Some(Batch::new(
+    let labels: Vec<_> = indices.iter().map(|&i| shared.dataset.label(i)).collect();
+    if let Some(erases) = draw_erases(shared, epoch, &spec, &indices)? {
+        gm_transforms::erase_batch(&mut data, &spec, &erases);
+    }
+    let soft = match draw_mix(shared, epoch, position, &spec, &indices, &labels)? {
+        Some((mix, soft)) => {
+            gm_transforms::mix_batch(&mut data, good.len(), &spec, &mix);
+            Some(soft)
+        }
+        None => None,
+    };
+    let batch = Batch::new(
         Images::Host(HostTensor {
             shape: batch_shape(good.len(), &spec),
             dtype: spec.dtype,
             data,
         }),
-        indices.iter().map(|&i| shared.dataset.label(i)).collect(),
+        labels,
         indices,
         epoch,
         position,
         None,
-    )))
+    );
+    Ok(Some(batch.with_soft_labels(soft)))
 }

@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder, Roi};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor, nvtx};
-use gm_transforms::{FusedKernel, FusedOp, OutputSpec, SampleRng, SourceImage};
+use gm_transforms::{BatchOpsKernel, FusedKernel, FusedOp, OutputSpec, SampleRng, SourceImage};
 
+use super::augment::{draw_erases, draw_mix};
 use super::batch::{Batch, Images};
 use super::cache::{Cache, Entry};
 use super::context::Shared;
@@ -21,6 +22,8 @@ pub(crate) struct GpuStage {
     pub(crate) device: Device,
     pub(crate) decoder: ImageDecoder,
     pub(crate) kernel: FusedKernel,
+    /// RandomErasing and MixUp/CutMix on the finished batch.
+    batch_ops: BatchOpsKernel,
     pool: DevicePool,
 }
 
@@ -59,6 +62,7 @@ impl GpuStage {
             device: device.clone(),
             decoder: ImageDecoder::new(device, options)?,
             kernel: FusedKernel::new(device)?,
+            batch_ops: BatchOpsKernel::new(device)?,
             pool,
         })
     }
@@ -269,18 +273,31 @@ impl GpuStage {
         let ops: Vec<FusedOp> = ready.iter().map(|r| r.op).collect();
         self.kernel
             .run(&stream, &sources, &ops, &spec, &tensor, 0)?;
+        let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
+        let labels: Vec<_> = indices.iter().map(|&i| shared.dataset.label(i)).collect();
+        if let Some(erases) = draw_erases(shared, epoch, &spec, &indices)? {
+            self.batch_ops.erase(&stream, &spec, &tensor, &erases)?;
+        }
+        let soft = match draw_mix(shared, epoch, position, &spec, &indices, &labels)? {
+            Some((mix, soft)) => {
+                self.batch_ops
+                    .mix(&stream, &spec, &tensor, indices.len(), &mix)?;
+                Some(soft)
+            }
+            None => None,
+        };
         let event = Arc::new(Event::new(&self.device)?);
         event.record(&stream)?;
         tensor.set_ready_event(event.clone());
-        let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
-        Ok(Some(Batch::new(
+        let batch = Batch::new(
             Images::Device(tensor),
-            indices.iter().map(|&i| shared.dataset.label(i)).collect(),
+            labels,
             indices,
             epoch,
             position,
             Some((event, stream)),
-        )))
+        );
+        Ok(Some(batch.with_soft_labels(soft)))
     }
 }
 

@@ -2,8 +2,9 @@
 //! stages decoding and transforming them into batches.
 //!
 //! Imports point one way: `builder` -> `pipeline` -> the stages (`gpu_stage`, `cpu_stage`)
-//! -> `read` -> `context` -> the value types (`cache`, `batch`, `output`, `dataset`, `stats`).
+//! (and `augment`, their draws after the chain) -> `read` -> `context` -> the value types (`cache`, `batch`, `output`, `dataset`, `stats`).
 
+mod augment;
 mod batch;
 mod builder;
 mod cache;

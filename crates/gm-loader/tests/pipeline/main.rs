@@ -3,6 +3,7 @@
 //! GM_REQUIRE_GPU=1).
 #![allow(clippy::unwrap_used)]
 
+mod augment;
 mod common;
 mod cpu;
 mod epochs;

@@ -3,7 +3,7 @@
 from os import PathLike
 from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
 
-from .transforms import Transform
+from .transforms import CutMix, MixUp, Transform
 
 __version__: str
 
@@ -68,12 +68,16 @@ class Tensor:
         """The DLPack protocol: a capsule, versioned when ``max_version >= (1, 0)``."""
 
 class Batch:
-    """One batch: ``images, labels = batch``."""
+    """One batch: ``images, labels = batch`` (the labels are the soft labels when the loader
+    mixes, as torchvision's MixUp/CutMix return them)."""
 
     images: Tensor
     """``[B, C, H, W]`` (or ``[B, H, W, C]``) of the chain's output type."""
     labels: Tensor
     """``int64 [B]``, on the same device as the images."""
+    soft_labels: Optional[Tensor]
+    """With ``mix=``: ``float32 [B, num_classes]``, row ``i`` mixing the labels of images
+    ``i`` and ``i - 1``, on the same device as the images; else None."""
     indices: List[int]
     """Dataset index of each image."""
     epoch: int
@@ -104,7 +108,10 @@ class ImageLoader:
     starts the next epoch behind the last batches of the running one (used if the next
     iteration runs it), so that the loop does not wait for a refill at epoch starts;
     ``progress`` (True: a tqdm bar; a callable: called with (done, total)) shows the device
-    cache's fill.
+    cache's fill; ``mix`` (a ``gm.transforms.MixUp``, a ``CutMix``, or a list of both: one
+    picked per batch, as torchvision's ``RandomChoice``) mixes each batch with itself rolled
+    by one, drawn from (seed, epoch, batch), and delivers ``Batch.soft_labels``. A chain
+    ending in ``gm.transforms.RandomErasing`` erases each finished image.
     """
 
     def __init__(
@@ -126,6 +133,7 @@ class ImageLoader:
         device_cache: Optional[int] = None,
         prefetch_next_epoch: bool = True,
         progress: Union[bool, Callable[[int, int], Any], None] = None,
+        mix: Union[MixUp, CutMix, Sequence[Union[MixUp, CutMix]], None] = None,
         truncated: Literal["refuse", "decode"] = "refuse",
     ) -> None: ...
     def __len__(self) -> int:

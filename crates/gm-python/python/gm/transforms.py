@@ -20,7 +20,12 @@ Differences from torchvision, all by design of a fused kernel:
   ``Normalize`` needs a float ``ToDtype`` somewhere in the chain (torchvision refuses to
   normalize ``uint8`` too);
 * one interpolation serves the whole chain: the last ``Resize``/``RandomResizedCrop`` sets it;
-* ``antialias`` is honoured for bilinear resizing; bicubic and nearest resize without it.
+* ``antialias`` is honoured for bilinear resizing; bicubic and nearest resize without it;
+* ``RandomErasing`` works on the finished image (after ``Normalize``, as torchvision places
+  it) and must be the chain's last step; its ``"random"`` noise is standard normal from gm's
+  seeded generator, not torch's;
+* ``MixUp`` and ``CutMix`` are not steps of the chain: give them to
+  ``gm.ImageLoader(mix=...)``, which mixes each batch and delivers the soft labels.
 """
 
 from __future__ import annotations
@@ -36,14 +41,17 @@ __all__ = [
     "CenterCrop",
     "ColorJitter",
     "Compose",
+    "CutMix",
     "Grayscale",
     "InterpolationMode",
+    "MixUp",
     "Normalize",
     "PILToTensor",
     "Pad",
     "RandomAdjustSharpness",
     "RandomAutocontrast",
     "RandomEqualize",
+    "RandomErasing",
     "RandomGrayscale",
     "RandomHorizontalFlip",
     "RandomInvert",
@@ -422,6 +430,91 @@ class Normalize(Transform):
         plan.bias = [(b - m) / s for b, m, s in zip(plan.bias, self.mean, self.std)]
 
 
+class RandomErasing(Transform):
+    """torchvision's ``RandomErasing``: with probability ``p``, a rectangle of ``scale`` of the
+    area and aspect ratio in ``ratio`` set to ``value`` (a number, one per channel, or
+    ``"random"`` for standard normal noise), in the output's values (after ``Normalize``).
+    Drawn per sample from the loader's seed; the chain's last step. ``inplace`` is accepted
+    and has no effect (gm always writes the batch in place)."""
+
+    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33),
+                 ratio: Sequence[float] = (0.3, 3.3), value: Any = 0.0, inplace: bool = False):
+        if not isinstance(value, (numbers.Number, str, tuple, list)):
+            raise TypeError("RandomErasing: value should be a number, a sequence or 'random'")
+        if isinstance(value, str) and value != "random":
+            raise ValueError("RandomErasing: a str value should be 'random'")
+        if isinstance(value, (tuple, list)) and len(value) not in (1, 3):
+            raise ValueError("RandomErasing: value has one or three numbers")
+        if len(scale) != 2 or len(ratio) != 2:
+            raise ValueError("RandomErasing: scale and ratio are (min, max)")
+        self.p = float(p)
+        self.scale = (float(scale[0]), float(scale[1]))
+        self.ratio = (float(ratio[0]), float(ratio[1]))
+        self.value = value
+        self.inplace = inplace
+
+    def _plan(self, plan: "_Planner") -> None:
+        if isinstance(self.value, str):
+            value: tuple = ("random",)
+        elif isinstance(self.value, (tuple, list)):
+            vals = [float(v) for v in self.value]
+            value = ("number", vals[0]) if len(vals) == 1 else ("channels", vals)
+        else:
+            value = ("number", float(self.value))
+        plan.erasing = ("random_erasing", self.p, self.scale, self.ratio, value)
+
+
+class _BatchMix:
+    """MixUp/CutMix's arguments (torchvision's); given to ``gm.ImageLoader(mix=...)``."""
+
+    _kind = ""
+
+    def __init__(self, *, alpha: float = 1.0, num_classes: Union[int, None] = None,
+                 labels_getter: Any = "default"):
+        if labels_getter != "default":
+            raise ValueError(f"{type(self).__name__}: gm's loader delivers the labels itself")
+        if num_classes is None:
+            raise ValueError(f"{type(self).__name__}: num_classes must be given (gm's labels are class indices)")
+        self.alpha = float(alpha)
+        self.num_classes = int(num_classes)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(alpha={self.alpha}, num_classes={self.num_classes})"
+
+
+class MixUp(_BatchMix):
+    """torchvision's ``MixUp``: each image blended with the one before it in the batch, weight
+    ``lambda ~ Beta(alpha, alpha)`` drawn per batch; labels become soft targets."""
+
+    _kind = "mixup"
+
+
+class CutMix(_BatchMix):
+    """torchvision's ``CutMix``: a box of each image replaced by the one before it in the
+    batch, its size from ``lambda ~ Beta(alpha, alpha)``; soft targets weighted by the areas."""
+
+    _kind = "cutmix"
+
+
+def _plan_mix(mix: Any) -> Union[Tuple[Any, Any, int], None]:
+    """``(mixup alpha or None, cutmix alpha or None, num_classes)`` for ``ImageLoader(mix=)``:
+    a MixUp, a CutMix, or a list of both (one picked per batch, as torchvision's
+    ``RandomChoice([MixUp(...), CutMix(...)])``)."""
+    if mix is None:
+        return None
+    items = list(mix) if isinstance(mix, (list, tuple)) else [mix]
+    if not items or not all(isinstance(m, _BatchMix) for m in items):
+        raise TypeError("mix: a gm.transforms.MixUp, a CutMix, or a list of one of each")
+    kinds = [m._kind for m in items]
+    if len(set(kinds)) != len(kinds):
+        raise ValueError("mix: at most one MixUp and one CutMix")
+    classes = {m.num_classes for m in items}
+    if len(classes) != 1:
+        raise ValueError(f"mix: MixUp and CutMix disagree on num_classes {sorted(classes)}")
+    alpha = {m._kind: m.alpha for m in items}
+    return (alpha.get("mixup"), alpha.get("cutmix"), classes.pop())
+
+
 class _Planner:
     """Folds a chain into gm's steps: geometry in order, then one interpolation, one affine
     map of the 0..255 values and one output type."""
@@ -434,8 +527,18 @@ class _Planner:
         self.floating = False
         self.normalized = False
         self.dtype: Union[Tuple[str, str], None] = None
+        self.erasing: Union[tuple, None] = None
 
     def add(self, t: Any) -> None:
+        if self.erasing is not None and not isinstance(t, (list, tuple, Compose, ToImage)):
+            raise ValueError(
+                f"{type(t).__name__} after RandomErasing: gm erases the finished image, so "
+                "RandomErasing must be the chain's last step"
+            )
+        if isinstance(t, _BatchMix):
+            raise TypeError(
+                f"{type(t).__name__} works on batches: give it to gm.ImageLoader(mix=...)"
+            )
         if isinstance(t, Transform):
             t._plan(self)
         elif isinstance(t, (list, tuple)):
@@ -480,6 +583,8 @@ class _Planner:
         # torchvision's images are CHW uint8 until a ToDtype says otherwise.
         dtype, layout = self.dtype or ("uint8", "CHW")
         out.append(("dtype", dtype, layout))
+        if self.erasing is not None:
+            out.append(self.erasing)
         return out
 
 
