@@ -133,6 +133,7 @@ fn main() {
                 flip_v: false,
                 pad: None,
                 colour: ColourOps::NONE,
+                warp: None,
             })
             .collect();
         let rgb = format == PixelFormat::Rgb8;

@@ -2,7 +2,8 @@
 //!
 //! The fused kernel ([`FusedKernel`]) takes a batch of images (RGB/BGR, or NV12 / P016
 //! straight from NVDEC surfaces) through colour conversion, crop, resize, flip, photometric
-//! operations ([`colour`], torchvision's uint8 semantics), normalize and dtype/layout
+//! operations ([`colour`], torchvision's uint8 semantics), affine and perspective warps
+//! ([`geometry`], one sampling grid that the crops, resizes and flips fold into), normalize and dtype/layout
 //! conversion into a batch tensor in one pass; [`cpu::fused`] is its CPU twin.
 //! The [`Transform`] steps that a [`Compose`] chain plans, on the CPU and with per-sample
 //! seeded randomness ([`SampleRng`]), become that kernel's parameters ([`FusedOp`],
@@ -32,6 +33,7 @@
 pub mod colour;
 pub mod cpu;
 mod fused;
+pub mod geometry;
 mod hsv;
 mod photometric;
 mod plan;
@@ -40,6 +42,9 @@ mod types;
 
 pub use colour::{ColourOp, ColourOps};
 pub use fused::{FUSED_PTX, FusedKernel};
+pub use geometry::{
+    Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate,
+};
 pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
     RandomInvert, RandomPosterize, RandomSolarize,
@@ -49,5 +54,5 @@ pub use plan::{
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
 };
 pub use types::{
-    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage,
+    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage, Warp,
 };
