@@ -10,8 +10,6 @@ use serde_json::Value;
 
 /// One reference: a source image, one warp step, torchvision's result.
 pub struct Case {
-    /// The source image's name.
-    pub source: String,
     /// `<source>_<case>`, for messages.
     pub name: String,
     /// Width of the source and the result.
@@ -22,10 +20,6 @@ pub struct Case {
     pub input: Vec<u8>,
     /// The step with the case's arguments.
     pub step: Box<dyn Transform>,
-    /// Nearest rather than bilinear.
-    pub nearest: bool,
-    /// torchvision's perspective coefficients for this source (perspective cases).
-    pub coefficients: Option<[f32; 8]>,
     /// torchvision's output, HWC RGB u8.
     pub expected: Vec<u8>,
 }
@@ -123,14 +117,11 @@ pub fn cases() -> Vec<Case> {
                 }
             }
             out.push(Case {
-                source: source.clone(),
                 name,
                 width,
                 height,
                 input: input.clone(),
                 step,
-                nearest: case["args"]["interpolation"] == "nearest",
-                coefficients,
                 expected,
             });
         }
