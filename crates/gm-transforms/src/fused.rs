@@ -242,7 +242,10 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
             ));
         }
         if !matches!(spec.interp, Interp::Nearest | Interp::Bilinear) {
-            return bad(format!("a warp samples nearest or bilinear, not {:?}", spec.interp));
+            return bad(format!(
+                "a warp samples nearest or bilinear, not {:?}",
+                spec.interp
+            ));
         }
         if op.pad.is_some() {
             return bad("a warp with padding".into());
@@ -497,8 +500,11 @@ impl FusedKernel {
                 // SAFETY: gm_colour_stats_*(const GmFusedParams*, int, int); the parameters
                 // were validated, and each image adds only to its own sums in `self.params`.
                 None => unsafe {
-                    self.stats_kernels[sharpen][which]
-                        .launch(stream, cfg, (params, n as i32, stage as i32))?
+                    self.stats_kernels[sharpen][which].launch(
+                        stream,
+                        cfg,
+                        (params, n as i32, stage as i32),
+                    )?
                 },
                 // SAFETY: gm_colour_stats_*_warp_*(const GmFusedParams*, const
                 // GmWarpParams*, int, int): as above, with one grid per image at `w`

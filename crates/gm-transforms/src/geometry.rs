@@ -152,8 +152,9 @@ fn solve8(mut a: [[f64; 9]; 8]) -> Option<[f64; 8]> {
         for row in 0..8 {
             if row != col {
                 let f = a[row][col] / a[col][col];
-                for k in col..9 {
-                    a[row][k] -= f * a[col][k];
+                let pivot_row = a[col];
+                for (v, p) in a[row].iter_mut().zip(&pivot_row).skip(col) {
+                    *v -= f * p;
                 }
             }
         }
@@ -177,7 +178,10 @@ fn check_interp(step: &'static str, interp: Interp) -> Result<(), PlanError> {
 }
 
 fn check_fill(step: &'static str, fill: [f32; 3]) -> Result<(), PlanError> {
-    if fill.iter().all(|v| v.is_finite() && (0.0..=255.0).contains(v)) {
+    if fill
+        .iter()
+        .all(|v| v.is_finite() && (0.0..=255.0).contains(v))
+    {
         Ok(())
     } else {
         Err(err(step, format!("fill {fill:?} is not in 0..255")))
@@ -230,7 +234,10 @@ impl Transform for Affine {
             .chain(&[self.shear.1, self.scale])
             .all(|v| v.is_finite());
         if !finite || self.scale <= 0.0 {
-            return Err(err(STEP, format!("{self:?}: scale must be positive, all finite")));
+            return Err(err(
+                STEP,
+                format!("{self:?}: scale must be positive, all finite"),
+            ));
         }
         let (w, h) = (st.width, st.height);
         let center = self.center.map_or((0.0, 0.0), |(cx, cy)| {
@@ -332,6 +339,9 @@ fn check_range(step: &'static str, name: &str, r: (f64, f64)) -> Result<(), Plan
     }
 }
 
+/// Shear ranges in degrees: x, and y when four values were given.
+type ShearRanges = ((f64, f64), Option<(f64, f64)>);
+
 /// torchvision's `RandomAffine`: an angle uniform in `degrees`, then (when set) a translation
 /// uniform in `±translate * size` rounded to whole pixels, a scale uniform in `scale`, a
 /// shear x uniform in the first shear range and a shear y in the second; in that order.
@@ -340,7 +350,7 @@ pub struct RandomAffine {
     degrees: (f64, f64),
     translate: Option<(f64, f64)>,
     scale: Option<(f64, f64)>,
-    shear: Option<((f64, f64), Option<(f64, f64)>)>,
+    shear: Option<ShearRanges>,
     interpolation: Interp,
     fill: [f32; 3],
     center: Option<(f64, f64)>,
@@ -396,7 +406,12 @@ impl RandomAffine {
         let x = match shear.len() {
             1 => angle_range(STEP, shear[0])?,
             2 | 4 => (shear[0], shear[1]),
-            n => return Err(err(STEP, format!("shear should have 1, 2 or 4 values, got {n}"))),
+            n => {
+                return Err(err(
+                    STEP,
+                    format!("shear should have 1, 2 or 4 values, got {n}"),
+                ));
+            }
         };
         check_range(STEP, "shear", x)?;
         let y = if shear.len() == 4 {

@@ -42,9 +42,7 @@ mod types;
 
 pub use colour::{ColourOp, ColourOps};
 pub use fused::{FUSED_PTX, FusedKernel};
-pub use geometry::{
-    Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate,
-};
+pub use geometry::{Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate};
 pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
     RandomInvert, RandomPosterize, RandomSolarize,

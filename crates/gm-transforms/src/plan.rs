@@ -657,7 +657,10 @@ impl Transform for Filter {
         if st.warp.is_some() && !matches!(self.0, Interp::Nearest | Interp::Bilinear) {
             return Err(PlanError::Step {
                 step: "Filter",
-                reason: format!("{:?} after a warp, which samples nearest or bilinear", self.0),
+                reason: format!(
+                    "{:?} after a warp, which samples nearest or bilinear",
+                    self.0
+                ),
             });
         }
         st.spec.interp = self.0;

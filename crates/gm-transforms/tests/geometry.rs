@@ -15,12 +15,22 @@ fn twin_warps_match_torchvision() {
     assert_eq!(all.len(), 36);
     for case in &all {
         let mut st = PlanState::new(case.width, case.height);
-        case.step.plan(&mut st, &mut SampleRng::new(0, 0, 0)).unwrap();
+        case.step
+            .plan(&mut st, &mut SampleRng::new(0, 0, 0))
+            .unwrap();
         let (op, spec) = st.finish();
         let mut out = vec![0u8; spec.image_bytes()];
-        fused(&HostImage::rgb8(&case.input, case.width, case.height), &op, &spec, &mut out);
+        fused(
+            &HostImage::rgb8(&case.input, case.width, case.height),
+            &op,
+            &spec,
+            &mut out,
+        );
         let (worst, differ) = difference(&out, &case.expected);
-        report.push(format!("{}: worst {worst}, {differ} values differ", case.name));
+        report.push(format!(
+            "{}: worst {worst}, {differ} values differ",
+            case.name
+        ));
         assert!(worst <= 1, "{}", report.join("\n"));
     }
     eprintln!("{}", report.join("\n"));

@@ -13,10 +13,10 @@ use geometry_fixtures::{cases, difference};
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
-    CenterCrop, ColorJitter, Compose, Filter, FusedKernel, FusedOp, HorizontalFlip, Interp,
-    Layout, Normalize, OutputSpec, PlanState, RandomAdjustSharpness, RandomAffine,
-    RandomEqualize, RandomPerspective, RandomResizedCrop, RandomRotation, SampleRng,
-    SourceImage, ToDtype, VerticalFlip,
+    CenterCrop, ColorJitter, Compose, Filter, FusedKernel, FusedOp, HorizontalFlip, Interp, Layout,
+    Normalize, OutputSpec, PlanState, RandomAdjustSharpness, RandomAffine, RandomEqualize,
+    RandomPerspective, RandomResizedCrop, RandomRotation, SampleRng, SourceImage, ToDtype,
+    VerticalFlip,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -31,24 +31,40 @@ fn gpu_warps_match_torchvision() {
     for case in cases() {
         let (w, h) = (case.width, case.height);
         let mut st = PlanState::new(w, h);
-        case.step.plan(&mut st, &mut SampleRng::new(0, 0, 0)).unwrap();
+        case.step
+            .plan(&mut st, &mut SampleRng::new(0, 0, 0))
+            .unwrap();
         let (op, spec) = st.finish();
         let mut d = DeviceBuffer::alloc(&device, case.input.len()).unwrap();
         stream.upload(&case.input, &mut d, 0).unwrap();
         // The warped image beside an unwarped copy: one launch, both paths.
         let images = [SourceImage::rgb8(d.device_ptr(), w, h); 2];
         let ops = [op, FusedOp::full(w, h)];
-        let out = Tensor::empty(&pool, &stream, &[2, h as usize, w as usize, 3], DType::U8).unwrap();
+        let out =
+            Tensor::empty(&pool, &stream, &[2, h as usize, w as usize, 3], DType::U8).unwrap();
         kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap();
         let got = out.to_host_bytes(&stream).unwrap();
         let n = spec.image_bytes();
         let (worst, differ) = difference(&got[..n], &case.expected);
-        assert!(worst <= 1, "{}: max difference {worst} ({differ} values)", case.name);
+        assert!(
+            worst <= 1,
+            "{}: max difference {worst} ({differ} values)",
+            case.name
+        );
         let mut twin = vec![0u8; n];
         fused(&HostImage::rgb8(&case.input, w, h), &op, &spec, &mut twin);
         let (worst, differ) = difference(&got[..n], &twin);
-        assert!(worst <= 1, "{} vs twin: {worst} ({differ} values)", case.name);
-        assert_eq!(&got[n..], &case.input[..], "{}: the unwarped image is copied", case.name);
+        assert!(
+            worst <= 1,
+            "{} vs twin: {worst} ({differ} values)",
+            case.name
+        );
+        assert_eq!(
+            &got[n..],
+            &case.input[..],
+            "{}: the unwarped image is copied",
+            case.name
+        );
         compared += 1;
     }
     assert_eq!(compared, 36);
@@ -138,11 +154,18 @@ fn random_warp_chains_always_plan() {
     for seed in 0..300u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let (ow, oh) = (rng.random_range(2..=67), rng.random_range(2..=45));
-        let interp = if rng.random_bool(0.5) { Interp::Nearest } else { Interp::Bilinear };
+        let interp = if rng.random_bool(0.5) {
+            Interp::Nearest
+        } else {
+            Interp::Bilinear
+        };
         let float = rng.random_bool(0.5);
         let chain = random_chain(&mut rng, ow, oh, interp, float);
         for k in 0..16 {
-            let (w, h) = (ow + 6 + rng.random_range(0..40), oh + 4 + rng.random_range(0..30));
+            let (w, h) = (
+                ow + 6 + rng.random_range(0..40),
+                oh + 4 + rng.random_range(0..30),
+            );
             if let Err(e) = chain.plan_image(w, h, &mut SampleRng::new(seed, 0, k)) {
                 panic!("seed {seed}, image {k}: {e:?}");
             }
@@ -163,17 +186,28 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
     for round in 0..40u64 {
         let (ow, oh) = (rng.random_range(2..=67), rng.random_range(2..=45));
         let float = rng.random_bool(0.5);
-        let interp = if rng.random_bool(0.5) { Interp::Nearest } else { Interp::Bilinear };
+        let interp = if rng.random_bool(0.5) {
+            Interp::Nearest
+        } else {
+            Interp::Bilinear
+        };
         let batch = rng.random_range(1..=6);
         let mut sources = Vec::new();
         let mut plans: Vec<(FusedOp, OutputSpec)> = Vec::new();
         for k in 0..batch {
             // Each image its own chain kind (warped or not), one filter and format per batch.
             let chain = random_chain(&mut rng, ow, oh, interp, float);
-            let (w, h) = (ow + 6 + rng.random_range(0..40), oh + 4 + rng.random_range(0..30));
+            let (w, h) = (
+                ow + 6 + rng.random_range(0..40),
+                oh + 4 + rng.random_range(0..30),
+            );
             let mut px = vec![0u8; (w * h * 3) as usize];
             rng.fill_bytes(&mut px);
-            plans.push(chain.plan_image(w, h, &mut SampleRng::new(seed, round, k)).unwrap());
+            plans.push(
+                chain
+                    .plan_image(w, h, &mut SampleRng::new(seed, round, k))
+                    .unwrap(),
+            );
             sources.push((w, h, px));
         }
         let spec = plans[0].1;
@@ -215,5 +249,8 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
             );
         }
     }
-    assert!(warped >= 40 && plain >= 10, "{warped} warped, {plain} plain images");
+    assert!(
+        warped >= 40 && plain >= 10,
+        "{warped} warped, {plain} plain images"
+    );
 }

@@ -114,16 +114,30 @@ proptest! {
 fn half_and_quarter_turns_are_exact() {
     let (w, h) = (13, 13);
     let img = image(w, h, 5);
-    let half = Rotate { angle: 180.0, interpolation: Interp::Bilinear, center: None, fill: [0.0; 3] };
+    let half = Rotate {
+        angle: 180.0,
+        interpolation: Interp::Bilinear,
+        center: None,
+        fill: [0.0; 3],
+    };
     let flips = run(&img, w, h, &[&HorizontalFlip(1.0), &VerticalFlip(1.0)]).0;
     assert_eq!(run(&img, w, h, &[&half]).0, flips);
-    let quarter = Rotate { angle: 90.0, interpolation: Interp::Nearest, center: None, fill: [0.0; 3] };
+    let quarter = Rotate {
+        angle: 90.0,
+        interpolation: Interp::Nearest,
+        center: None,
+        fill: [0.0; 3],
+    };
     let out = run(&img, w, h, &[&quarter]).0;
     for y in 0..h as usize {
         for x in 0..w as usize {
             // rot90(k=1): out[y][x] = in[x][w - 1 - y] (counter-clockwise).
             let src = (x * w as usize + (w as usize - 1 - y)) * 3;
-            assert_eq!(&out[(y * w as usize + x) * 3..][..3], &img[src..src + 3], "({x}, {y})");
+            assert_eq!(
+                &out[(y * w as usize + x) * 3..][..3],
+                &img[src..src + 3],
+                "({x}, {y})"
+            );
         }
     }
 }
@@ -143,11 +157,26 @@ fn torchvision_argument_checks() {
     assert!(RandomPerspective::new(1.5, 0.5).is_err());
     assert!(RandomPerspective::new(0.5, 1.5).is_err());
     // A chain warps once, and refuses a filter the warp cannot sample with.
-    let r = Rotate { angle: 10.0, interpolation: Interp::Bilinear, center: None, fill: [0.0; 3] };
+    let r = Rotate {
+        angle: 10.0,
+        interpolation: Interp::Bilinear,
+        center: None,
+        fill: [0.0; 3],
+    };
     let twice = Compose::new().then(r).then(r);
-    assert!(twice.plan_image(20, 20, &mut SampleRng::new(0, 0, 0)).is_err());
-    let cubic = Compose::new().then(r).then(gm_transforms::Filter(Interp::Bicubic));
-    assert!(cubic.plan_image(20, 20, &mut SampleRng::new(0, 0, 0)).is_err());
+    assert!(
+        twice
+            .plan_image(20, 20, &mut SampleRng::new(0, 0, 0))
+            .is_err()
+    );
+    let cubic = Compose::new()
+        .then(r)
+        .then(gm_transforms::Filter(Interp::Bicubic));
+    assert!(
+        cubic
+            .plan_image(20, 20, &mut SampleRng::new(0, 0, 0))
+            .is_err()
+    );
 }
 
 /// RandomAffine draws in torchvision's order: angle, tx, ty (rounded half to even), scale,
@@ -183,22 +212,31 @@ fn random_affine_draws_in_torchvisions_order() {
 fn random_perspective_corners_stay_in_their_bounds() {
     let (w, h) = (41u32, 30u32);
     let never = RandomPerspective::new(0.6, 0.0).unwrap();
-    let (op, _) = Compose::new().then(never).plan_image(w, h, &mut SampleRng::new(0, 0, 0)).unwrap();
+    let (op, _) = Compose::new()
+        .then(never)
+        .plan_image(w, h, &mut SampleRng::new(0, 0, 0))
+        .unwrap();
     assert!(op.warp.is_none());
     let always = RandomPerspective::new(0.6, 1.0).unwrap();
-    let (bw, bh) = ((0.6 * 20.0) as f64 + 1.0, (0.6 * 15.0) as f64 + 1.0);
+    let (bw, bh) = ((0.6f64 * 20.0).trunc() + 1.0, (0.6f64 * 15.0).trunc() + 1.0);
     let mut seen_moved = false;
     for index in 0..50 {
         let end = always.draw(w, h, &mut SampleRng::new(3, 0, index)).unwrap();
         let start = gm_transforms::geometry::corners(w, h);
         for (s, e) in start.iter().zip(&end) {
-            assert!((s[0] - e[0]).abs() < bw && (s[1] - e[1]).abs() < bh, "{end:?}");
+            assert!(
+                (s[0] - e[0]).abs() < bw && (s[1] - e[1]).abs() < bh,
+                "{end:?}"
+            );
             assert!(e[0] >= 0.0 && e[0] < f64::from(w) && e[1] >= 0.0 && e[1] < f64::from(h));
             seen_moved |= s != e;
         }
     }
     assert!(seen_moved);
-    let (op, _) = Compose::new().then(always).plan_image(w, h, &mut SampleRng::new(0, 0, 0)).unwrap();
+    let (op, _) = Compose::new()
+        .then(always)
+        .plan_image(w, h, &mut SampleRng::new(0, 0, 0))
+        .unwrap();
     assert!(op.warp.is_some());
 }
 
@@ -216,7 +254,11 @@ fn resize_folds_into_the_warp() {
     for y in 0..2 * h as usize {
         for x in 2..ow {
             let src = ((y / 2) * w + (x - 2) / 2) * 3;
-            assert_eq!(&out[(y * ow + x) * 3..][..3], &img[src..src + 3], "({x}, {y})");
+            assert_eq!(
+                &out[(y * ow + x) * 3..][..3],
+                &img[src..src + 3],
+                "({x}, {y})"
+            );
         }
         assert_eq!(&out[y * ow * 3..][..6], &[0; 6], "filled left columns");
     }

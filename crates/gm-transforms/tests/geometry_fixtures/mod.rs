@@ -33,7 +33,10 @@ pub fn dir() -> PathBuf {
 }
 
 fn pair(v: &Value) -> (f64, f64) {
-    (v[0].as_f64().expect("number"), v[1].as_f64().expect("number"))
+    (
+        v[0].as_f64().expect("number"),
+        v[1].as_f64().expect("number"),
+    )
 }
 
 fn step(op: &str, args: &Value, w: u32, h: u32) -> (Box<dyn Transform>, Option<[f32; 8]>) {
