@@ -20,7 +20,11 @@ Differences from torchvision, all by design of a fused kernel:
   ``Normalize`` needs a float ``ToDtype`` somewhere in the chain (torchvision refuses to
   normalize ``uint8`` too);
 * one interpolation serves the whole chain: the last ``Resize``/``RandomResizedCrop`` sets it;
-* ``antialias`` is honoured for bilinear resizing; bicubic and nearest resize without it.
+* ``antialias`` is honoured for bilinear resizing; bicubic and nearest resize without it;
+* ``RandomAffine``, ``RandomRotation`` and ``RandomPerspective`` fold into the same single
+  sampling of the source (one per chain): their interpolation (nearest or bilinear) becomes
+  the chain's, and a resize before them is not a second resampling (torchvision resizes, then
+  warps the resized image). A single warp on its own gives torchvision's CPU result.
 """
 
 from __future__ import annotations
@@ -42,13 +46,16 @@ __all__ = [
     "PILToTensor",
     "Pad",
     "RandomAdjustSharpness",
+    "RandomAffine",
     "RandomAutocontrast",
     "RandomEqualize",
     "RandomGrayscale",
     "RandomHorizontalFlip",
     "RandomInvert",
+    "RandomPerspective",
     "RandomPosterize",
     "RandomResizedCrop",
+    "RandomRotation",
     "RandomSolarize",
     "RandomVerticalFlip",
     "Resize",
@@ -382,6 +389,127 @@ class RandomPosterize(_Colour):
         return ("random_posterize", self.bits, self.p)
 
 
+def _setup_angle(value: Any, name: str, req_sizes: Tuple[int, ...] = (2,)) -> List[float]:
+    """torchvision's ``_setup_angle``: a number ``d`` is ``(-d, d)`` and must be non-negative,
+    a sequence must have one of ``req_sizes`` lengths."""
+    if isinstance(value, numbers.Number):
+        if value < 0:
+            raise ValueError(f"If {name} is a single number, it must be positive.")
+        return [-float(value), float(value)]
+    seq = [float(v) for v in value]
+    if len(seq) not in req_sizes:
+        raise ValueError(f"If {name} is a sequence its length should be one of {req_sizes}.")
+    return seq
+
+
+def _pair(value: Any, name: str) -> Tuple[float, float]:
+    seq = [float(v) for v in value]
+    if len(seq) != 2:
+        raise ValueError(f"{name} should be a sequence of length 2.")
+    return seq[0], seq[1]
+
+
+def _fill3(fill: Any, name: str) -> List[float]:
+    """A fill value or RGB triple (0..255) as three floats."""
+    if fill is None:
+        return [0.0, 0.0, 0.0]
+    if isinstance(fill, numbers.Number):
+        return [float(fill)] * 3
+    seq = [float(v) for v in fill]
+    if len(seq) == 1:
+        seq *= 3
+    if len(seq) != 3:
+        raise ValueError(f"{name}: fill {fill!r} is a value or three")
+    return seq
+
+
+def _warp_interp(mode: Any, name: str) -> str:
+    interp = _interp_name(mode)
+    if interp not in ("nearest", "bilinear"):
+        raise ValueError(f"{name}: interpolation {interp!r}; gm's warps (as torchvision's) take nearest or bilinear")
+    return interp
+
+
+class _Warp(Transform):
+    """An affine or perspective warp: one per chain, folded into the chain's single sampling;
+    its interpolation becomes the chain's."""
+
+    interpolation = "nearest"
+
+    def _step(self) -> tuple:  # pragma: no cover - every step overrides it
+        raise NotImplementedError
+
+    def _plan(self, plan: "_Planner") -> None:
+        if plan.warp_filter is not None:
+            raise ValueError(f"{type(self).__name__}: gm warps (affine, rotation, perspective) once per chain")
+        plan.interp(self.interpolation, False)
+        plan.warp_filter = self.interpolation
+        plan.steps.append(self._step())
+
+
+class RandomAffine(_Warp):
+    """torchvision's ``RandomAffine``: rotation in ``degrees``, then (when given) a translation
+    up to ``translate`` of the size (whole pixels), a scale in ``scale``, shears in degrees; drawn
+    per sample in torchvision's order; pixels from outside the image read ``fill``."""
+
+    def __init__(self, degrees: Any, translate: Any = None, scale: Any = None, shear: Any = None,
+                 interpolation: Any = InterpolationMode.NEAREST, fill: Any = 0, center: Any = None):
+        self.degrees = _setup_angle(degrees, "degrees", (2,))
+        self.translate = None
+        if translate is not None:
+            self.translate = _pair(translate, "translate")
+            if not all(0.0 <= t <= 1.0 for t in self.translate):
+                raise ValueError("translation values should be between 0 and 1")
+        self.scale = None
+        if scale is not None:
+            self.scale = _pair(scale, "scale")
+            if any(s <= 0 for s in self.scale):
+                raise ValueError("scale values should be positive")
+        self.shear = None if shear is None else _setup_angle(shear, "shear", (2, 4))
+        self.interpolation = _warp_interp(interpolation, "RandomAffine")
+        self.fill = _fill3(fill, "RandomAffine")
+        self.center = None if center is None else _pair(center, "center")
+
+    def _step(self) -> tuple:
+        return ("random_affine", tuple(self.degrees), self.translate, self.scale, self.shear,
+                self.interpolation, self.fill, self.center)
+
+
+class RandomRotation(_Warp):
+    """torchvision's ``RandomRotation`` (``expand=False`` only): an angle in ``degrees`` per
+    sample, counter-clockwise about ``center`` (the image centre by default)."""
+
+    def __init__(self, degrees: Any, interpolation: Any = InterpolationMode.NEAREST, expand: bool = False,
+                 center: Any = None, fill: Any = 0):
+        if expand:
+            raise NotImplementedError("RandomRotation(expand=True) is not supported by gm")
+        self.degrees = _setup_angle(degrees, "degrees", (2,))
+        self.interpolation = _warp_interp(interpolation, "RandomRotation")
+        self.expand = False
+        self.center = None if center is None else _pair(center, "center")
+        self.fill = _fill3(fill, "RandomRotation")
+
+    def _step(self) -> tuple:
+        return ("random_rotation", tuple(self.degrees), self.interpolation, self.fill, self.center)
+
+
+class RandomPerspective(_Warp):
+    """torchvision's ``RandomPerspective``: with probability ``p``, each corner moves inwards by
+    up to ``distortion_scale`` of half the size."""
+
+    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5,
+                 interpolation: Any = InterpolationMode.BILINEAR, fill: Any = 0):
+        if not 0 <= distortion_scale <= 1:
+            raise ValueError("Argument distortion_scale value should be between 0 and 1")
+        self.distortion_scale = float(distortion_scale)
+        self.p = float(p)
+        self.interpolation = _warp_interp(interpolation, "RandomPerspective")
+        self.fill = _fill3(fill, "RandomPerspective")
+
+    def _step(self) -> tuple:
+        return ("random_perspective", self.distortion_scale, self.p, self.interpolation, self.fill)
+
+
 class ToDtype(Transform):
     """The output's element type (``torch.float16``, ``"float32"``, ``numpy.uint8``, ...);
     ``scale=True`` maps 0..255 to 0..1 as torchvision does. ``layout`` ("CHW" or "HWC") is
@@ -434,6 +562,7 @@ class _Planner:
         self.floating = False
         self.normalized = False
         self.dtype: Union[Tuple[str, str], None] = None
+        self.warp_filter: Union[str, None] = None
 
     def add(self, t: Any) -> None:
         if isinstance(t, Transform):
@@ -448,6 +577,12 @@ class _Planner:
             )
 
     def interp(self, name: str, antialias: bool) -> None:
+        if self.warp_filter is not None:
+            if name != self.warp_filter:
+                warnings.warn(
+                    f"gm runs one interpolation per chain: the warp's {self.warp_filter} serves it", stacklevel=4
+                )
+            return
         if name == "bilinear" and antialias:
             name = "antialias"
         elif antialias and name == "bicubic":
