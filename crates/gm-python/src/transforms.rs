@@ -126,6 +126,9 @@ type AffineArgs = (
     Option<(f64, f64)>,
 );
 
+/// The arguments of `("random_rotation", degrees, interpolation, fill, center)`.
+type RotationArgs = ((f64, f64), String, [f32; 3], Option<(f64, f64)>);
+
 /// Appends a warp step: `random_affine` (as [`AffineArgs`]), `random_rotation` (degrees,
 /// interpolation, fill, center), `random_perspective` (distortion_scale, p, interpolation,
 /// fill). The argument checks are gm-transforms' (torchvision's).
@@ -165,12 +168,7 @@ fn warp_step(
             chain.push(step);
         }
         "random_rotation" => {
-            let (degrees, interp, fill, center): (
-                (f64, f64),
-                String,
-                [f32; 3],
-                Option<(f64, f64)>,
-            ) = args.extract()?;
+            let (degrees, interp, fill, center): RotationArgs = args.extract()?;
             let mut step = RandomRotation::with_range(degrees)?
                 .interpolation(warp_interp(&interp)?)?
                 .fill(fill)?;
