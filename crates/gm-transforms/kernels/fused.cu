@@ -231,6 +231,7 @@ struct GmWarpParams {
     float post;
     float scale[2];
     float shift[2];
+    int blend;  // 0: torchvision's fill=None (zeros padding, no fill blend)
     int on;
 };
 
@@ -295,7 +296,9 @@ __device__ __forceinline__ void warp_sample(const GmFusedParams& p, int x, int y
             mask = __fadd_rn(mask, wts[k]);
         }
     }
-    for (int c = 0; c < 3; ++c) rgb[c] = __fadd_rn(__fmul_rn(__fsub_rn(acc[c], p.fill[c]), mask), p.fill[c]);
+    for (int c = 0; c < 3; ++c) {
+        rgb[c] = g.blend ? __fadd_rn(__fmul_rn(__fsub_rn(acc[c], p.fill[c]), mask), p.fill[c]) : acc[c];
+    }
 }
 
 // The geometry's value of output pixel (x, y): the plain path for INTERP 0..3, and for the

@@ -276,6 +276,10 @@ fn warp(
             mask += wt;
         }
     }
+    if w.fill.is_none() {
+        // torchvision's fill=None: grid_sample's zeros padding alone.
+        return acc;
+    }
     [0, 1, 2].map(|c| (acc[c] - win.fill[c]) * mask + win.fill[c])
 }
 

@@ -71,6 +71,7 @@ pub(crate) struct GmWarpParams {
     pub post: f32,
     pub scale: [f32; 2],
     pub shift: [f32; 2],
+    pub blend: i32,
     pub on: i32,
 }
 
@@ -85,6 +86,7 @@ pub(crate) fn warp_params(op: &FusedOp) -> GmWarpParams {
                 post,
                 scale,
                 shift,
+                blend: i32::from(w.fill.is_some()),
                 on: 1,
             }
         }

@@ -177,7 +177,8 @@ fn check_interp(step: &'static str, interp: Interp) -> Result<(), PlanError> {
     }
 }
 
-fn check_fill(step: &'static str, fill: [f32; 3]) -> Result<(), PlanError> {
+fn check_fill(step: &'static str, fill: Option<[f32; 3]>) -> Result<(), PlanError> {
+    let Some(fill) = fill else { return Ok(()) };
     if fill
         .iter()
         .all(|v| v.is_finite() && (0.0..=255.0).contains(v))
@@ -203,14 +204,15 @@ pub struct Affine {
     pub shear: (f64, f64),
     /// Nearest or bilinear.
     pub interpolation: Interp,
-    /// Value of pixels mapped from outside the image, per RGB channel, 0..255.
-    pub fill: [f32; 3],
+    /// Value of pixels mapped from outside the image, per RGB channel, 0..255; `None` is
+    /// torchvision's functional default `fill=None` (zeros padding, no fill blend).
+    pub fill: Option<[f32; 3]>,
     /// Centre of rotation in pixels; the image centre when `None`.
     pub center: Option<(f64, f64)>,
 }
 
 impl Affine {
-    /// The identity with torchvision's defaults (nearest, fill 0).
+    /// The identity with `RandomAffine`'s defaults (nearest, fill 0).
     pub fn identity() -> Affine {
         Affine {
             angle: 0.0,
@@ -218,7 +220,7 @@ impl Affine {
             scale: 1.0,
             shear: (0.0, 0.0),
             interpolation: Interp::Nearest,
-            fill: [0.0; 3],
+            fill: Some([0.0; 3]),
             center: None,
         }
     }
@@ -259,8 +261,9 @@ pub struct Rotate {
     pub interpolation: Interp,
     /// Centre of rotation in pixels; the image centre when `None`.
     pub center: Option<(f64, f64)>,
-    /// Value of pixels mapped from outside the image, per RGB channel, 0..255.
-    pub fill: [f32; 3],
+    /// Value of pixels mapped from outside the image, per RGB channel, 0..255; `None` is
+    /// torchvision's functional default `fill=None` (zeros padding, no fill blend).
+    pub fill: Option<[f32; 3]>,
 }
 
 impl Transform for Rotate {
@@ -302,8 +305,9 @@ pub struct Perspective {
     pub coefficients: [f32; 8],
     /// Nearest or bilinear.
     pub interpolation: Interp,
-    /// Value of pixels mapped from outside the image, per RGB channel, 0..255.
-    pub fill: [f32; 3],
+    /// Value of pixels mapped from outside the image, per RGB channel, 0..255; `None` is
+    /// torchvision's functional default `fill=None` (zeros padding, no fill blend).
+    pub fill: Option<[f32; 3]>,
 }
 
 impl Transform for Perspective {
@@ -433,7 +437,7 @@ impl RandomAffine {
 
     /// Value of pixels mapped from outside the image, per RGB channel, 0..255.
     pub fn fill(mut self, fill: [f32; 3]) -> Result<RandomAffine, PlanError> {
-        check_fill("RandomAffine", fill)?;
+        check_fill("RandomAffine", Some(fill))?;
         self.fill = fill;
         Ok(self)
     }
@@ -467,7 +471,7 @@ impl RandomAffine {
             scale,
             shear,
             interpolation: self.interpolation,
-            fill: self.fill,
+            fill: Some(self.fill),
             center: self.center,
         }
     }
@@ -515,7 +519,7 @@ impl RandomRotation {
 
     /// Value of pixels mapped from outside the image, per RGB channel, 0..255.
     pub fn fill(mut self, fill: [f32; 3]) -> Result<RandomRotation, PlanError> {
-        check_fill("RandomRotation", fill)?;
+        check_fill("RandomRotation", Some(fill))?;
         self.fill = fill;
         Ok(self)
     }
@@ -534,7 +538,7 @@ impl Transform for RandomRotation {
             angle: rng.uniform(self.degrees.0, self.degrees.1),
             interpolation: self.interpolation,
             center: self.center,
-            fill: self.fill,
+            fill: Some(self.fill),
         }
         .plan(st, rng)
     }
@@ -581,7 +585,7 @@ impl RandomPerspective {
 
     /// Value of pixels mapped from outside the image, per RGB channel, 0..255.
     pub fn fill(mut self, fill: [f32; 3]) -> Result<RandomPerspective, PlanError> {
-        check_fill("RandomPerspective", fill)?;
+        check_fill("RandomPerspective", Some(fill))?;
         self.fill = fill;
         Ok(self)
     }
@@ -627,7 +631,7 @@ impl Transform for RandomPerspective {
         Perspective {
             coefficients,
             interpolation: self.interpolation,
-            fill: self.fill,
+            fill: Some(self.fill),
         }
         .plan(st, rng)
     }

@@ -37,6 +37,7 @@ pub mod geometry;
 mod hsv;
 mod photometric;
 mod plan;
+pub mod policies;
 pub mod sample;
 mod types;
 
@@ -47,6 +48,7 @@ pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
     RandomInvert, RandomPosterize, RandomSolarize,
 };
+pub use policies::{AugmentOp, TrivialAugmentWide};
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,

@@ -223,7 +223,8 @@ impl PlanState {
 
     /// Warps the current image with torchvision's grid (see [`Warp`]: `matrix`, `origin`,
     /// `post` as `_affine_grid` / `_perspective_grid` build them for the current size),
-    /// sampled with `interp`; pixels mapped from outside it read `fill`. The size stays. A
+    /// sampled with `interp`; pixels mapped from outside it read `fill` (zero, unblended,
+    /// with `None`). The size stays. A
     /// chain warps once, without padding, and samples the source once with `interp`
     /// (nearest or bilinear), which becomes the chain's filter.
     pub fn warp_current(
@@ -231,7 +232,7 @@ impl PlanState {
         step: &'static str,
         (matrix, origin, post): (Mat3, [f64; 2], f64),
         interp: Interp,
-        fill: [f32; 3],
+        fill: Option<[f32; 3]>,
     ) -> Result<(), PlanError> {
         self.check_geometry(step)?;
         let err = |reason: &str| {

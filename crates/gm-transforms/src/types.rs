@@ -161,8 +161,9 @@ pub struct FusedOp {
 /// the same source positions bit for bit: output pixel (x, y) has `u = x + origin.0`,
 /// `v = y + origin.1`; `p = matrix * (u, v, 1)`; `g = p.xy / p.z + post`; the source position
 /// in tap units (pixel `i`'s centre at `i`) is `(g + 1) * scale + shift`. Taps are sampled
-/// nearest or bilinear; taps outside `bounds` read nothing and the result is blended with
-/// `fill` by the weight of the taps inside, as torchvision's `_apply_grid_transform` does.
+/// nearest or bilinear; taps outside `bounds` read nothing and (with a fill) the result is
+/// blended with `fill` by the weight of the taps inside, as torchvision's
+/// `_apply_grid_transform` does.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Warp {
     /// Row-major 3x3 matrix; the last row is (0, 0, 1) for an affine warp.
@@ -177,8 +178,10 @@ pub struct Warp {
     pub shift: [f64; 2],
     /// Source pixels that hold the image being warped: (x0, y0, x1, y1), exclusive ends.
     pub bounds: [i32; 4],
-    /// Value of pixels mapped outside `bounds`, per RGB channel, 0..255.
-    pub fill: [f32; 3],
+    /// Value of pixels mapped outside `bounds`, per RGB channel, 0..255, blended by the
+    /// weight of the taps inside. `None` is torchvision's `fill=None`: taps outside read
+    /// zero and nothing is blended.
+    pub fill: Option<[f32; 3]>,
 }
 
 impl Warp {
@@ -240,7 +243,7 @@ impl FusedOp {
     /// The tap window and the data region: (window x0, y0, x1, y1, valid x0, y0, x1, y1).
     pub(crate) fn windows(&self, width: u32, height: u32) -> ([i32; 4], [i32; 4], [f32; 3]) {
         if let Some(w) = self.warp {
-            return (w.bounds, w.bounds, w.fill);
+            return (w.bounds, w.bounds, w.fill.unwrap_or([0.0; 3]));
         }
         match self.pad {
             Some(p) => (

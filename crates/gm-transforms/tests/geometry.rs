@@ -12,7 +12,7 @@ use gm_transforms::{PlanState, SampleRng};
 fn twin_warps_match_torchvision() {
     let mut report = Vec::new();
     let all = cases();
-    assert_eq!(all.len(), 36);
+    assert_eq!(all.len(), 42);
     for case in &all {
         let mut st = PlanState::new(case.width, case.height);
         case.step

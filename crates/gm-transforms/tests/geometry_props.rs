@@ -32,7 +32,7 @@ fn translate(dx: f64, dy: f64, interp: Interp, fill: [f32; 3]) -> Affine {
     Affine {
         translate: (dx, dy),
         interpolation: interp,
-        fill,
+        fill: Some(fill),
         ..Affine::identity()
     }
 }
@@ -55,7 +55,7 @@ proptest! {
         let img = image(w, h, seed);
         let id = Affine { interpolation: interp(bilinear), center: Some((cx, cy)), ..Affine::identity() };
         prop_assert_eq!(run(&img, w, h, &[&id]).0, img.clone());
-        let rot = Rotate { angle: 360.0, interpolation: interp(bilinear), center: None, fill: [9.0; 3] };
+        let rot = Rotate { angle: 360.0, interpolation: interp(bilinear), center: None, fill: Some([9.0; 3]) };
         prop_assert_eq!(run(&img, w, h, &[&rot]).0, img);
     }
 
@@ -118,7 +118,7 @@ fn half_and_quarter_turns_are_exact() {
         angle: 180.0,
         interpolation: Interp::Bilinear,
         center: None,
-        fill: [0.0; 3],
+        fill: Some([0.0; 3]),
     };
     let flips = run(&img, w, h, &[&HorizontalFlip(1.0), &VerticalFlip(1.0)]).0;
     assert_eq!(run(&img, w, h, &[&half]).0, flips);
@@ -126,7 +126,7 @@ fn half_and_quarter_turns_are_exact() {
         angle: 90.0,
         interpolation: Interp::Nearest,
         center: None,
-        fill: [0.0; 3],
+        fill: Some([0.0; 3]),
     };
     let out = run(&img, w, h, &[&quarter]).0;
     for y in 0..h as usize {
@@ -161,7 +161,7 @@ fn torchvision_argument_checks() {
         angle: 10.0,
         interpolation: Interp::Bilinear,
         center: None,
-        fill: [0.0; 3],
+        fill: Some([0.0; 3]),
     };
     let twice = Compose::new().then(r).then(r);
     assert!(

@@ -45,7 +45,8 @@ fn step(op: &str, args: &Value, w: u32, h: u32) -> (Box<dyn Transform>, Option<[
         _ => Interp::Bilinear,
     };
     let f = &args["fill"];
-    let fill = [0, 1, 2].map(|c| f[c].as_f64().expect("fill") as f32);
+    // null: torchvision's fill=None.
+    let fill = (!f.is_null()).then(|| [0, 1, 2].map(|c| f[c].as_f64().expect("fill") as f32));
     let center = args.get("center").map(pair);
     match op {
         "affine" => (

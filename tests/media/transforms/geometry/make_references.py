@@ -19,7 +19,7 @@ from torchvision.transforms.functional import _get_perspective_coeffs
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = os.path.join(HERE, "..")
 
-# (name, op, arguments); fill is per RGB channel (0..255).
+# (name, op, arguments); fill is per RGB channel (0..255), or None.
 CASES = [
     ("affine_rot_bilinear", "affine", dict(angle=23.7, translate=[0, 0], scale=1.0, shear=[0.0, 0.0],
                                            interpolation="bilinear", fill=[0, 0, 0])),
@@ -33,6 +33,8 @@ CASES = [
                                                 interpolation="nearest", fill=[7, 7, 7])),
     ("affine_zoom_bilinear", "affine", dict(angle=0.0, translate=[0, 0], scale=1.7, shear=[0.0, 0.0],
                                             interpolation="bilinear", fill=[0, 0, 0])),
+    ("affine_nofill_bilinear", "affine", dict(angle=-17.0, translate=[-6, 4], scale=1.1, shear=[4.0, 0.0],
+                                              interpolation="bilinear", fill=None)),
     ("rotate_33.3_bilinear", "rotate", dict(angle=33.3, interpolation="bilinear", fill=[0, 0, 0])),
     ("rotate_-120_nearest_fill", "rotate", dict(angle=-120.0, interpolation="nearest", fill=[90, 60, 30])),
     ("rotate_180_nearest", "rotate", dict(angle=180.0, interpolation="nearest", fill=[0, 0, 0])),
@@ -43,6 +45,8 @@ CASES = [
                                                  interpolation="bilinear", fill=[0, 0, 0])),
     ("perspective_nearest_fill", "perspective", dict(offsets=[[9, 0], [-1, 7], [-8, -2], [4, -9]],
                                                      interpolation="nearest", fill=[20, 40, 60])),
+    ("perspective_nofill_bilinear", "perspective", dict(offsets=[[5, 5], [-3, 1], [0, -7], [2, -2]],
+                                                        interpolation="bilinear", fill=None)),
 ]
 
 
@@ -54,7 +58,8 @@ def points(w, h, offsets):
 
 def apply(img, op, args):
     interp = F.InterpolationMode(args["interpolation"])
-    fill = [float(v) for v in args["fill"]]
+    # None is torchvision's functional default: zeros padding, no fill blend.
+    fill = None if args["fill"] is None else [float(v) for v in args["fill"]]
     if op == "affine":
         return F.affine(img, angle=args["angle"], translate=args["translate"], scale=args["scale"],
                         shear=args["shear"], interpolation=interp, fill=fill, center=args.get("center"))
