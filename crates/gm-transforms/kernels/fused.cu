@@ -232,16 +232,17 @@ struct GmWarpParams {
     float scale[2];
     float shift[2];
     int blend;  // 0: torchvision's fill=None (zeros padding, no fill blend)
+    int nearest;  // nearest taps, else bilinear (the warp's own interpolation)
     int on;
 };
 
 // The block's image's grid, loaded once per block by the warp entry points.
 __shared__ GmWarpParams gm_warp;
 
-// INTERP values of the warp entry points: nearest and bilinear through gm_warp.
+// INTERP values of the warp entry points: GM_WARP + the output's filter, which serves the
+// images of the batch without a warp; a warped image samples through gm_warp with its own
+// nearest or bilinear taps.
 #define GM_WARP 4
-#define GM_WARP_NEAREST 4
-#define GM_WARP_BILINEAR 5
 
 __device__ __forceinline__ void load_warp(const GmWarpParams* __restrict__ warps, int i) {
     int tid = threadIdx.y * blockDim.x + threadIdx.x;
@@ -302,13 +303,17 @@ __device__ __forceinline__ void warp_sample(const GmFusedParams& p, int x, int y
 }
 
 // The geometry's value of output pixel (x, y): the plain path for INTERP 0..3, and for the
-// warp entry points' INTERP (GM_WARP_*) the image's grid, or the plain nearest or bilinear
-// path for an image without one.
+// warp entry points' INTERP (GM_WARP + filter) the image's grid, or the plain path of the
+// filter for an image without one.
 template <int INTERP>
 __device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, float rgb[3]) {
     if constexpr (INTERP >= GM_WARP) {
         if (gm_warp.on) {
-            warp_sample<INTERP == GM_WARP_NEAREST>(p, x, y, rgb);
+            if (gm_warp.nearest) {
+                warp_sample<true>(p, x, y, rgb);
+            } else {
+                warp_sample<false>(p, x, y, rgb);
+            }
         } else {
             sample_plain<INTERP - GM_WARP>(p, x, y, rgb);
         }
@@ -513,36 +518,66 @@ extern "C" __global__ void gm_colour_stats_sharpen_antialias(const GmFusedParams
     stats_body<3, true>(params, nullptr, count, stage);
 }
 
-// The warp entry points (INTERP GM_WARP_*), one per colour variant and filter.
+// The warp entry points (INTERP GM_WARP + the output's filter), one per colour variant and filter.
 extern "C" __global__ void gm_fused_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
-    fused_body<GM_WARP_NEAREST, GM_COLOUR_NONE>(params, warps, count);
+    fused_body<GM_WARP + 0, GM_COLOUR_NONE>(params, warps, count);
 }
 extern "C" __global__ void gm_fused_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
-    fused_body<GM_WARP_BILINEAR, GM_COLOUR_NONE>(params, warps, count);
+    fused_body<GM_WARP + 1, GM_COLOUR_NONE>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 2, GM_COLOUR_NONE>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 3, GM_COLOUR_NONE>(params, warps, count);
 }
 extern "C" __global__ void gm_fused_colour_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
-    fused_body<GM_WARP_NEAREST, GM_COLOUR_POINT>(params, warps, count);
+    fused_body<GM_WARP + 0, GM_COLOUR_POINT>(params, warps, count);
 }
 extern "C" __global__ void gm_fused_colour_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
-    fused_body<GM_WARP_BILINEAR, GM_COLOUR_POINT>(params, warps, count);
+    fused_body<GM_WARP + 1, GM_COLOUR_POINT>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_colour_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 2, GM_COLOUR_POINT>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_colour_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 3, GM_COLOUR_POINT>(params, warps, count);
 }
 extern "C" __global__ void gm_fused_sharpen_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
-    fused_body<GM_WARP_NEAREST, GM_COLOUR_SHARPEN>(params, warps, count);
+    fused_body<GM_WARP + 0, GM_COLOUR_SHARPEN>(params, warps, count);
 }
 extern "C" __global__ void gm_fused_sharpen_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
-    fused_body<GM_WARP_BILINEAR, GM_COLOUR_SHARPEN>(params, warps, count);
+    fused_body<GM_WARP + 1, GM_COLOUR_SHARPEN>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_sharpen_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 2, GM_COLOUR_SHARPEN>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_sharpen_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 3, GM_COLOUR_SHARPEN>(params, warps, count);
 }
 extern "C" __global__ void gm_colour_stats_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
-    stats_body<GM_WARP_NEAREST, false>(params, warps, count, stage);
+    stats_body<GM_WARP + 0, false>(params, warps, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
-    stats_body<GM_WARP_BILINEAR, false>(params, warps, count, stage);
+    stats_body<GM_WARP + 1, false>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 2, false>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 3, false>(params, warps, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_sharpen_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
-    stats_body<GM_WARP_NEAREST, true>(params, warps, count, stage);
+    stats_body<GM_WARP + 0, true>(params, warps, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_sharpen_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
-    stats_body<GM_WARP_BILINEAR, true>(params, warps, count, stage);
+    stats_body<GM_WARP + 1, true>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 2, true>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 3, true>(params, warps, count, stage);
 }
 
 // Equalize's lookup tables, after the histogram pre-pass of `stage`: one block of 256 threads

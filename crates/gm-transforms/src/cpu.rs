@@ -200,7 +200,7 @@ fn sample(
     y: usize,
 ) -> [f32; 3] {
     if let Some(w) = &op.warp {
-        return warp(src, win, w, spec.interp == Interp::Nearest, x, y);
+        return warp(src, win, w, x, y);
     }
     let (ow, oh) = (spec.width as usize, spec.height as usize);
     let at = At {
@@ -233,21 +233,14 @@ pub(crate) fn warp_position(w: &Warp, x: usize, y: usize) -> (f32, f32) {
 /// torchvision's `_apply_grid_transform` at one output pixel: grid_sample (zeros padding,
 /// `align_corners=False`) of the image and of a mask of ones, then `(v - fill) * mask + fill`
 /// (bilinear) or the fill where the mask is under 0.5 (nearest).
-fn warp(
-    src: &HostImage<'_>,
-    win: &Window,
-    w: &Warp,
-    nearest: bool,
-    x: usize,
-    y: usize,
-) -> [f32; 3] {
+fn warp(src: &HostImage<'_>, win: &Window, w: &Warp, x: usize, y: usize) -> [f32; 3] {
     let (fx, fy) = warp_position(w, x, y);
     // Far outside (or not a number, past the horizon) reads the fill: NaN becomes -1e6, as
     // the kernel's fmaxf makes it (f32::clamp would keep the NaN).
     let far = |v: f32| if v.is_nan() { -1e6 } else { v.clamp(-1e6, 1e6) };
     let (fx, fy) = (far(fx), far(fy));
     let inside = |xi: i64, yi: i64| xi >= win.x0 && yi >= win.y0 && xi < win.x1 && yi < win.y1;
-    if nearest {
+    if w.nearest {
         let (xi, yi) = (fx.round_ties_even() as i64, fy.round_ties_even() as i64);
         return if inside(xi, yi) {
             fetch_rgb(src, xi as usize, yi as usize)

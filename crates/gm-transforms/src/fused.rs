@@ -72,6 +72,7 @@ pub(crate) struct GmWarpParams {
     pub scale: [f32; 2],
     pub shift: [f32; 2],
     pub blend: i32,
+    pub nearest: i32,
     pub on: i32,
 }
 
@@ -87,6 +88,7 @@ pub(crate) fn warp_params(op: &FusedOp) -> GmWarpParams {
                 scale,
                 shift,
                 blend: i32::from(w.fill.is_some()),
+                nearest: i32::from(w.nearest),
                 on: 1,
             }
         }
@@ -315,11 +317,11 @@ pub struct FusedKernel {
     kernels: [[Kernel; 4]; 3],
     /// The statistics pre-pass, one per filter, without and with sharpness before it.
     stats_kernels: [[Kernel; 4]; 2],
-    /// The warp entry points (`*_warp_*`), one per [`ColourVariant`] and filter (nearest,
-    /// bilinear), for batches where an image has a [`Warp`](crate::Warp).
-    warp_kernels: [[Kernel; 2]; 3],
+    /// The warp entry points (`*_warp_*`), one per [`ColourVariant`] and output filter (for
+    /// the images without a warp), for batches where an image has a [`Warp`](crate::Warp).
+    warp_kernels: [[Kernel; 4]; 3],
     /// Their statistics pre-passes, without and with sharpness.
-    warp_stats_kernels: [[Kernel; 2]; 2],
+    warp_stats_kernels: [[Kernel; 4]; 2],
     /// Equalize's lookup tables from its histograms.
     lut_kernel: Kernel,
     device: Device,
@@ -342,12 +344,7 @@ impl FusedKernel {
                 module.kernel(&format!("{prefix}_antialias"))?,
             ])
         };
-        let load_warp = |prefix: &str| -> Result<[Kernel; 2]> {
-            Ok([
-                module.kernel(&format!("{prefix}_warp_nearest"))?,
-                module.kernel(&format!("{prefix}_warp_bilinear"))?,
-            ])
-        };
+        let load_warp = |prefix: &str| load(&format!("{prefix}_warp"));
         Ok(FusedKernel {
             warp_kernels: [
                 load_warp("gm_fused")?,
@@ -509,8 +506,7 @@ impl FusedKernel {
                     )?
                 },
                 // SAFETY: gm_colour_stats_*_warp_*(const GmFusedParams*, const
-                // GmWarpParams*, int, int): as above, with one grid per image at `w`
-                // (validate checked the interpolation is nearest or bilinear: which < 2).
+                // GmWarpParams*, int, int): as above, with one grid per image at `w`.
                 Some(w) => unsafe {
                     self.warp_stats_kernels[sharpen][which].launch(
                         stream,
@@ -541,7 +537,7 @@ impl FusedKernel {
                 self.kernels[variant as usize][which].launch(stream, cfg, (params, n as i32))?
             },
             // SAFETY: gm_fused_*_warp_*(const GmFusedParams*, const GmWarpParams*, int): as
-            // above, one grid per image at `w`; `which` < 2 (nearest or bilinear, validated).
+            // above, one grid per image at `w`.
             Some(w) => unsafe {
                 self.warp_kernels[variant as usize][which].launch(
                     stream,
@@ -616,7 +612,7 @@ mod tests {
                 let entry = format!(".entry {prefix}_{filter}(");
                 assert!(FUSED_PTX.contains(&entry), "no {entry} in fused.ptx");
             }
-            for filter in ["nearest", "bilinear"] {
+            for filter in ["nearest", "bilinear", "bicubic", "antialias"] {
                 let entry = format!(".entry {prefix}_warp_{filter}(");
                 assert!(FUSED_PTX.contains(&entry), "no {entry} in fused.ptx");
             }

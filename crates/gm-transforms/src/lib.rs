@@ -48,11 +48,11 @@ pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
     RandomInvert, RandomPosterize, RandomSolarize,
 };
-pub use policies::{AugmentOp, TrivialAugmentWide};
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
 };
+pub use policies::{AugmentOp, TrivialAugmentWide};
 pub use types::{
     Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage, Warp,
 };

@@ -224,9 +224,9 @@ impl PlanState {
     /// Warps the current image with torchvision's grid (see [`Warp`]: `matrix`, `origin`,
     /// `post` as `_affine_grid` / `_perspective_grid` build them for the current size),
     /// sampled with `interp`; pixels mapped from outside it read `fill` (zero, unblended,
-    /// with `None`). The size stays. A
-    /// chain warps once, without padding, and samples the source once with `interp`
-    /// (nearest or bilinear), which becomes the chain's filter.
+    /// with `None`). The size stays. A chain warps once, without padding, and samples the
+    /// source once with `interp` (nearest or bilinear); the output's filter stays, for the
+    /// images that draw no warp.
     pub fn warp_current(
         &mut self,
         step: &'static str,
@@ -247,9 +247,11 @@ impl PlanState {
         if self.pad.is_some() {
             return err("padding before a warp is not supported; the warp fills instead");
         }
-        if !matches!(interp, Interp::Nearest | Interp::Bilinear) {
-            return err("a warp samples nearest or bilinear");
-        }
+        let nearest = match interp {
+            Interp::Nearest => true,
+            Interp::Bilinear => false,
+            _ => return err("a warp samples nearest or bilinear"),
+        };
         let (bounds, ..) = FusedOp {
             crop: self.crop,
             ..FusedOp::full(self.src_w, self.src_h)
@@ -266,9 +268,9 @@ impl PlanState {
             scale: [ax * half[0], ay * half[1]],
             shift: [bx - 0.5, by - 0.5],
             bounds,
+            nearest,
             fill,
         });
-        self.spec.interp = interp;
         Ok(())
     }
 

@@ -201,7 +201,9 @@ impl TrivialAugmentWide {
         let n = self.num_magnitude_bins;
         match op {
             AugmentOp::Identity | AugmentOp::AutoContrast | AugmentOp::Equalize => (None, false),
-            AugmentOp::TranslateX | AugmentOp::TranslateY => (Some(linspace_f32(0.0, 32.0, n)), true),
+            AugmentOp::TranslateX | AugmentOp::TranslateY => {
+                (Some(linspace_f32(0.0, 32.0, n)), true)
+            }
             AugmentOp::Rotate => (Some(linspace_f32(0.0, 135.0, n)), true),
             AugmentOp::Posterize => {
                 // (8 - (arange(n) / ((n - 1) / 6))).round().int(), in f32.

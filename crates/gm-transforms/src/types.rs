@@ -178,6 +178,10 @@ pub struct Warp {
     pub shift: [f64; 2],
     /// Source pixels that hold the image being warped: (x0, y0, x1, y1), exclusive ends.
     pub bounds: [i32; 4],
+    /// Nearest taps rather than bilinear. The warp's own: the output's filter
+    /// ([`OutputSpec::interp`]) serves the images of a batch without a warp, and a random
+    /// warp that only some images draw must not change the batch's output.
+    pub nearest: bool,
     /// Value of pixels mapped outside `bounds`, per RGB channel, 0..255, blended by the
     /// weight of the taps inside. `None` is torchvision's `fill=None`: taps outside read
     /// zero and nothing is blended.

@@ -21,6 +21,14 @@ use gm_transforms::{
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 
+/// The output filters, for the images of a warp batch without a warp.
+const FILTERS: [Interp; 4] = [
+    Interp::Nearest,
+    Interp::Bilinear,
+    Interp::Bicubic,
+    Interp::Antialias,
+];
+
 #[test]
 fn gpu_warps_match_torchvision() {
     let device = gpu_test_device!("gpu_warps_match_torchvision");
@@ -70,9 +78,16 @@ fn gpu_warps_match_torchvision() {
     assert_eq!(compared, 42);
 }
 
-/// A random chain around one warp step (or none), ending at a fixed output size.
-fn random_chain(rng: &mut StdRng, ow: u32, oh: u32, interp: Interp, float: bool) -> Compose {
-    let mut chain = Compose::new().then(Filter(interp));
+/// A random chain around one warp step (or none), ending at a fixed output size: the
+/// output's filter is `filter` (for the images without a warp), the warp's own `interp`.
+fn random_chain(
+    rng: &mut StdRng,
+    ow: u32,
+    oh: u32,
+    (filter, interp): (Interp, Interp),
+    float: bool,
+) -> Compose {
+    let mut chain = Compose::new().then(Filter(filter));
     if rng.random_bool(0.5) {
         chain.push(RandomResizedCrop::new(ow + 6, oh + 4));
     } else {
@@ -159,8 +174,9 @@ fn random_warp_chains_always_plan() {
         } else {
             Interp::Bilinear
         };
+        let filter = FILTERS[rng.random_range(0..4)];
         let float = rng.random_bool(0.5);
-        let chain = random_chain(&mut rng, ow, oh, interp, float);
+        let chain = random_chain(&mut rng, ow, oh, (filter, interp), float);
         for k in 0..16 {
             let (w, h) = (
                 ow + 6 + rng.random_range(0..40),
@@ -186,17 +202,19 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
     for round in 0..40u64 {
         let (ow, oh) = (rng.random_range(2..=67), rng.random_range(2..=45));
         let float = rng.random_bool(0.5);
-        let interp = if rng.random_bool(0.5) {
-            Interp::Nearest
-        } else {
-            Interp::Bilinear
-        };
+        let filter = FILTERS[rng.random_range(0..4)];
         let batch = rng.random_range(1..=6);
         let mut sources = Vec::new();
         let mut plans: Vec<(FusedOp, OutputSpec)> = Vec::new();
         for k in 0..batch {
-            // Each image its own chain kind (warped or not), one filter and format per batch.
-            let chain = random_chain(&mut rng, ow, oh, interp, float);
+            // Each image its own chain kind (warped or not) and warp interpolation, one output
+            // filter and format per batch.
+            let interp = if rng.random_bool(0.5) {
+                Interp::Nearest
+            } else {
+                Interp::Bilinear
+            };
+            let chain = random_chain(&mut rng, ow, oh, (filter, interp), float);
             let (w, h) = (
                 ow + 6 + rng.random_range(0..40),
                 oh + 4 + rng.random_range(0..30),
@@ -211,6 +229,10 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
             sources.push((w, h, px));
         }
         let spec = plans[0].1;
+        assert!(
+            plans.iter().all(|p| p.1 == spec),
+            "a random warp leaves the output alone"
+        );
         let bufs: Vec<DeviceBuffer> = sources
             .iter()
             .map(|(_, _, px)| {

@@ -22,9 +22,9 @@ Differences from torchvision, all by design of a fused kernel:
 * one interpolation serves the whole chain: the last ``Resize``/``RandomResizedCrop`` sets it;
 * ``antialias`` is honoured for bilinear resizing; bicubic and nearest resize without it;
 * ``RandomAffine``, ``RandomRotation`` and ``RandomPerspective`` fold into the same single
-  sampling of the source (one per chain): their interpolation (nearest or bilinear) becomes
-  the chain's, and a resize before them is not a second resampling (torchvision resizes, then
-  warps the resized image). A single warp on its own gives torchvision's CPU result.
+  sampling of the source (one per chain), with their own interpolation (nearest or bilinear):
+  a resize before them is not a second resampling (torchvision resizes, then warps the
+  resized image). A single warp on its own gives torchvision's CPU result.
 """
 
 from __future__ import annotations
@@ -431,8 +431,8 @@ def _warp_interp(mode: Any, name: str) -> str:
 
 
 class _Warp(Transform):
-    """An affine or perspective warp: one per chain, folded into the chain's single sampling;
-    its interpolation becomes the chain's."""
+    """An affine or perspective warp: one per chain, folded into the chain's single sampling
+    with its own interpolation (images that draw no warp keep the chain's)."""
 
     interpolation = "nearest"
 
@@ -440,10 +440,9 @@ class _Warp(Transform):
         raise NotImplementedError
 
     def _plan(self, plan: "_Planner") -> None:
-        if plan.warp_filter is not None:
+        if plan.warped:
             raise ValueError(f"{type(self).__name__}: gm warps (affine, rotation, perspective) once per chain")
-        plan.interp(self.interpolation, False)
-        plan.warp_filter = self.interpolation
+        plan.warped = True
         plan.steps.append(self._step())
 
 
@@ -562,7 +561,7 @@ class _Planner:
         self.floating = False
         self.normalized = False
         self.dtype: Union[Tuple[str, str], None] = None
-        self.warp_filter: Union[str, None] = None
+        self.warped = False
 
     def add(self, t: Any) -> None:
         if isinstance(t, Transform):
@@ -577,12 +576,6 @@ class _Planner:
             )
 
     def interp(self, name: str, antialias: bool) -> None:
-        if self.warp_filter is not None:
-            if name != self.warp_filter:
-                warnings.warn(
-                    f"gm runs one interpolation per chain: the warp's {self.warp_filter} serves it", stacklevel=4
-                )
-            return
         if name == "bilinear" and antialias:
             name = "antialias"
         elif antialias and name == "bicubic":
