@@ -6,7 +6,7 @@ use gm_transforms::{
     CenterCrop, ColorJitter, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
     PlanError, RandomAdjustSharpness, RandomAffine, RandomAutocontrast, RandomEqualize,
     RandomGrayscale, RandomInvert, RandomPerspective, RandomPosterize, RandomResizedCrop,
-    RandomRotation, RandomSolarize, Resize, ToDtype, VerticalFlip,
+    RandomRotation, RandomSolarize, Resize, ToDtype, TrivialAugmentWide, VerticalFlip,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -99,6 +99,12 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
             "random_posterize" => {
                 let (bits, p): (u8, f64) = args.extract()?;
                 chain.push(RandomPosterize { bits, p });
+            }
+            "trivial_augment_wide" => {
+                let (bins, interp, fill): (usize, String, Option<[f32; 3]>) = args.extract()?;
+                let step = TrivialAugmentWide::with(bins, interp_named(&interp)?, fill)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(step);
             }
             "random_affine" | "random_rotation" | "random_perspective" => {
                 warp_step(&mut chain, &kind, &args)

@@ -75,3 +75,14 @@ def test_warp_arguments_are_checked_like_torchvision(good_folder):
         T.RandomRotation(10, expand=True)
     with pytest.raises(ValueError, match="distortion_scale"):
         T.RandomPerspective(1.5)
+
+
+def test_trivial_augment_is_seeded_per_sample_and_keeps_the_output(good_folder, no_dist_env):
+    chain = CROP + [T.RandomHorizontalFlip(), T.TrivialAugmentWide()]
+    plain = images(good_folder, CROP)
+    a = images(good_folder, chain, seed=3)
+    assert a.shape == plain.shape
+    np.testing.assert_array_equal(a, images(good_folder, chain, seed=3))
+    assert not np.array_equal(a, images(good_folder, chain, seed=4))
+    with pytest.raises(ValueError, match="once per chain"):
+        gm.ImageLoader(str(good_folder), device="cpu", transforms=[T.TrivialAugmentWide(), T.RandomRotation(5)])

@@ -62,6 +62,7 @@ __all__ = [
     "ToDtype",
     "ToImage",
     "Transform",
+    "TrivialAugmentWide",
 ]
 
 #: torchvision's ImageNet mean and standard deviation (RGB, for values in 0..1).
@@ -507,6 +508,25 @@ class RandomPerspective(_Warp):
 
     def _step(self) -> tuple:
         return ("random_perspective", self.distortion_scale, self.p, self.interpolation, self.fill)
+
+
+class TrivialAugmentWide(_Warp):
+    """torchvision's ``TrivialAugmentWide``: per sample, one of its 14 operations (shears,
+    translations, rotation, brightness, colour, contrast, sharpness, posterize, solarize,
+    autocontrast, equalize, identity) with a magnitude from ``num_magnitude_bins`` bins and a
+    random sign, drawn in torchvision's order. Its geometric operations are the chain's warp,
+    so it is the only warp of a chain; put it before any colour step."""
+
+    def __init__(self, num_magnitude_bins: int = 31, interpolation: Any = InterpolationMode.NEAREST,
+                 fill: Any = None):
+        self.num_magnitude_bins = int(num_magnitude_bins)
+        if self.num_magnitude_bins < 2:
+            raise ValueError("num_magnitude_bins should be at least 2")
+        self.interpolation = _warp_interp(interpolation, "TrivialAugmentWide")
+        self.fill = None if fill is None else _fill3(fill, "TrivialAugmentWide")
+
+    def _step(self) -> tuple:
+        return ("trivial_augment_wide", self.num_magnitude_bins, self.interpolation, self.fill)
 
 
 class ToDtype(Transform):
