@@ -117,3 +117,22 @@ fn trivial_augment_plans_either_kind() {
         "{warps} warps, {colours} colour ops"
     );
 }
+
+/// Every frame of a clip gets the same draws: a clip of 8 frames planned with RandomResizedCrop
+/// and RandomAffine shares one FusedOp, warp included.
+#[test]
+fn frames_of_a_clip_share_the_warp() {
+    use gm_transforms::sample::{Image, plan_sample};
+    use gm_transforms::{Compose, RandomAffine, RandomResizedCrop};
+    let chain = Compose::new()
+        .then(RandomResizedCrop::new(32, 32))
+        .then(RandomAffine::new(30.0).unwrap().scale(0.8, 1.2).unwrap());
+    for index in 0..20 {
+        let mut clip: Vec<Image<usize>> = (0..8).map(|k| Image::new(96, 64, k)).collect();
+        let n = plan_sample(&mut clip, &chain, &mut SampleRng::new(2, 0, index)).unwrap();
+        assert_eq!(n, 8);
+        let first = clip[0].planned.unwrap();
+        assert!(first.0.warp.is_some());
+        assert!(clip.iter().all(|img| img.planned == Some(first)));
+    }
+}
