@@ -86,3 +86,5 @@ def test_trivial_augment_is_seeded_per_sample_and_keeps_the_output(good_folder, 
     assert not np.array_equal(a, images(good_folder, chain, seed=4))
     with pytest.raises(ValueError, match="once per chain"):
         gm.ImageLoader(str(good_folder), device="cpu", transforms=[T.TrivialAugmentWide(), T.RandomRotation(5)])
+    with pytest.raises(ValueError, match="before the colour steps"):
+        gm.ImageLoader(str(good_folder), device="cpu", transforms=[T.RandomInvert(), T.RandomRotation(5)])

@@ -298,6 +298,7 @@ class _Colour(Transform):
                 f"{type(self).__name__}: gm's colour steps work on uint8 images; put them before "
                 "ToDtype(float) and Normalize"
             )
+        plan.coloured = True
         plan.steps.append(self._step())
 
 
@@ -443,6 +444,8 @@ class _Warp(Transform):
     def _plan(self, plan: "_Planner") -> None:
         if plan.warped:
             raise ValueError(f"{type(self).__name__}: gm warps (affine, rotation, perspective) once per chain")
+        if plan.coloured:
+            raise ValueError(f"{type(self).__name__}: put gm's warps before the colour steps")
         plan.warped = True
         plan.steps.append(self._step())
 
@@ -582,6 +585,7 @@ class _Planner:
         self.normalized = False
         self.dtype: Union[Tuple[str, str], None] = None
         self.warped = False
+        self.coloured = False
 
     def add(self, t: Any) -> None:
         if isinstance(t, Transform):
