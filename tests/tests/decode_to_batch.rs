@@ -103,6 +103,7 @@ fn decoded_surfaces_go_straight_into_normalized_batches() {
                     flip_v: false,
                     pad: None,
                     colour: gm_transforms::ColourOps::NONE,
+                    warp: None,
                 };
                 let format = match f.format {
                     SurfaceFormat::Nv12 => PixelFormat::Nv12,

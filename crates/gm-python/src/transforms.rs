@@ -5,8 +5,9 @@ use gm_cuda::DType;
 use gm_transforms::{BatchMix, ErasingValue, RandomErasing};
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
-    RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert,
-    RandomPosterize, RandomResizedCrop, RandomSolarize, Resize, ToDtype, VerticalFlip,
+    PlanError, RandomAdjustSharpness, RandomAffine, RandomAutocontrast, RandomEqualize,
+    RandomGrayscale, RandomInvert, RandomPerspective, RandomPosterize, RandomResizedCrop,
+    RandomRotation, RandomSolarize, Resize, ToDtype, TrivialAugmentWide, VerticalFlip,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -100,6 +101,16 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
                 let (bits, p): (u8, f64) = args.extract()?;
                 chain.push(RandomPosterize { bits, p });
             }
+            "trivial_augment_wide" => {
+                let (bins, interp, fill): (usize, String, Option<[f32; 3]>) = args.extract()?;
+                let step = TrivialAugmentWide::with(bins, interp_named(&interp)?, fill)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(step);
+            }
+            "random_affine" | "random_rotation" | "random_perspective" => {
+                warp_step(&mut chain, &kind, &args)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?
+            }
             other => {
                 return Err(PyValueError::new_err(format!(
                     "unknown transform step {other:?}"
@@ -133,6 +144,80 @@ pub(crate) fn erasing(step: &Bound<'_, PyTuple>) -> PyResult<RandomErasing> {
 pub(crate) fn batch_mix(spec: &Bound<'_, PyAny>) -> PyResult<BatchMix> {
     let (mixup, cutmix, classes): (Option<f64>, Option<f64>, usize) = spec.extract()?;
     BatchMix::new(mixup, cutmix, classes).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The arguments of `("random_affine", degrees, translate, scale, shear, interpolation, fill,
+/// center)`.
+type AffineArgs = (
+    (f64, f64),
+    Option<(f64, f64)>,
+    Option<(f64, f64)>,
+    Option<Vec<f64>>,
+    String,
+    [f32; 3],
+    Option<(f64, f64)>,
+);
+
+/// The arguments of `("random_rotation", degrees, interpolation, fill, center)`.
+type RotationArgs = ((f64, f64), String, [f32; 3], Option<(f64, f64)>);
+
+/// Appends a warp step: `random_affine` (as [`AffineArgs`]), `random_rotation` (degrees,
+/// interpolation, fill, center), `random_perspective` (distortion_scale, p, interpolation,
+/// fill). The argument checks are gm-transforms' (torchvision's).
+fn warp_step(
+    chain: &mut Compose,
+    kind: &str,
+    args: &Bound<'_, PyTuple>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let warp_interp = |name: &str| -> Result<Interp, PlanError> {
+        match name {
+            "nearest" => Ok(Interp::Nearest),
+            "bilinear" => Ok(Interp::Bilinear),
+            other => Err(PlanError::Step {
+                step: "warp",
+                reason: format!("interpolation {other:?}: warps sample nearest or bilinear"),
+            }),
+        }
+    };
+    match kind {
+        "random_affine" => {
+            let (degrees, translate, scale, shear, interp, fill, center): AffineArgs =
+                args.extract()?;
+            let mut step = RandomAffine::with_range(degrees)?;
+            if let Some((x, y)) = translate {
+                step = step.translate(x, y)?;
+            }
+            if let Some((lo, hi)) = scale {
+                step = step.scale(lo, hi)?;
+            }
+            if let Some(shear) = shear {
+                step = step.shear(&shear)?;
+            }
+            step = step.interpolation(warp_interp(&interp)?)?.fill(fill)?;
+            if let Some((x, y)) = center {
+                step = step.center(x, y);
+            }
+            chain.push(step);
+        }
+        "random_rotation" => {
+            let (degrees, interp, fill, center): RotationArgs = args.extract()?;
+            let mut step = RandomRotation::with_range(degrees)?
+                .interpolation(warp_interp(&interp)?)?
+                .fill(fill)?;
+            if let Some((x, y)) = center {
+                step = step.center(x, y);
+            }
+            chain.push(step);
+        }
+        _ => {
+            let (distortion, p, interp, fill): (f64, f64, String, [f32; 3]) = args.extract()?;
+            let step = RandomPerspective::new(distortion, p)?
+                .interpolation(warp_interp(&interp)?)?
+                .fill(fill)?;
+            chain.push(step);
+        }
+    }
+    Ok(())
 }
 
 /// A gm element type from its NumPy/PyTorch name.

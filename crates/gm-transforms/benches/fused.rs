@@ -7,15 +7,65 @@
 //! (issue 23): ColorJitter(0.4, 0.4, 0.4, 0.1) drawn per image (its contrast adds one
 //! statistics pre-pass), and ColorJitter plus equalize (a histogram pre-pass and the LUT
 //! kernel); the bytes counted stay those of the plain chain, so `of_copy_bandwidth` shows the
-//! extra passes' cost. It runs once more with bicubic resampling and no colour (the same bytes
-//! counted).
+//! extra passes' cost. And with warps (issue 23): the same crop, resize and flip folded with a
+//! bilinear RandomAffine(15, translate 0.1, scale 0.9..1.1) per image (the gm_fused_warp_*
+//! kernels), and with TrivialAugmentWide drawn per image (warps, colour ops and their
+//! pre-passes mixed in one batch). It runs once more with bicubic resampling and no colour
+//! (the same bytes counted).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use gm_cuda::{DType, Device, DeviceBuffer, DevicePool, Event, PoolConfig, Stream, Tensor};
 use gm_transforms::{
-    ColorJitter, ColourOp, ColourOps, Compose, Crop, FusedKernel, FusedOp, Interp, Matrix,
-    OutputSpec, PixelFormat, SampleRng, SourceImage,
+    ColorJitter, ColourOp, ColourOps, Compose, Crop, CropBox, FusedKernel, FusedOp, HorizontalFlip,
+    Interp, Matrix, OutputSpec, PixelFormat, RandomAffine, Resize, SampleRng, SourceImage,
+    TrivialAugmentWide,
 };
+
+/// Per-image ops of the bench's crop, resize to 224 and flip, then a RandomAffine or a
+/// TrivialAugmentWide, as planned for sample k of a `w` x `h` image.
+fn warp_variants(batch: usize, w: u32, h: u32) -> Vec<(&'static str, Vec<FusedOp>)> {
+    let base = || {
+        let (cw, ch) = (w * 7 / 8, h * 7 / 8);
+        Compose::new()
+            .then(CropBox {
+                left: w / 16,
+                top: h / 16,
+                width: cw,
+                height: ch,
+            })
+            .then(Resize::Exact(224, 224))
+            .then(HorizontalFlip(0.5))
+    };
+    let affine = RandomAffine::new(15.0)
+        .unwrap()
+        .translate(0.1, 0.1)
+        .unwrap()
+        .scale(0.9, 1.1)
+        .unwrap()
+        .interpolation(Interp::Bilinear)
+        .unwrap();
+    let chains = [
+        (" + RandomAffine", base().then(affine)),
+        (
+            " + TrivialAugmentWide",
+            base().then(TrivialAugmentWide::new()),
+        ),
+    ];
+    chains
+        .into_iter()
+        .map(|(label, chain)| {
+            let ops = (0..batch as u64)
+                .map(|k| {
+                    chain
+                        .plan_image(w, h, &mut SampleRng::new(1, 0, k))
+                        .unwrap()
+                        .0
+                })
+                .collect();
+            (label, ops)
+        })
+        .collect()
+}
 
 /// Per-image colour lists: none, ColorJitter as drawn for sample k, or that plus equalize.
 fn colour_variants(batch: usize) -> Vec<(&'static str, Vec<ColourOps>)> {
@@ -134,24 +184,29 @@ fn main() {
                 flip_v: false,
                 pad: None,
                 colour: ColourOps::NONE,
+                warp: None,
             })
             .collect();
         let rgb = format == PixelFormat::Rgb8;
-        let mut variants: Vec<(&str, Vec<ColourOps>, Interp)> = colour_variants(batch)
+        let mut variants: Vec<(&str, Vec<FusedOp>, Interp)> = colour_variants(batch)
             .into_iter()
             .filter(|v| rgb || v.0.is_empty())
-            .map(|(label, colours)| (label, colours, Interp::Bilinear))
+            .map(|(label, colours)| {
+                let ops = ops
+                    .iter()
+                    .zip(colours)
+                    .map(|(op, colour)| FusedOp { colour, ..*op })
+                    .collect();
+                (label, ops, Interp::Bilinear)
+            })
             .collect();
         if rgb {
-            variants.push((" bicubic", vec![ColourOps::NONE; batch], Interp::Bicubic));
+            let warps = warp_variants(batch, w, h).into_iter();
+            variants.extend(warps.map(|(label, ops)| (label, ops, Interp::Bilinear)));
+            variants.push((" bicubic", ops.clone(), Interp::Bicubic));
         }
-        for (label, colours, interp) in variants {
+        for (label, ops, interp) in variants {
             let spec = OutputSpec { interp, ..spec };
-            let ops: Vec<FusedOp> = ops
-                .iter()
-                .zip(colours)
-                .map(|(op, colour)| FusedOp { colour, ..*op })
-                .collect();
             let ms = time(&stream, &device, 20, || {
                 kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap()
             });

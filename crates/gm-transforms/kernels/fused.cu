@@ -9,6 +9,12 @@
 // it from gm_colour_stats_*, a pre-pass that runs the same geometry and the ops before it and
 // reduces the statistic per image (equalize's then becomes a lookup table in gm_colour_lut).
 //
+// The gm_*_warp_* entry points add a general sampling grid per image (GmWarpParams, a
+// separate array so that the plain kernels keep their parameter block): an affine or
+// perspective 3x3 matrix that the crop, resize and flips are folded into, sampled nearest or
+// bilinear with torchvision's grid_sample fill blend (warp_sample). Images of a warp batch
+// without a warp take the plain path of the same filter.
+//
 // The CPU twin of this kernel is gm_transforms::cpu::fused; keep the arithmetic identical.
 
 #define GM_MAX_COLOUR_OPS 8
@@ -144,7 +150,7 @@ __device__ __forceinline__ void load_params(const GmFusedParams* __restrict__ pa
 // once per filter (INTERP = GmFusedParams::interp), so that the light filters do not pay the
 // registers of the heavy ones.
 template <int INTERP>
-__device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, float rgb[3]) {
+__device__ __forceinline__ void sample_plain(const GmFusedParams& p, int x, int y, float rgb[3]) {
     int ox = p.flip_h ? p.out_w - 1 - x : x;
     int oy = p.flip_v ? p.out_h - 1 - y : y;
     float sx = p.crop_w / (float)p.out_w, sy = p.crop_h / (float)p.out_h;
@@ -215,6 +221,107 @@ __device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, flo
     }
 }
 
+// An image's sampling grid (fused.rs' GmWarpParams, types.rs' Warp), in torchvision's own
+// arithmetic: u = x + origin; p = m * (u, v, 1); g = p.xy / p.z + post; the source tap
+// position is (g + 1) * scale + shift. on == 0 for an image of a warp batch that has no warp
+// (it samples through its crop and flips).
+struct GmWarpParams {
+    float m[9];
+    float origin[2];
+    float post;
+    float scale[2];
+    float shift[2];
+    int blend;  // 0: torchvision's fill=None (zeros padding, no fill blend)
+    int nearest;  // nearest taps, else bilinear (the warp's own interpolation)
+    int on;
+};
+
+// The block's image's grid, loaded once per block by the warp entry points.
+__shared__ GmWarpParams gm_warp;
+
+// INTERP values of the warp entry points: GM_WARP + the output's filter, which serves the
+// images of the batch without a warp; a warped image samples through gm_warp with its own
+// nearest or bilinear taps.
+#define GM_WARP 4
+
+__device__ __forceinline__ void load_warp(const GmWarpParams* __restrict__ warps, int i) {
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    if (tid < (int)(sizeof(GmWarpParams) / 4)) {
+        ((int*)&gm_warp)[tid] = ((const int*)&warps[i])[tid];
+    }
+    __syncthreads();
+}
+
+// torchvision's _apply_grid_transform at output pixel (x, y): grid_sample (zeros padding,
+// align_corners=False) of the image and of a mask of ones, taps outside the window (the
+// image being warped) reading nothing; then (v - fill) * mask + fill for bilinear, the fill
+// where no tap is inside for nearest (half-to-even rounding, as grid_sample's nearbyint).
+// Every product and sum is rounded on its own, as the CPU twin (cpu::warp) and torch do.
+template <bool NEAREST>
+__device__ __forceinline__ void warp_sample(const GmFusedParams& p, int x, int y, float rgb[3]) {
+    const GmWarpParams& g = gm_warp;
+    const float* m = g.m;
+    // torch's CPU bmm: u * m0 rounded, one fused multiply-add of v * m1, then + m2.
+    float u = __fadd_rn((float)x, g.origin[0]), v = __fadd_rn((float)y, g.origin[1]);
+    float px = __fadd_rn(__fmaf_rn(v, m[1], __fmul_rn(u, m[0])), m[2]);
+    float py = __fadd_rn(__fmaf_rn(v, m[4], __fmul_rn(u, m[3])), m[5]);
+    float pz = __fadd_rn(__fmaf_rn(v, m[7], __fmul_rn(u, m[6])), m[8]);
+    float gx = __fadd_rn(__fdiv_rn(px, pz), g.post), gy = __fadd_rn(__fdiv_rn(py, pz), g.post);
+    float fx = __fadd_rn(__fmul_rn(__fadd_rn(gx, 1.0f), g.scale[0]), g.shift[0]);
+    float fy = __fadd_rn(__fmul_rn(__fadd_rn(gy, 1.0f), g.scale[1]), g.shift[1]);
+    // Far outside (or not a number, past the horizon) reads the fill.
+    fx = fminf(fmaxf(fx, -1e6f), 1e6f);
+    fy = fminf(fmaxf(fy, -1e6f), 1e6f);
+    if (NEAREST) {
+        int xi = (int)rintf(fx), yi = (int)rintf(fy);
+        if (xi >= p.win_x0 && yi >= p.win_y0 && xi < p.win_x1 && yi < p.win_y1) {
+            fetch_rgb(p, xi, yi, rgb);
+        } else {
+            rgb[0] = p.fill[0]; rgb[1] = p.fill[1]; rgb[2] = p.fill[2];
+        }
+        return;
+    }
+    float x0f = floorf(fx), y0f = floorf(fy);
+    int x0 = (int)x0f, y0 = (int)y0f;
+    float e = __fsub_rn(fx, x0f), s = __fsub_rn(fy, y0f);
+    float we = __fsub_rn(1.0f, e), wn = __fsub_rn(1.0f, s);
+    float wts[4] = {__fmul_rn(we, wn), __fmul_rn(e, wn), __fmul_rn(we, s), __fmul_rn(e, s)};
+    float acc[3] = {0.0f, 0.0f, 0.0f};
+    float mask = 0.0f;
+    for (int k = 0; k < 4; ++k) {
+        int xi = x0 + (k & 1), yi = y0 + (k >> 1);
+        if (xi >= p.win_x0 && yi >= p.win_y0 && xi < p.win_x1 && yi < p.win_y1) {
+            float t[3];
+            fetch_rgb(p, xi, yi, t);
+            for (int c = 0; c < 3; ++c) acc[c] = __fadd_rn(acc[c], __fmul_rn(t[c], wts[k]));
+            mask = __fadd_rn(mask, wts[k]);
+        }
+    }
+    for (int c = 0; c < 3; ++c) {
+        rgb[c] = g.blend ? __fadd_rn(__fmul_rn(__fsub_rn(acc[c], p.fill[c]), mask), p.fill[c]) : acc[c];
+    }
+}
+
+// The geometry's value of output pixel (x, y): the plain path for INTERP 0..3, and for the
+// warp entry points' INTERP (GM_WARP + filter) the image's grid, or the plain path of the
+// filter for an image without one.
+template <int INTERP>
+__device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, float rgb[3]) {
+    if constexpr (INTERP >= GM_WARP) {
+        if (gm_warp.on) {
+            if (gm_warp.nearest) {
+                warp_sample<true>(p, x, y, rgb);
+            } else {
+                warp_sample<false>(p, x, y, rgb);
+            }
+        } else {
+            sample_plain<INTERP - GM_WARP>(p, x, y, rgb);
+        }
+    } else {
+        sample_plain<INTERP>(p, x, y, rgb);
+    }
+}
+
 #include "colour.cuh"
 
 // Normalizes rgb and stores output pixel (x, y) in the image's layout and type.
@@ -250,11 +357,12 @@ __device__ __forceinline__ void store(const GmFusedParams& p, int x, int y, floa
 #define GM_COLOUR_SHARPEN 2
 
 template <int INTERP, int COLOUR>
-__device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, int count) {
+__device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
     int i = blockIdx.z;
     if (i >= count) return;
     __shared__ GmFusedParams sp;
     load_params(params, i, &sp);
+    if constexpr (INTERP >= GM_WARP) load_warp(warps, i);
     const GmFusedParams& p = sp;
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -304,13 +412,14 @@ __device__ __forceinline__ void block_histogram(unsigned int* hist, const float 
 // histograms for equalize. Integer results: exact, whatever order the blocks run in.
 // SHARPEN: whether a sharpness op may come before the stats op (as fused_body's COLOUR).
 template <int INTERP, bool SHARPEN>
-__device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ params, int count, int stage) {
+__device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
     int i = blockIdx.z;
     if (i >= count) return;
     __shared__ GmFusedParams sp;
     __shared__ unsigned int partial[256];
     __shared__ unsigned int hist[768];
     load_params(params, i, &sp);
+    if constexpr (INTERP >= GM_WARP) load_warp(warps, i);
     const GmFusedParams& p = sp;
     int offset;
     int code = stats_op_at(p, stage, &offset);  // the same for the whole block
@@ -345,71 +454,134 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
 }
 
 extern "C" __global__ void gm_fused_nearest(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<0, GM_COLOUR_NONE>(params, count);
+    fused_body<0, GM_COLOUR_NONE>(params, nullptr, count);
 }
 // Six 256-thread blocks per SM need at most 40 registers a thread (allocated in steps of 8).
 // The colour work's larger parameter block tipped ptxas to 42 registers, 5 blocks per SM,
 // and 8-14% more time on the plain path (ncu, H200, 2026-11-23); the bound holds it at 40.
+// Bicubic: 83 -> 72 registers, 2 -> 3 blocks per SM, 28% faster.
 extern "C" __global__ void __launch_bounds__(256, 6) gm_fused_bilinear(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<1, GM_COLOUR_NONE>(params, count);
+    fused_body<1, GM_COLOUR_NONE>(params, nullptr, count);
 }
-extern "C" __global__ void gm_fused_bicubic(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<2, GM_COLOUR_NONE>(params, count);
+extern "C" __global__ void __launch_bounds__(256, 3) gm_fused_bicubic(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<2, GM_COLOUR_NONE>(params, nullptr, count);
 }
 extern "C" __global__ void gm_fused_antialias(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<3, GM_COLOUR_NONE>(params, count);
+    fused_body<3, GM_COLOUR_NONE>(params, nullptr, count);
 }
 
 extern "C" __global__ void gm_fused_colour_nearest(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<0, GM_COLOUR_POINT>(params, count);
+    fused_body<0, GM_COLOUR_POINT>(params, nullptr, count);
 }
 extern "C" __global__ void gm_fused_colour_bilinear(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<1, GM_COLOUR_POINT>(params, count);
+    fused_body<1, GM_COLOUR_POINT>(params, nullptr, count);
 }
 extern "C" __global__ void gm_fused_colour_bicubic(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<2, GM_COLOUR_POINT>(params, count);
+    fused_body<2, GM_COLOUR_POINT>(params, nullptr, count);
 }
 extern "C" __global__ void gm_fused_colour_antialias(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<3, GM_COLOUR_POINT>(params, count);
+    fused_body<3, GM_COLOUR_POINT>(params, nullptr, count);
 }
 
 extern "C" __global__ void gm_fused_sharpen_nearest(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<0, GM_COLOUR_SHARPEN>(params, count);
+    fused_body<0, GM_COLOUR_SHARPEN>(params, nullptr, count);
 }
 extern "C" __global__ void gm_fused_sharpen_bilinear(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<1, GM_COLOUR_SHARPEN>(params, count);
+    fused_body<1, GM_COLOUR_SHARPEN>(params, nullptr, count);
 }
 extern "C" __global__ void gm_fused_sharpen_bicubic(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<2, GM_COLOUR_SHARPEN>(params, count);
+    fused_body<2, GM_COLOUR_SHARPEN>(params, nullptr, count);
 }
 extern "C" __global__ void gm_fused_sharpen_antialias(const GmFusedParams* __restrict__ params, int count) {
-    fused_body<3, GM_COLOUR_SHARPEN>(params, count);
+    fused_body<3, GM_COLOUR_SHARPEN>(params, nullptr, count);
 }
 
 extern "C" __global__ void gm_colour_stats_nearest(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<0, false>(params, count, stage);
+    stats_body<0, false>(params, nullptr, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_bilinear(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<1, false>(params, count, stage);
+    stats_body<1, false>(params, nullptr, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_bicubic(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<2, false>(params, count, stage);
+    stats_body<2, false>(params, nullptr, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_antialias(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<3, false>(params, count, stage);
+    stats_body<3, false>(params, nullptr, count, stage);
 }
 
 extern "C" __global__ void gm_colour_stats_sharpen_nearest(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<0, true>(params, count, stage);
+    stats_body<0, true>(params, nullptr, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_sharpen_bilinear(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<1, true>(params, count, stage);
+    stats_body<1, true>(params, nullptr, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_sharpen_bicubic(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<2, true>(params, count, stage);
+    stats_body<2, true>(params, nullptr, count, stage);
 }
 extern "C" __global__ void gm_colour_stats_sharpen_antialias(const GmFusedParams* __restrict__ params, int count, int stage) {
-    stats_body<3, true>(params, count, stage);
+    stats_body<3, true>(params, nullptr, count, stage);
+}
+
+// The warp entry points (INTERP GM_WARP + the output's filter), one per colour variant and filter.
+extern "C" __global__ void gm_fused_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 0, GM_COLOUR_NONE>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 1, GM_COLOUR_NONE>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 2, GM_COLOUR_NONE>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 3, GM_COLOUR_NONE>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_colour_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 0, GM_COLOUR_POINT>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_colour_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 1, GM_COLOUR_POINT>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_colour_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 2, GM_COLOUR_POINT>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_colour_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 3, GM_COLOUR_POINT>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_sharpen_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 0, GM_COLOUR_SHARPEN>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_sharpen_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 1, GM_COLOUR_SHARPEN>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_sharpen_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 2, GM_COLOUR_SHARPEN>(params, warps, count);
+}
+extern "C" __global__ void gm_fused_sharpen_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count) {
+    fused_body<GM_WARP + 3, GM_COLOUR_SHARPEN>(params, warps, count);
+}
+extern "C" __global__ void gm_colour_stats_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 0, false>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 1, false>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 2, false>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 3, false>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_warp_nearest(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 0, true>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_warp_bilinear(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 1, true>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_warp_bicubic(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 2, true>(params, warps, count, stage);
+}
+extern "C" __global__ void gm_colour_stats_sharpen_warp_antialias(const GmFusedParams* __restrict__ params, const GmWarpParams* __restrict__ warps, int count, int stage) {
+    stats_body<GM_WARP + 3, true>(params, warps, count, stage);
 }
 
 // Equalize's lookup tables, after the histogram pre-pass of `stage`: one block of 256 threads

@@ -4,7 +4,7 @@
 use gm_cuda::DType;
 
 use crate::colour;
-use crate::types::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
+use crate::types::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, Warp};
 
 /// A source image in host memory (the twin of [`SourceImage`](crate::SourceImage)).
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +199,9 @@ fn sample(
     x: usize,
     y: usize,
 ) -> [f32; 3] {
+    if let Some(w) = &op.warp {
+        return warp(src, win, w, x, y);
+    }
     let (ow, oh) = (spec.width as usize, spec.height as usize);
     let at = At {
         crop: op.crop,
@@ -213,6 +216,64 @@ fn sample(
         Interp::Bicubic => bicubic(src, win, &at),
         Interp::Bilinear => bilinear(src, win, &at),
     }
+}
+
+/// The source position output pixel (`x`, `y`) maps to through the warp, in tap units
+/// (pixel `i`'s centre at `i`), as the kernel computes it and as torch's CPU `bmm` and
+/// grid_sample do: f32, `u * m0` rounded, then one fused multiply-add of `v * m1`, then `+ m2`.
+pub(crate) fn warp_position(w: &Warp, x: usize, y: usize) -> (f32, f32) {
+    let (m, o, post, s, t) = w.to_f32();
+    let (u, v) = (x as f32 + o[0], y as f32 + o[1]);
+    let row = |k: usize| v.mul_add(m[k + 1], u * m[k]) + m[k + 2];
+    let (px, py, pz) = (row(0), row(3), row(6));
+    let (gx, gy) = (px / pz + post, py / pz + post);
+    ((gx + 1.0) * s[0] + t[0], (gy + 1.0) * s[1] + t[1])
+}
+
+/// torchvision's `_apply_grid_transform` at one output pixel: grid_sample (zeros padding,
+/// `align_corners=False`) of the image and of a mask of ones, then `(v - fill) * mask + fill`
+/// (bilinear) or the fill where the mask is under 0.5 (nearest).
+fn warp(src: &HostImage<'_>, win: &Window, w: &Warp, x: usize, y: usize) -> [f32; 3] {
+    let (fx, fy) = warp_position(w, x, y);
+    // Far outside (or not a number, past the horizon) reads the fill: NaN becomes -1e6, as
+    // the kernel's fmaxf makes it (f32::clamp would keep the NaN).
+    let far = |v: f32| if v.is_nan() { -1e6 } else { v.clamp(-1e6, 1e6) };
+    let (fx, fy) = (far(fx), far(fy));
+    let inside = |xi: i64, yi: i64| xi >= win.x0 && yi >= win.y0 && xi < win.x1 && yi < win.y1;
+    if w.nearest {
+        let (xi, yi) = (fx.round_ties_even() as i64, fy.round_ties_even() as i64);
+        return if inside(xi, yi) {
+            fetch_rgb(src, xi as usize, yi as usize)
+        } else {
+            win.fill
+        };
+    }
+    let (x0f, y0f) = (fx.floor(), fy.floor());
+    let (x0, y0) = (x0f as i64, y0f as i64);
+    let (e, s) = (fx - x0f, fy - y0f);
+    let (wst, nth) = (1.0 - e, 1.0 - s);
+    let taps = [
+        (x0, y0, wst * nth),
+        (x0 + 1, y0, e * nth),
+        (x0, y0 + 1, wst * s),
+        (x0 + 1, y0 + 1, e * s),
+    ];
+    let mut acc = [0.0f32; 3];
+    let mut mask = 0.0f32;
+    for (xi, yi, wt) in taps {
+        if inside(xi, yi) {
+            let t = fetch_rgb(src, xi as usize, yi as usize);
+            for c in 0..3 {
+                acc[c] += t[c] * wt;
+            }
+            mask += wt;
+        }
+    }
+    if w.fill.is_none() {
+        // torchvision's fill=None: grid_sample's zeros padding alone.
+        return acc;
+    }
+    [0, 1, 2].map(|c| (acc[c] - win.fill[c]) * mask + win.fill[c])
 }
 
 /// Nearest neighbour: the source pixel under the output pixel's centre.
@@ -377,6 +438,7 @@ mod tests {
             flip_v: false,
             pad: None,
             colour: colour::ColourOps::NONE,
+            warp: None,
         };
         fused(&src, &op, &spec(5, 3, DType::U8), &mut out);
         assert_eq!(out, img);
@@ -400,6 +462,7 @@ mod tests {
             flip_v: false,
             pad: None,
             colour: colour::ColourOps::NONE,
+            warp: None,
         };
         fused(&host(&img, 4, 1), &op, &spec(2, 1, DType::F32), &mut out);
         let r0 = f32::from_le_bytes(out[0..4].try_into().unwrap());
@@ -431,6 +494,7 @@ mod tests {
                     flip_v: false,
                     pad: None,
                     colour: colour::ColourOps::NONE,
+                    warp: None,
                 };
                 fused(&src, &op, &spec(2, 2, DType::U8), &mut out);
                 assert!(

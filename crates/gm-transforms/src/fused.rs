@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use gm_cuda::{
-    CudaError, DType, Device, DeviceBuffer, Event, Kernel, LaunchConfig, Result, Stream, Tensor,
+    CudaError, DType, Device, DeviceBuffer, DevicePtr, Event, Kernel, LaunchConfig, Result, Stream,
+    Tensor,
 };
 
 use crate::colour::{ColourOp, ColourOps, MAX_COLOUR_OPS};
@@ -57,6 +58,42 @@ pub(crate) struct GmFusedParams {
     pub colour_op: [i32; MAX_COLOUR_OPS],
     pub colour_a: [f32; MAX_COLOUR_OPS],
     pub colour_b: [f32; MAX_COLOUR_OPS],
+}
+
+/// An image's sampling grid; the layout of `GmWarpParams` in fused.cu. Uploaded as a
+/// separate array after the statistics sums, for warp batches only, so that the plain
+/// kernels' parameter block keeps its size.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct GmWarpParams {
+    pub m: [f32; 9],
+    pub origin: [f32; 2],
+    pub post: f32,
+    pub scale: [f32; 2],
+    pub shift: [f32; 2],
+    pub blend: i32,
+    pub nearest: i32,
+    pub on: i32,
+}
+
+/// The grid parameters of `op`: its matrix, or `on == 0` (the plain path) without a warp.
+pub(crate) fn warp_params(op: &FusedOp) -> GmWarpParams {
+    match &op.warp {
+        Some(w) => {
+            let (m, origin, post, scale, shift) = w.to_f32();
+            GmWarpParams {
+                m,
+                origin,
+                post,
+                scale,
+                shift,
+                blend: i32::from(w.fill.is_some()),
+                nearest: i32::from(w.nearest),
+                on: 1,
+            }
+        }
+        None => bytemuck::Zeroable::zeroed(),
+    }
 }
 
 /// The kernel's encoding of a colour list: count, codes, first and second parameters.
@@ -195,6 +232,29 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
             op.colour
         ));
     }
+    if let Some(w) = &op.warp {
+        let [x0, y0, x1, y1] = w.bounds;
+        let g = warp_params(op);
+        let words = g.m.iter().chain(&g.origin).chain(&g.scale).chain(&g.shift);
+        if !(words.chain(&[g.post]).all(|v| v.is_finite()) && x0 < x1 && y0 < y1) {
+            return bad(format!("warp {w:?}: matrix not finite or empty bounds"));
+        }
+        if x0 < 0 || y0 < 0 || x1 > src.width as i32 || y1 > src.height as i32 {
+            return bad(format!(
+                "warp bounds {:?} outside the {}x{} source",
+                w.bounds, src.width, src.height
+            ));
+        }
+        if !matches!(spec.interp, Interp::Nearest | Interp::Bilinear) {
+            return bad(format!(
+                "a warp samples nearest or bilinear, not {:?}",
+                spec.interp
+            ));
+        }
+        if op.pad.is_some() {
+            return bad("a warp with padding".into());
+        }
+    }
     let c = op.crop;
     if !(c.w > 0.0
         && c.h > 0.0
@@ -257,6 +317,11 @@ pub struct FusedKernel {
     kernels: [[Kernel; 4]; 3],
     /// The statistics pre-pass, one per filter, without and with sharpness before it.
     stats_kernels: [[Kernel; 4]; 2],
+    /// The warp entry points (`*_warp_*`), one per [`ColourVariant`] and output filter (for
+    /// the images without a warp), for batches where an image has a [`Warp`](crate::Warp).
+    warp_kernels: [[Kernel; 4]; 3],
+    /// Their statistics pre-passes, without and with sharpness.
+    warp_stats_kernels: [[Kernel; 4]; 2],
     /// Equalize's lookup tables from its histograms.
     lut_kernel: Kernel,
     device: Device,
@@ -279,7 +344,17 @@ impl FusedKernel {
                 module.kernel(&format!("{prefix}_antialias"))?,
             ])
         };
+        let load_warp = |prefix: &str| load(&format!("{prefix}_warp"));
         Ok(FusedKernel {
+            warp_kernels: [
+                load_warp("gm_fused")?,
+                load_warp("gm_fused_colour")?,
+                load_warp("gm_fused_sharpen")?,
+            ],
+            warp_stats_kernels: [
+                load_warp("gm_colour_stats")?,
+                load_warp("gm_colour_stats_sharpen")?,
+            ],
             kernels: [
                 load("gm_fused")?,
                 load("gm_fused_colour")?,
@@ -330,7 +405,13 @@ impl FusedKernel {
         let passes = passes.unwrap_or(0);
         let stats_stride = ops.iter().map(|op| stats_bytes(&op.colour)).max();
         let stats_stride = stats_stride.unwrap_or(0);
-        let need = n * (std::mem::size_of::<GmFusedParams>() + stats_stride);
+        let warped = ops.iter().any(|op| op.warp.is_some());
+        let warp_bytes = if warped {
+            std::mem::size_of::<GmWarpParams>()
+        } else {
+            0
+        };
+        let need = n * (std::mem::size_of::<GmFusedParams>() + stats_stride + warp_bytes);
         if self.params.len() < need {
             // The old buffer may still be read by a launch on another stream.
             self.last_use.synchronize()?;
@@ -343,13 +424,21 @@ impl FusedKernel {
             (out.data_ptr().0, first_slot),
             stats_stride,
         );
+        if warped {
+            let grids: Vec<GmWarpParams> = ops.iter().map(warp_params).collect();
+            self.bytes.extend_from_slice(bytemuck::cast_slice(&grids));
+        }
         stream.wait(&self.last_use)?;
         stream.upload(&self.bytes, &mut self.params, 0)?;
         let equalize = ops
             .iter()
             .any(|op| op.colour.as_slice().contains(&ColourOp::Equalize));
         let variant = ColourVariant::of(ops);
-        self.launch(stream, spec, n, (passes, equalize, variant))?;
+        let warps = warped.then(|| {
+            let offset = n * (std::mem::size_of::<GmFusedParams>() + stats_stride);
+            self.params.device_ptr().0 + offset as u64
+        });
+        self.launch(stream, spec, n, (passes, equalize, variant), warps)?;
         self.last_use.record(stream)
     }
 
@@ -386,6 +475,7 @@ impl FusedKernel {
         spec: &OutputSpec,
         n: usize,
         (passes, equalize, variant): (usize, bool, ColourVariant),
+        warps: Option<u64>,
     ) -> Result<()> {
         let cfg = LaunchConfig {
             grid: (
@@ -403,12 +493,28 @@ impl FusedKernel {
             Interp::Antialias => 3,
         };
         let params = self.params.device_ptr();
-        let stats_kernel =
-            &self.stats_kernels[usize::from(variant == ColourVariant::Sharpen)][which];
+        let sharpen = usize::from(variant == ColourVariant::Sharpen);
         for stage in 0..passes {
-            // SAFETY: gm_colour_stats_*(const GmFusedParams*, int, int); the parameters were
-            // validated, and each image adds only to its own sums inside `self.params`.
-            unsafe { stats_kernel.launch(stream, cfg, (params, n as i32, stage as i32))? };
+            match warps {
+                // SAFETY: gm_colour_stats_*(const GmFusedParams*, int, int); the parameters
+                // were validated, and each image adds only to its own sums in `self.params`.
+                None => unsafe {
+                    self.stats_kernels[sharpen][which].launch(
+                        stream,
+                        cfg,
+                        (params, n as i32, stage as i32),
+                    )?
+                },
+                // SAFETY: gm_colour_stats_*_warp_*(const GmFusedParams*, const
+                // GmWarpParams*, int, int): as above, with one grid per image at `w`.
+                Some(w) => unsafe {
+                    self.warp_stats_kernels[sharpen][which].launch(
+                        stream,
+                        cfg,
+                        (params, DevicePtr(w), n as i32, stage as i32),
+                    )?
+                },
+            }
             if equalize {
                 // One block of 256 threads per image: gm_colour_lut scans 256 bins.
                 let lut = LaunchConfig {
@@ -424,9 +530,22 @@ impl FusedKernel {
                 };
             }
         }
-        // SAFETY: gm_fused_*(const GmFusedParams*, int); every parameter set was validated and
-        // writes inside the checked slots of `out`.
-        unsafe { self.kernels[variant as usize][which].launch(stream, cfg, (params, n as i32))? };
+        match warps {
+            // SAFETY: gm_fused_*(const GmFusedParams*, int); every parameter set was
+            // validated and writes inside the checked slots of `out`.
+            None => unsafe {
+                self.kernels[variant as usize][which].launch(stream, cfg, (params, n as i32))?
+            },
+            // SAFETY: gm_fused_*_warp_*(const GmFusedParams*, const GmWarpParams*, int): as
+            // above, one grid per image at `w`.
+            Some(w) => unsafe {
+                self.warp_kernels[variant as usize][which].launch(
+                    stream,
+                    cfg,
+                    (params, DevicePtr(w), n as i32),
+                )?
+            },
+        }
         Ok(())
     }
 }
@@ -469,10 +588,14 @@ mod tests {
     #[test]
     fn host_params_have_the_kernels_size() {
         let size = std::mem::size_of::<GmFusedParams>();
-        let declared = format!("GmFusedParamsiE2sp[{size}]");
+        // fused_body's and stats_body's shared copy (their signatures end with the grids).
+        let declared = format!("GmWarpParamsiE2sp[{size}]");
         assert!(FUSED_PTX.contains(&declared), "no {declared} in fused.ptx");
         // load_params copies it with one 4-byte word per thread of a 16x16 block.
         assert!(size <= 4 * (BLOCK * BLOCK) as usize);
+        let grid = std::mem::size_of::<GmWarpParams>();
+        let declared = format!(".b8 gm_warp[{grid}]");
+        assert!(FUSED_PTX.contains(&declared), "no {declared} in fused.ptx");
     }
 
     /// Every entry point FusedKernel::new loads is in the PTX (loading happens only on a GPU).
@@ -487,6 +610,10 @@ mod tests {
         ] {
             for filter in ["nearest", "bilinear", "bicubic", "antialias"] {
                 let entry = format!(".entry {prefix}_{filter}(");
+                assert!(FUSED_PTX.contains(&entry), "no {entry} in fused.ptx");
+            }
+            for filter in ["nearest", "bilinear", "bicubic", "antialias"] {
+                let entry = format!(".entry {prefix}_warp_{filter}(");
                 assert!(FUSED_PTX.contains(&entry), "no {entry} in fused.ptx");
             }
         }

@@ -2,7 +2,8 @@
 //!
 //! The fused kernel ([`FusedKernel`]) takes a batch of images (RGB/BGR, or NV12 / P016
 //! straight from NVDEC surfaces) through colour conversion, crop, resize, flip, photometric
-//! operations ([`colour`], torchvision's uint8 semantics), normalize and dtype/layout
+//! operations ([`colour`], torchvision's uint8 semantics), affine and perspective warps
+//! ([`geometry`], one sampling grid that the crops, resizes and flips fold into), normalize and dtype/layout
 //! conversion into a batch tensor in one pass; [`cpu::fused`] is its CPU twin.
 //! The [`Transform`] steps that a [`Compose`] chain plans, on the CPU and with per-sample
 //! seeded randomness ([`SampleRng`]), become that kernel's parameters ([`FusedOp`],
@@ -38,10 +39,12 @@ pub mod draw;
 mod elements;
 mod erase;
 mod fused;
+pub mod geometry;
 mod hsv;
 mod mix;
 mod photometric;
 mod plan;
+pub mod policies;
 pub mod sample;
 mod types;
 
@@ -51,6 +54,7 @@ pub use erase::{
     Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,
 };
 pub use fused::{FUSED_PTX, FusedKernel};
+pub use geometry::{Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate};
 pub use mix::{BatchMix, Mix, cut_box, mix_batch};
 pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
@@ -60,6 +64,7 @@ pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
 };
+pub use policies::{AugmentOp, TrivialAugmentWide};
 pub use types::{
-    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage,
+    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage, Warp,
 };

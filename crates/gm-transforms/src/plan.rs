@@ -10,7 +10,8 @@
 use gm_cuda::DType;
 
 use crate::colour::{ColourOp, ColourOps};
-use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding};
+use crate::geometry::{Mat3, affine, mul};
+use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding, Warp};
 
 /// Why a chain cannot be planned for an image.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -103,6 +104,10 @@ pub struct PlanState {
     pub pad: Option<crate::types::Padding>,
     /// Colour operations so far (applied after the geometry).
     pub colour: ColourOps,
+    /// The sampling grid once an affine or perspective step has run: its matrix maps
+    /// positions in the current image to the source, and later crops, resizes and flips
+    /// compose with it (`crop` and the flips then no longer change).
+    pub warp: Option<Warp>,
 }
 
 impl PlanState {
@@ -118,6 +123,7 @@ impl PlanState {
             flip_v: false,
             pad: None,
             colour: ColourOps::NONE,
+            warp: None,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -135,6 +141,14 @@ impl PlanState {
     /// Keeps the region `(left, top, w, h)` of the current image (current pixel units),
     /// taking earlier flips into account.
     pub fn crop_current(&mut self, left: f32, top: f32, w: f32, h: f32) {
+        if self.warp.is_some() {
+            let (nw, nh) = (w.round(), h.round());
+            let (sx, sy) = (f64::from(w / nw), f64::from(h / nh));
+            self.compose(affine([sx, 0.0, f64::from(left), 0.0, sy, f64::from(top)]));
+            self.width = nw as u32;
+            self.height = nh as u32;
+            return;
+        }
         let (cw, ch) = (self.width as f32, self.height as f32);
         // In a mirrored view, the region's left edge is the source's right.
         let left = if self.flip_h { cw - left - w } else { left };
@@ -148,6 +162,116 @@ impl PlanState {
         };
         self.width = w.round() as u32;
         self.height = h.round() as u32;
+    }
+
+    /// Mirrors the current image left-right (`horizontal`) or top-bottom.
+    pub fn flip(&mut self, horizontal: bool) {
+        if self.warp.is_some() {
+            let (w, h) = (f64::from(self.width), f64::from(self.height));
+            self.compose(if horizontal {
+                affine([-1.0, 0.0, w, 0.0, 1.0, 0.0])
+            } else {
+                affine([1.0, 0.0, 0.0, 0.0, -1.0, h])
+            });
+        } else if horizontal {
+            self.flip_h = !self.flip_h;
+        } else {
+            self.flip_v = !self.flip_v;
+        }
+    }
+
+    /// Resizes the current image to `w` x `h`.
+    pub fn resize_current(&mut self, w: u32, h: u32) {
+        if self.warp.is_some() {
+            let sx = f64::from(self.width) / f64::from(w);
+            let sy = f64::from(self.height) / f64::from(h);
+            self.compose(affine([sx, 0.0, 0.0, 0.0, sy, 0.0]));
+        }
+        self.width = w;
+        self.height = h;
+    }
+
+    /// Maps the warp's output through `m` first: `m` takes positions in the new current
+    /// image (pixel `i` spans `i..i + 1`) to positions in the old one.
+    fn compose(&mut self, m: Mat3) {
+        if let Some(w) = &mut self.warp {
+            // The grid's u = x + origin is the position - 0.5 + origin.
+            let (dx, dy) = (0.5 - w.origin[0], 0.5 - w.origin[1]);
+            let to_pos = affine([1.0, 0.0, dx, 0.0, 1.0, dy]);
+            let to_u = affine([1.0, 0.0, -dx, 0.0, 1.0, -dy]);
+            w.matrix = mul(&w.matrix, &mul(&to_u, &mul(&m, &to_pos)));
+        }
+    }
+
+    /// Per axis (x, y): the current image's positions to source positions as the crop and
+    /// flips so far define them, `source = a * position + b`, as ((ax, bx), (ay, by)).
+    fn plain_map(&self) -> ((f64, f64), (f64, f64)) {
+        let axis = |start: f32, len: f32, size: u32, flip: bool| {
+            let a = f64::from(len) / f64::from(size);
+            if flip {
+                (-a, f64::from(start) + f64::from(len))
+            } else {
+                (a, f64::from(start))
+            }
+        };
+        let c = self.crop;
+        (
+            axis(c.x, c.w, self.width, self.flip_h),
+            axis(c.y, c.h, self.height, self.flip_v),
+        )
+    }
+
+    /// Warps the current image with torchvision's grid (see [`Warp`]: `matrix`, `origin`,
+    /// `post` as `_affine_grid` / `_perspective_grid` build them for the current size),
+    /// sampled with `interp`; pixels mapped from outside it read `fill` (zero, unblended,
+    /// with `None`). The size stays. A chain warps once, without padding, and samples the
+    /// source once with `interp` (nearest or bilinear); the output's filter stays, for the
+    /// images that draw no warp.
+    pub fn warp_current(
+        &mut self,
+        step: &'static str,
+        (matrix, origin, post): (Mat3, [f64; 2], f64),
+        interp: Interp,
+        fill: Option<[f32; 3]>,
+    ) -> Result<(), PlanError> {
+        self.check_geometry(step)?;
+        let err = |reason: &str| {
+            Err(PlanError::Step {
+                step,
+                reason: reason.into(),
+            })
+        };
+        if self.warp.is_some() {
+            return err("a chain warps (affine, rotation, perspective) once");
+        }
+        if self.pad.is_some() {
+            return err("padding before a warp is not supported; the warp fills instead");
+        }
+        let nearest = match interp {
+            Interp::Nearest => true,
+            Interp::Bilinear => false,
+            _ => return err("a warp samples nearest or bilinear"),
+        };
+        let (bounds, ..) = FusedOp {
+            crop: self.crop,
+            ..FusedOp::full(self.src_w, self.src_h)
+        }
+        .windows(self.src_w, self.src_h);
+        // grid_sample's tap position in the current image is (g + 1) * size / 2 - 0.5; the
+        // crop and flips take it (+ 0.5, a position) to the source.
+        let ((ax, bx), (ay, by)) = self.plain_map();
+        let half = [f64::from(self.width) / 2.0, f64::from(self.height) / 2.0];
+        self.warp = Some(Warp {
+            matrix,
+            origin,
+            post,
+            scale: [ax * half[0], ay * half[1]],
+            shift: [bx - 0.5, by - 0.5],
+            bounds,
+            nearest,
+            fill,
+        });
+        Ok(())
     }
 
     /// Refuses a crop, resize or pad after a colour operation: colour applies to the
@@ -204,6 +328,7 @@ impl PlanState {
                 flip_v: self.flip_v,
                 pad: self.pad,
                 colour: self.colour,
+                warp: self.warp,
             },
             spec,
         )
@@ -314,8 +439,7 @@ impl Transform for Resize {
                 reason: format!("target {w}x{h}"),
             });
         }
-        st.width = w;
-        st.height = h;
+        st.resize_current(w, h);
         Ok(())
     }
 }
@@ -461,7 +585,7 @@ pub struct HorizontalFlip(pub f64);
 impl Transform for HorizontalFlip {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
         if rng.bernoulli(self.0) {
-            st.flip_h = !st.flip_h;
+            st.flip(true);
         }
         Ok(())
     }
@@ -474,7 +598,7 @@ pub struct VerticalFlip(pub f64);
 impl Transform for VerticalFlip {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
         if rng.bernoulli(self.0) {
-            st.flip_v = !st.flip_v;
+            st.flip(false);
         }
         Ok(())
     }
@@ -533,6 +657,15 @@ pub struct Filter(pub Interp);
 
 impl Transform for Filter {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        if st.warp.is_some() && !matches!(self.0, Interp::Nearest | Interp::Bilinear) {
+            return Err(PlanError::Step {
+                step: "Filter",
+                reason: format!(
+                    "{:?} after a warp, which samples nearest or bilinear",
+                    self.0
+                ),
+            });
+        }
         st.spec.interp = self.0;
         Ok(())
     }
@@ -584,6 +717,9 @@ impl Transform for Pad {
         }
         if st.pad.is_some() {
             return err("a chain can pad once");
+        }
+        if st.warp.is_some() {
+            return err("padding after a warp is not supported");
         }
         // In a mirrored view, the left padding is the source's right.
         let (l, r) = if st.flip_h {

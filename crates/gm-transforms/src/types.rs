@@ -151,6 +151,69 @@ pub struct FusedOp {
     pub pad: Option<Padding>,
     /// Photometric operations after the geometry, in order.
     pub colour: ColourOps,
+    /// An affine or perspective sampling grid (RandomAffine, RandomRotation,
+    /// RandomPerspective) that replaces `crop` and the flips, which are folded into it.
+    pub warp: Option<Warp>,
+}
+
+/// A general sampling grid, in torchvision's own arithmetic (`_affine_grid` /
+/// `_perspective_grid`, then grid_sample's unnormalization), so that a single warp lands on
+/// the same source positions bit for bit: output pixel (x, y) has `u = x + origin.0`,
+/// `v = y + origin.1`; `p = matrix * (u, v, 1)`; `g = p.xy / p.z + post`; the source position
+/// in tap units (pixel `i`'s centre at `i`) is `(g + 1) * scale + shift`. Taps are sampled
+/// nearest or bilinear; taps outside `bounds` read nothing and (with a fill) the result is
+/// blended with `fill` by the weight of the taps inside, as torchvision's
+/// `_apply_grid_transform` does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Warp {
+    /// Row-major 3x3 matrix; the last row is (0, 0, 1) for an affine warp.
+    pub matrix: [f64; 9],
+    /// Added to the output pixel's column and row.
+    pub origin: [f64; 2],
+    /// Added after the perspective division (-1 for a perspective, 0 for an affine warp).
+    pub post: f64,
+    /// Per axis: source tap position `= (g + 1) * scale + shift`.
+    pub scale: [f64; 2],
+    /// See `scale`.
+    pub shift: [f64; 2],
+    /// Source pixels that hold the image being warped: (x0, y0, x1, y1), exclusive ends.
+    pub bounds: [i32; 4],
+    /// Nearest taps rather than bilinear. The warp's own: the output's filter
+    /// ([`OutputSpec::interp`]) serves the images of a batch without a warp, and a random
+    /// warp that only some images draw must not change the batch's output.
+    pub nearest: bool,
+    /// Value of pixels mapped outside `bounds`, per RGB channel, 0..255, blended by the
+    /// weight of the taps inside. `None` is torchvision's `fill=None`: taps outside read
+    /// zero and nothing is blended.
+    pub fill: Option<[f32; 3]>,
+}
+
+impl Warp {
+    /// The parameters as the kernel and the CPU twin use them (f32): matrix, origin, post,
+    /// scale, shift.
+    pub fn to_f32(&self) -> ([f32; 9], [f32; 2], f32, [f32; 2], [f32; 2]) {
+        (
+            self.matrix.map(|v| v as f32),
+            self.origin.map(|v| v as f32),
+            self.post as f32,
+            self.scale.map(|v| v as f32),
+            self.shift.map(|v| v as f32),
+        )
+    }
+
+    /// The same warp of a source region that starts at (`x`, `y`).
+    pub fn shifted(mut self, x: u32, y: u32) -> Warp {
+        self.shift[0] -= f64::from(x);
+        self.shift[1] -= f64::from(y);
+        let (xi, yi) = (x as i32, y as i32);
+        self.bounds = [
+            self.bounds[0] - xi,
+            self.bounds[1] - yi,
+            self.bounds[2] - xi,
+            self.bounds[3] - yi,
+        ];
+        self
+    }
 }
 
 impl FusedOp {
@@ -162,6 +225,11 @@ impl FusedOp {
         if self.pad.is_some() || width == 0 || height == 0 {
             return None;
         }
+        if let Some(w) = self.warp {
+            // Every tap that reads the source is inside the bounds.
+            let [x0, y0, x1, y1] = w.bounds.map(|v| v.max(0) as u32);
+            return Some([x0, y0, x1.min(width), y1.min(height)]);
+        }
         let ([x0, y0, x1, y1], ..) = self.windows(width, height);
         Some([x0 as u32, y0 as u32, x1 as u32, y1 as u32])
     }
@@ -172,11 +240,15 @@ impl FusedOp {
     pub fn shifted(mut self, x: u32, y: u32) -> FusedOp {
         self.crop.x -= x as f32;
         self.crop.y -= y as f32;
+        self.warp = self.warp.map(|w| w.shifted(x, y));
         self
     }
 
     /// The tap window and the data region: (window x0, y0, x1, y1, valid x0, y0, x1, y1).
     pub(crate) fn windows(&self, width: u32, height: u32) -> ([i32; 4], [i32; 4], [f32; 3]) {
+        if let Some(w) = self.warp {
+            return (w.bounds, w.bounds, w.fill.unwrap_or([0.0; 3]));
+        }
         match self.pad {
             Some(p) => (
                 [p.x0, p.y0, p.x1, p.y1],
@@ -203,6 +275,7 @@ impl FusedOp {
             flip_v: false,
             pad: None,
             colour: ColourOps::NONE,
+            warp: None,
         }
     }
 }

@@ -102,6 +102,7 @@ fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
             flip_v: rng.random_bool(0.2),
             pad,
             colour: gm_transforms::ColourOps::NONE,
+            warp: None,
         },
     }
 }
@@ -328,6 +329,7 @@ fn invalid_arguments_are_errors_before_launching() {
         flip_v: false,
         pad: None,
         colour: gm_transforms::ColourOps::NONE,
+        warp: None,
     };
     assert!(
         kernel.run(&stream, &[img], &[op], &spec, &out, 2).is_err(),
@@ -409,6 +411,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
                         flip_v: false,
                         pad: None,
                         colour: gm_transforms::ColourOps::NONE,
+                        warp: None,
                     }],
                     &spec,
                     &out,

@@ -30,6 +30,7 @@ fn cpu_twin_resizes_like_opencv_and_torchvision() {
             flip_v: false,
             pad: None,
             colour: gm_transforms::ColourOps::NONE,
+            warp: None,
         };
         for (mode, w, h, libs) in CASES {
             let spec = spec(mode, w, h);

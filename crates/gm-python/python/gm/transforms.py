@@ -26,6 +26,10 @@ Differences from torchvision, all by design of a fused kernel:
   seeded generator, not torch's;
 * ``MixUp`` and ``CutMix`` are not steps of the chain: give them to
   ``gm.ImageLoader(mix=...)``, which mixes each batch and delivers the soft labels.
+* ``RandomAffine``, ``RandomRotation`` and ``RandomPerspective`` fold into the same single
+  sampling of the source (one per chain), with their own interpolation (nearest or bilinear):
+  a resize before them is not a second resampling (torchvision resizes, then warps the
+  resized image). A single warp on its own gives torchvision's CPU result.
 """
 
 from __future__ import annotations
@@ -49,20 +53,24 @@ __all__ = [
     "PILToTensor",
     "Pad",
     "RandomAdjustSharpness",
+    "RandomAffine",
     "RandomAutocontrast",
     "RandomEqualize",
     "RandomErasing",
     "RandomGrayscale",
     "RandomHorizontalFlip",
     "RandomInvert",
+    "RandomPerspective",
     "RandomPosterize",
     "RandomResizedCrop",
+    "RandomRotation",
     "RandomSolarize",
     "RandomVerticalFlip",
     "Resize",
     "ToDtype",
     "ToImage",
     "Transform",
+    "TrivialAugmentWide",
 ]
 
 #: torchvision's ImageNet mean and standard deviation (RGB, for values in 0..1).
@@ -298,6 +306,7 @@ class _Colour(Transform):
                 f"{type(self).__name__}: gm's colour steps work on uint8 images; put them before "
                 "ToDtype(float) and Normalize"
             )
+        plan.coloured = True
         plan.steps.append(self._step())
 
 
@@ -388,6 +397,147 @@ class RandomPosterize(_Colour):
 
     def _step(self) -> tuple:
         return ("random_posterize", self.bits, self.p)
+
+
+def _setup_angle(value: Any, name: str, req_sizes: Tuple[int, ...] = (2,)) -> List[float]:
+    """torchvision's ``_setup_angle``: a number ``d`` is ``(-d, d)`` and must be non-negative,
+    a sequence must have one of ``req_sizes`` lengths."""
+    if isinstance(value, numbers.Number):
+        if value < 0:
+            raise ValueError(f"If {name} is a single number, it must be positive.")
+        return [-float(value), float(value)]
+    seq = [float(v) for v in value]
+    if len(seq) not in req_sizes:
+        raise ValueError(f"If {name} is a sequence its length should be one of {req_sizes}.")
+    return seq
+
+
+def _pair(value: Any, name: str) -> Tuple[float, float]:
+    seq = [float(v) for v in value]
+    if len(seq) != 2:
+        raise ValueError(f"{name} should be a sequence of length 2.")
+    return seq[0], seq[1]
+
+
+def _fill3(fill: Any, name: str) -> List[float]:
+    """A fill value or RGB triple (0..255) as three floats."""
+    if fill is None:
+        return [0.0, 0.0, 0.0]
+    if isinstance(fill, numbers.Number):
+        return [float(fill)] * 3
+    seq = [float(v) for v in fill]
+    if len(seq) == 1:
+        seq *= 3
+    if len(seq) != 3:
+        raise ValueError(f"{name}: fill {fill!r} is a value or three")
+    return seq
+
+
+def _warp_interp(mode: Any, name: str) -> str:
+    interp = _interp_name(mode)
+    if interp not in ("nearest", "bilinear"):
+        raise ValueError(f"{name}: interpolation {interp!r}; gm's warps (as torchvision's) take nearest or bilinear")
+    return interp
+
+
+class _Warp(Transform):
+    """An affine or perspective warp: one per chain, folded into the chain's single sampling
+    with its own interpolation (images that draw no warp keep the chain's)."""
+
+    interpolation = "nearest"
+
+    def _step(self) -> tuple:  # pragma: no cover - every step overrides it
+        raise NotImplementedError
+
+    def _plan(self, plan: "_Planner") -> None:
+        if plan.warped:
+            raise ValueError(f"{type(self).__name__}: gm warps (affine, rotation, perspective) once per chain")
+        if plan.coloured:
+            raise ValueError(f"{type(self).__name__}: put gm's warps before the colour steps")
+        plan.warped = True
+        plan.steps.append(self._step())
+
+
+class RandomAffine(_Warp):
+    """torchvision's ``RandomAffine``: rotation in ``degrees``, then (when given) a translation
+    up to ``translate`` of the size (whole pixels), a scale in ``scale``, shears in degrees; drawn
+    per sample in torchvision's order; pixels from outside the image read ``fill``."""
+
+    def __init__(self, degrees: Any, translate: Any = None, scale: Any = None, shear: Any = None,
+                 interpolation: Any = InterpolationMode.NEAREST, fill: Any = 0, center: Any = None):
+        self.degrees = _setup_angle(degrees, "degrees", (2,))
+        self.translate = None
+        if translate is not None:
+            self.translate = _pair(translate, "translate")
+            if not all(0.0 <= t <= 1.0 for t in self.translate):
+                raise ValueError("translation values should be between 0 and 1")
+        self.scale = None
+        if scale is not None:
+            self.scale = _pair(scale, "scale")
+            if any(s <= 0 for s in self.scale):
+                raise ValueError("scale values should be positive")
+        self.shear = None if shear is None else _setup_angle(shear, "shear", (2, 4))
+        self.interpolation = _warp_interp(interpolation, "RandomAffine")
+        self.fill = _fill3(fill, "RandomAffine")
+        self.center = None if center is None else _pair(center, "center")
+
+    def _step(self) -> tuple:
+        return ("random_affine", tuple(self.degrees), self.translate, self.scale, self.shear,
+                self.interpolation, self.fill, self.center)
+
+
+class RandomRotation(_Warp):
+    """torchvision's ``RandomRotation`` (``expand=False`` only): an angle in ``degrees`` per
+    sample, counter-clockwise about ``center`` (the image centre by default)."""
+
+    def __init__(self, degrees: Any, interpolation: Any = InterpolationMode.NEAREST, expand: bool = False,
+                 center: Any = None, fill: Any = 0):
+        if expand:
+            raise NotImplementedError("RandomRotation(expand=True) is not supported by gm")
+        self.degrees = _setup_angle(degrees, "degrees", (2,))
+        self.interpolation = _warp_interp(interpolation, "RandomRotation")
+        self.expand = False
+        self.center = None if center is None else _pair(center, "center")
+        self.fill = _fill3(fill, "RandomRotation")
+
+    def _step(self) -> tuple:
+        return ("random_rotation", tuple(self.degrees), self.interpolation, self.fill, self.center)
+
+
+class RandomPerspective(_Warp):
+    """torchvision's ``RandomPerspective``: with probability ``p``, each corner moves inwards by
+    up to ``distortion_scale`` of half the size."""
+
+    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5,
+                 interpolation: Any = InterpolationMode.BILINEAR, fill: Any = 0):
+        if not 0 <= distortion_scale <= 1:
+            raise ValueError("Argument distortion_scale value should be between 0 and 1")
+        self.distortion_scale = float(distortion_scale)
+        self.p = float(p)
+        self.interpolation = _warp_interp(interpolation, "RandomPerspective")
+        self.fill = _fill3(fill, "RandomPerspective")
+
+    def _step(self) -> tuple:
+        return ("random_perspective", self.distortion_scale, self.p, self.interpolation, self.fill)
+
+
+class TrivialAugmentWide(_Warp):
+    """torchvision's ``TrivialAugmentWide``: per sample, one of its 14 operations (shears,
+    translations, rotation, brightness, colour, contrast, sharpness, posterize, solarize,
+    autocontrast, equalize, identity) with a magnitude from ``num_magnitude_bins`` bins and a
+    random sign, drawn in torchvision's order. Its geometric operations are the chain's warp,
+    so it is the only warp of a chain; put it before any colour step."""
+
+    def __init__(self, num_magnitude_bins: int = 31, interpolation: Any = InterpolationMode.NEAREST,
+                 fill: Any = None):
+        self.num_magnitude_bins = int(num_magnitude_bins)
+        if self.num_magnitude_bins < 2:
+            raise ValueError("num_magnitude_bins should be at least 2")
+        self.interpolation = _warp_interp(interpolation, "TrivialAugmentWide")
+        self.fill = None if fill is None else _fill3(fill, "TrivialAugmentWide")
+
+    def _step(self) -> tuple:
+        return ("trivial_augment_wide", self.num_magnitude_bins, self.interpolation, self.fill)
 
 
 class ToDtype(Transform):
@@ -528,6 +678,8 @@ class _Planner:
         self.normalized = False
         self.dtype: Union[Tuple[str, str], None] = None
         self.erasing: Union[tuple, None] = None
+        self.warped = False
+        self.coloured = False
 
     def add(self, t: Any) -> None:
         if self.erasing is not None and not isinstance(t, (list, tuple, Compose, ToImage)):
