@@ -253,7 +253,8 @@ impl VideoDatasetBuilder {
     }
 
     /// Counts the files indexed in `progress` (total: the files to index) while the dataset
-    /// opens, for a progress bar.
+    /// opens, for a progress bar; a `directory` that is a bucket prefix counts its listed
+    /// objects in [`Progress::listed`] first.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
         self
@@ -263,8 +264,11 @@ impl VideoDatasetBuilder {
     pub fn open(mut self) -> Result<VideoDataset, LoaderError> {
         let storage = self.storage.clone().unwrap_or_else(Storage::global);
         if let Some(dir) = self.directory.take() {
-            self.scenes
-                .extend(list_videos(&dir, &storage)?.into_iter().map(|p| vec![p]));
+            self.scenes.extend(
+                list_videos(&dir, &storage, self.progress.as_deref())?
+                    .into_iter()
+                    .map(|p| vec![p]),
+            );
         }
         if self.scenes.is_empty() {
             return Err(LoaderError::Config("a video dataset needs videos".into()));
@@ -416,7 +420,11 @@ fn is_video(name: &str) -> bool {
         .is_some_and(|e| VIDEO_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
-fn list_videos(dir: &Path, storage: &Storage) -> Result<Vec<PathBuf>, LoaderError> {
+fn list_videos(
+    dir: &Path,
+    storage: &Storage,
+    progress: Option<&Progress>,
+) -> Result<Vec<PathBuf>, LoaderError> {
     let io = |source| LoaderError::Io {
         path: dir.to_path_buf(),
         source,
@@ -427,7 +435,7 @@ fn list_videos(dir: &Path, storage: &Storage) -> Result<Vec<PathBuf>, LoaderErro
         Location::Remote(url) => {
             let prefix = url.key().trim_end_matches('/');
             let mut out: Vec<PathBuf> = storage
-                .list(&url)
+                .list_counted(&url, progress.map(Progress::listing_counter))
                 .map_err(|e| io(e.into()))?
                 .into_iter()
                 .filter(|e| {

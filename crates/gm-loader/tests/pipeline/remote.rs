@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::common::*;
-use gm_loader::{BadSamplePolicy, Dataset, ImageFolder, ListFile, Loader, Sampler};
+use gm_loader::{BadSamplePolicy, Dataset, ImageFolder, ListFile, Loader, Progress, Sampler};
 use gm_storage::testing::{Fault, FaultServer, s3_or_skip};
 use gm_storage::{Storage, StorageOptions};
 
@@ -53,7 +53,10 @@ fn an_image_folder_in_s3_gives_the_local_folders_batches_bit_for_bit() {
     let uploaded = bucket.upload_dir(&demo_images(), "train").unwrap();
     let local = demo_folder();
     let root = format!("s3://{}/train", bucket.name());
-    let remote = ImageFolder::with_storage(&root, &bucket.storage).unwrap();
+    let progress = Progress::new();
+    let remote = ImageFolder::with_progress(&root, &bucket.storage, Some(&progress)).unwrap();
+    // Every listed object counted, images or not, for a progress bar.
+    assert_eq!(progress.listed(), uploaded as u64);
     assert_eq!(remote.classes(), local.classes());
     let local_root = demo_images().display().to_string();
     assert_eq!(relative(&remote, &root), relative(&local, &local_root));
