@@ -8,6 +8,7 @@ mod frames;
 mod info;
 mod jpeg;
 mod probe;
+mod probe_many;
 mod source;
 
 use clap::{Parser, Subcommand};

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 #[derive(clap::Args)]
 pub struct ProbeArgs {
     /// The video (MP4/MOV or Matroska/WebM): a path or a URL (`s3://`, `gs://`, `az://`,
-    /// `http(s)://`), read by ranged GETs of only what the index needs.
+    /// `http(s)://`), read by ranged GETs of only what the index needs. A directory or a
+    /// bucket prefix ending in `/` indexes every video in it, with a progress bar, and reports
+    /// what that cost per video.
     file: PathBuf,
     /// Print one JSON object (fields: codec, width, height, timescale, frame_count, ...).
     #[arg(long)]
@@ -41,6 +43,13 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         track: args.track.map(TrackSelect::Id).unwrap_or_default(),
         scan,
     };
+    if crate::probe_many::is_many(&args.file) {
+        if args.frames {
+            anyhow::bail!("--frames lists the frames of one video, not of a folder");
+        }
+        let storage = args.storage.storage()?;
+        return crate::probe_many::run(&args.file, options, &storage, args.json);
+    }
     let start = Instant::now();
     let opened = crate::source::open(&args.file, &args.storage.storage()?)?;
     let idx = VideoIndex::from_source(opened.source.as_ref(), options)?;
@@ -67,7 +76,8 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     Ok(())
 }
 
-fn summary(idx: &VideoIndex, ms: f64) -> Value {
+/// The summary fields of `--json` (without `frames`).
+pub(crate) fn summary(idx: &VideoIndex, ms: f64) -> Value {
     let gop_sizes: Vec<u32> = idx.gops.iter().map(|g| g.end - g.start).collect();
     let open = idx
         .gops

@@ -249,3 +249,83 @@ fn demo_over_s3_makes_the_local_contact_sheet() {
     assert!(remote.contains(&bad), "{remote}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// `gm probe --json DIR`: the folder's videos, skipped files and totals.
+fn probe_folder(target: &str, extra: &[&str]) -> Value {
+    let out = gm()
+        .args(["probe", "--json"])
+        .args(extra)
+        .arg(target)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{target}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn probe_of_a_bucket_prefix_indexes_every_video_as_the_local_folder() {
+    let name = "probe_of_a_bucket_prefix_indexes_every_video_as_the_local_folder";
+    let Some(server) = s3_or_skip(name) else {
+        return;
+    };
+    let bucket = server.bucket("probe-prefix", StorageOptions::default());
+    let dir = fixtures().join("video");
+    bucket.upload_dir(&dir, "v").unwrap();
+    let local = probe_folder(dir.to_str().unwrap(), &[]);
+    let prefix = bucket.url("v/").to_string();
+    let mut extra = s3_args(&server.endpoint());
+    extra.extend(SMALL_BLOCKS.map(String::from));
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let remote = probe_folder(&prefix, &extra);
+    let videos = |v: &Value, root: &str, remote: bool| -> Vec<Value> {
+        v["videos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                let o = s.as_object_mut().unwrap();
+                let file = o.remove("file").unwrap();
+                let rel = file
+                    .as_str()
+                    .unwrap()
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string();
+                o.insert("file".into(), rel.trim_start_matches('/').into());
+                assert_eq!(o.remove("requests").is_some(), remote);
+                s
+            })
+            .collect()
+    };
+    let want = videos(&local, dir.to_str().unwrap(), false);
+    assert!(want.len() >= 20, "{} videos", want.len());
+    assert_eq!(videos(&remote, &prefix, true), want);
+    // Each file equals its own single-file probe.
+    let one = comparable(
+        probe(dir.join("h264_bpyramid.mp4").to_str().unwrap(), &[]).unwrap(),
+        None,
+    )
+    .0;
+    let from_folder = want
+        .iter()
+        .find(|v| v["file"] == "h264_bpyramid.mp4")
+        .unwrap();
+    let mut from_folder = from_folder.clone();
+    from_folder.as_object_mut().unwrap().remove("file");
+    assert_eq!(from_folder, one);
+    // The same file left out, and the cost counted.
+    assert_eq!(
+        remote["skipped"].as_array().unwrap().len(),
+        local["skipped"].as_array().unwrap().len()
+    );
+    let total = &remote["total"];
+    assert_eq!(total["videos"].as_u64().unwrap() as usize, want.len());
+    assert!(total["requests"].as_u64().unwrap() >= want.len() as u64);
+    assert!(total["bytes_read"].as_u64().unwrap() < total["file_size"].as_u64().unwrap());
+    assert!(local["total"].get("requests").is_none());
+}
