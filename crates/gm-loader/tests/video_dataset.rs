@@ -351,3 +351,35 @@ fn a_bucket_prefix_lists_videos_as_a_directory_does() {
     assert_eq!((remote.len(), remote.scenes()), (local.len(), 3));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn remote_videos_index_on_more_threads_than_local_ones() {
+    use gm_storage::testing::{Fault, FaultServer};
+    use gm_storage::{Storage, StorageOptions};
+    use std::time::Duration;
+    let server = FaultServer::start().unwrap();
+    let bytes = std::fs::read(fixture("h264_bpyramid.mp4")).unwrap();
+    let n = 24;
+    for i in 0..n {
+        server.insert(&format!("v{i:02}.mp4"), bytes.clone());
+    }
+    // Every first GET takes 300 ms, so the indexing threads' first requests overlap.
+    server.script(None, Fault::Delay(Duration::from_millis(300)), n as u32);
+    let storage = Storage::new(StorageOptions {
+        concurrency: 64,
+        ..StorageOptions::default()
+    });
+    let urls: Vec<PathBuf> = (0..n)
+        .map(|i| PathBuf::from(server.url(&format!("v{i:02}.mp4")).url().as_str()))
+        .collect();
+    let d = VideoDataset::builder()
+        .videos(&urls)
+        .frames(4, 4)
+        .storage(&storage)
+        .open()
+        .unwrap();
+    assert_eq!(d.scenes(), n);
+    // 64 / 4 = 16 threads: more than the 8 that local files get at most.
+    let peak = storage.stats().peak_in_flight;
+    assert!(peak > 8 && peak <= 16, "{peak} requests at once");
+}

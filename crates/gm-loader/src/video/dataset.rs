@@ -479,7 +479,7 @@ pub fn index_file_name(video: &Path) -> String {
     format!("{stem}-{h:016x}.gmidx")
 }
 
-/// Indexes every path on a few threads, in order.
+/// Indexes every path on a few threads (more for remote videos), in order.
 fn index_all(
     paths: &[PathBuf],
     cache: Option<&Path>,
@@ -493,10 +493,19 @@ fn index_all(
     let results: Mutex<Vec<Option<Result<IndexingDemuxer, SampleErrorKind>>>> =
         Mutex::new((0..paths.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
+    let local = std::thread::available_parallelism()
         .map_or(4, |n| n.get())
-        .min(8)
-        .min(paths.len().max(1));
+        .min(8);
+    // Remote indexing waits on round trips, not on the CPU: more threads, up to a quarter of
+    // the storage's request limit (each index sends a few requests at once).
+    let remote = paths
+        .iter()
+        .any(|p| gm_storage::looks_like_url(&p.to_string_lossy()));
+    let threads = match remote {
+        true => local.max(storage.options().concurrency / 4),
+        false => local,
+    }
+    .min(paths.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
