@@ -7,14 +7,15 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gm_cuda::DType;
-use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, ImageFolder, Loader, Sampler, Stats};
+use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, Loader, Sampler, Stats};
 use gm_transforms::{HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `gm demo`.
 #[derive(Args)]
 pub struct DemoArgs {
-    /// An ImageFolder-style directory (default: the bundled `assets/demo/images`).
+    /// An ImageFolder-style directory or bucket prefix (`s3://bucket/train/`, `gs://`,
+    /// `az://`; default: the bundled `assets/demo/images`).
     #[arg(long)]
     images: Option<PathBuf>,
     /// Passes over the images, for a throughput figure.
@@ -43,9 +44,12 @@ pub struct DemoArgs {
     /// NVDEC (needs a GPU); the contact sheet has a row per episode.
     #[arg(long)]
     video: bool,
-    /// A directory of MP4/MOV videos for --video (default: the bundled `assets/demo/videos`).
+    /// A directory or bucket prefix of videos for --video (default: the bundled
+    /// `assets/demo/videos`).
     #[arg(long, value_name = "DIR")]
     videos: Option<PathBuf>,
+    #[command(flatten)]
+    storage: crate::source::StorageArgs,
 }
 
 fn default_images() -> Result<PathBuf> {
@@ -67,14 +71,15 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         bail!("--batch and --epochs must be at least 1");
     }
     if args.video || args.videos.is_some() {
-        return crate::demo_video::run(args.videos.as_deref(), args.epochs, &args.out);
+        let storage = args.storage.storage()?;
+        return crate::demo_video::run(args.videos.as_deref(), args.epochs, &args.out, &storage);
     }
     let dir = match &args.images {
         Some(d) => d.clone(),
         None => default_images()?,
     };
     let dir = dir.canonicalize().unwrap_or(dir);
-    let folder = ImageFolder::new(&dir)?;
+    let folder = crate::bars::list_images(&dir, &args.storage.storage()?)?;
     let (n, classes) = (folder.len(), folder.classes().join(", "));
     let names: Vec<String> = (0..n)
         .map(|i| {

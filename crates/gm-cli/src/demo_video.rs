@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use gm_cuda::{DType, Device};
 use gm_loader::{ClipLoader, Sampler, VideoDataset};
+use gm_storage::Storage;
 use gm_transforms::{Layout, Resize, ToDtype};
 
 const W: usize = 160;
@@ -27,7 +28,7 @@ fn default_videos() -> Result<PathBuf> {
 }
 
 /// Runs `gm demo --video`.
-pub fn run(videos: Option<&Path>, epochs: u64, out: &Path) -> Result<()> {
+pub fn run(videos: Option<&Path>, epochs: u64, out: &Path, storage: &Storage) -> Result<()> {
     let dir = match videos {
         Some(d) => d.to_path_buf(),
         None => default_videos()?,
@@ -36,11 +37,12 @@ pub fn run(videos: Option<&Path>, epochs: u64, out: &Path) -> Result<()> {
         anyhow::anyhow!("the video demo decodes on NVDEC and needs an NVIDIA GPU: {e}")
     })?;
     // Episodes of 8 frames, every 2nd frame (0.5 s at 30 fps), a new one every 15 frames.
-    let dataset = VideoDataset::builder()
+    let builder = VideoDataset::builder()
         .directory(&dir)
+        .storage(storage)
         .frames(T, 15)
-        .step(2)
-        .open()?;
+        .step(2);
+    let dataset = crate::bars::open_videos(builder, &dir.display().to_string())?;
     let files = dataset.scenes();
     let episodes = dataset.len();
     let names: Vec<String> = (0..files)

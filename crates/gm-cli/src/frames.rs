@@ -1,15 +1,17 @@
 //! `gm frames`: decode chosen frames on the GPU and write them as files.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use gm_codec::nvdec::{ColourInfo, DecoderSession, FrameStatus};
-use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer};
+use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
 
 /// Arguments of `gm frames`.
 #[derive(clap::Args)]
 pub struct FramesArgs {
-    /// The video.
+    /// The video: a path or a URL (`s3://`, `gs://`, `az://`, `http(s)://`), read by ranged
+    /// GETs of the index's boxes and the planned packets.
     file: PathBuf,
     /// Frame indices in presentation order, comma-separated (e.g. 0,17,250).
     #[arg(long, value_delimiter = ',', required = true)]
@@ -21,17 +23,19 @@ pub struct FramesArgs {
     /// 8-bit RGB; png: an image to look at.
     #[arg(long, default_value = "yuv", value_parser = ["yuv", "rgb", "png"])]
     format: String,
+    #[command(flatten)]
+    storage: crate::source::StorageArgs,
 }
 
 pub fn run(args: &FramesArgs) -> Result<()> {
     let device = gm_cuda::Device::new(0).context("gm frames decodes on the GPU")?;
-    let demux = IndexingDemuxer::open(
-        &args.file,
-        IndexOptions {
-            scan: BitstreamScan::Full,
-            ..Default::default()
-        },
-    )?;
+    let opened = crate::source::open(&args.file, &args.storage.storage()?)?;
+    let options = IndexOptions {
+        scan: BitstreamScan::Full,
+        ..Default::default()
+    };
+    let index = VideoIndex::from_source(opened.source.as_ref(), options)?;
+    let demux = IndexingDemuxer::new(Arc::new(index), opened.source);
     let plan = demux.plan(&args.frames)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;

@@ -1,12 +1,15 @@
 //! `gm`: the command-line face of Gradient Mechanics.
 #![allow(clippy::print_stdout)] // a command-line tool prints its report
 
+mod bars;
 mod demo;
 mod demo_video;
 mod frames;
 mod info;
 mod jpeg;
 mod probe;
+mod probe_many;
+mod source;
 
 use clap::{Parser, Subcommand};
 

@@ -10,7 +10,10 @@ use serde_json::{Value, json};
 /// Arguments of `gm probe`.
 #[derive(clap::Args)]
 pub struct ProbeArgs {
-    /// The video (MP4/MOV, H.264 or HEVC).
+    /// The video (MP4/MOV or Matroska/WebM): a path or a URL (`s3://`, `gs://`, `az://`,
+    /// `http(s)://`), read by ranged GETs of only what the index needs. A directory or a
+    /// bucket prefix ending in `/` indexes every video in it, with a progress bar, and reports
+    /// what that cost per video.
     file: PathBuf,
     /// Print one JSON object (fields: codec, width, height, timescale, frame_count, ...).
     #[arg(long)]
@@ -24,6 +27,8 @@ pub struct ProbeArgs {
     /// How much of the bitstream to read: none, keyframes (default), full (default with --frames).
     #[arg(long, value_parser = ["none", "keyframes", "full"])]
     scan: Option<String>,
+    #[command(flatten)]
+    storage: crate::source::StorageArgs,
 }
 
 pub fn run(args: &ProbeArgs) -> Result<()> {
@@ -38,10 +43,23 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         track: args.track.map(TrackSelect::Id).unwrap_or_default(),
         scan,
     };
+    if crate::probe_many::is_many(&args.file) {
+        if args.frames {
+            anyhow::bail!("--frames lists the frames of one video, not of a folder");
+        }
+        let storage = args.storage.storage()?;
+        return crate::probe_many::run(&args.file, options, &storage, args.json);
+    }
     let start = Instant::now();
-    let idx = VideoIndex::open(&args.file, options)?;
+    let opened = crate::source::open(&args.file, &args.storage.storage()?)?;
+    let idx = VideoIndex::from_source(opened.source.as_ref(), options)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let mut v = summary(&idx, ms);
+    if let Some(remote) = &opened.remote {
+        // What the network carried: requests, and whole cache blocks (at least bytes_read).
+        v["requests"] = json!(idx.requests);
+        v["bytes_fetched"] = json!(remote.bytes_fetched());
+    }
     if args.frames {
         v["frames"] = Value::Array(
             idx.presentation
@@ -58,7 +76,8 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     Ok(())
 }
 
-fn summary(idx: &VideoIndex, ms: f64) -> Value {
+/// The summary fields of `--json` (without `frames`).
+pub(crate) fn summary(idx: &VideoIndex, ms: f64) -> Value {
     let gop_sizes: Vec<u32> = idx.gops.iter().map(|g| g.end - g.start).collect();
     let open = idx
         .gops
@@ -166,6 +185,9 @@ fn print_text(idx: &VideoIndex, v: &Value, frames: bool) {
         idx.bytes_read,
         idx.file_size
     );
+    if let (Some(requests), Some(fetched)) = (v["requests"].as_u64(), v["bytes_fetched"].as_u64()) {
+        println!("  {requests} requests, {fetched} bytes fetched");
+    }
     if frames {
         println!("  frame decode      pts      dts   offset    size key type ra  ref gop start");
         for &d in &idx.presentation {

@@ -62,3 +62,52 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
         std::fs::remove_dir_all(&dir).ok();
     }
 }
+
+/// `gm frames URL`: the index and the planned packets read by ranged GETs (small blocks, so
+/// that nothing is read whole) decode to ffmpeg's frames.
+#[test]
+fn gm_frames_of_a_url_equal_ffmpeg() {
+    let _device = gm_cuda::gpu_test_device!("gm_frames_of_a_url_equal_ffmpeg");
+    let server = gm_storage::testing::FaultServer::start().unwrap();
+    let dir = std::env::temp_dir().join(format!("gm-frames-url-{}", std::process::id()));
+    for name in ["hevc_open_gop", "h264_1366x766"] {
+        let video = fixtures().join(format!("video/{name}.mp4"));
+        server.insert(&format!("{name}.mp4"), std::fs::read(&video).unwrap());
+        let golden: Vec<String> =
+            std::fs::read_to_string(fixtures().join(format!("golden/{name}.framemd5")))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+                .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
+                .collect();
+        let frames = [0, golden.len() / 2 + 1, golden.len() - 1];
+        let list = frames.map(|f| f.to_string()).join(",");
+        let url = server.url(&format!("{name}.mp4")).to_string();
+        let out = gm()
+            .args(["frames", &url, "--frames", &list])
+            .args([
+                "--storage",
+                "open_bytes=8KiB",
+                "--storage",
+                "block_size=4KiB",
+            ])
+            .arg("--out")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for f in frames {
+            let bytes = std::fs::read(dir.join(format!("{f:06}.yuv"))).unwrap();
+            assert_eq!(
+                format!("{:x}", Md5::digest(&bytes)),
+                golden[f],
+                "{name} frame {f} from {url}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

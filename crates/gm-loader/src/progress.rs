@@ -1,5 +1,6 @@
-//! Progress of long one-off work (indexing a video dataset, filling the device cache), for
-//! whoever shows it: a progress bar, a log line. The work counts; the viewer polls.
+//! Progress of long one-off work (listing a bucket prefix, indexing a video dataset, filling
+//! the device cache), for whoever shows it: a progress bar, a log line. The work counts; the
+//! viewer polls.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,6 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Progress {
     done: AtomicU64,
     total: AtomicU64,
+    /// Shared with the storage runtime, which counts listed objects as pages arrive.
+    listed: Arc<AtomicU64>,
 }
 
 impl Progress {
@@ -26,6 +29,17 @@ impl Progress {
     /// Units to do (0 until the work knows).
     pub fn total(&self) -> u64 {
         self.total.load(Ordering::Relaxed)
+    }
+
+    /// Objects listed so far under a bucket prefix (before the work's total is known; the
+    /// listing has no total of its own).
+    pub fn listed(&self) -> u64 {
+        self.listed.load(Ordering::Relaxed)
+    }
+
+    /// The counter a listing adds to.
+    pub(crate) fn listing_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.listed)
     }
 
     pub(crate) fn start(&self, total: u64) {

@@ -5,10 +5,11 @@
 mod video_common;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use gm_demux::{IndexOptions, IndexingDemuxer, VideoIndex};
 use gm_episodes::{GapPolicy, TimedEpisodes, Timeline};
-use gm_loader::{BadFiles, LoaderError, VideoDataset, index_file_name};
+use gm_loader::{BadFiles, LoaderError, Progress, VideoDataset, index_file_name};
 use video_common::{fixture, videos};
 
 fn temp(tag: &str) -> PathBuf {
@@ -312,17 +313,29 @@ fn a_bucket_prefix_lists_videos_as_a_directory_does() {
     std::fs::write(dir.join("notes.txt"), b"not a video").unwrap();
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::copy(&videos()[0], dir.join("sub/deeper.mp4")).unwrap();
-    bucket.upload_dir(&dir, "clips").unwrap();
-    let open = |d: PathBuf| {
+    let uploaded = bucket.upload_dir(&dir, "clips").unwrap() as u64;
+    let open = |d: PathBuf, progress: &Arc<Progress>| {
         VideoDataset::builder()
             .directory(d)
             .frames(4, 3)
             .storage(&bucket.storage)
+            .progress(Arc::clone(progress))
             .open()
             .unwrap()
     };
-    let local = open(dir.clone());
-    let remote = open(PathBuf::from(format!("s3://{}/clips", bucket.name())));
+    let local_progress = Progress::new();
+    let local = open(dir.clone(), &local_progress);
+    let progress = Progress::new();
+    let remote = open(
+        PathBuf::from(format!("s3://{}/clips", bucket.name())),
+        &progress,
+    );
+    // The listing counted every object under the prefix (videos or not); indexing counted
+    // the videos. A local directory lists nothing.
+    assert_eq!(progress.listed(), uploaded);
+    assert_eq!((progress.done(), progress.total()), (3, 3));
+    assert_eq!(local_progress.listed(), 0);
+    assert_eq!((local_progress.done(), local_progress.total()), (3, 3));
     let names = |d: &VideoDataset, n: usize| -> Vec<String> {
         (0..n)
             .map(|v| {
@@ -337,4 +350,36 @@ fn a_bucket_prefix_lists_videos_as_a_directory_does() {
     assert_eq!(names(&remote, 3), names(&local, 3));
     assert_eq!((remote.len(), remote.scenes()), (local.len(), 3));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn remote_videos_index_on_more_threads_than_local_ones() {
+    use gm_storage::testing::{Fault, FaultServer};
+    use gm_storage::{Storage, StorageOptions};
+    use std::time::Duration;
+    let server = FaultServer::start().unwrap();
+    let bytes = std::fs::read(fixture("h264_bpyramid.mp4")).unwrap();
+    let n = 24;
+    for i in 0..n {
+        server.insert(&format!("v{i:02}.mp4"), bytes.clone());
+    }
+    // Every first GET takes 300 ms, so the indexing threads' first requests overlap.
+    server.script(None, Fault::Delay(Duration::from_millis(300)), n as u32);
+    let storage = Storage::new(StorageOptions {
+        concurrency: 64,
+        ..StorageOptions::default()
+    });
+    let urls: Vec<PathBuf> = (0..n)
+        .map(|i| PathBuf::from(server.url(&format!("v{i:02}.mp4")).url().as_str()))
+        .collect();
+    let d = VideoDataset::builder()
+        .videos(&urls)
+        .frames(4, 4)
+        .storage(&storage)
+        .open()
+        .unwrap();
+    assert_eq!(d.scenes(), n);
+    // 64 / 4 = 16 threads: more than the 8 that local files get at most.
+    let peak = storage.stats().peak_in_flight;
+    assert!(peak > 8 && peak <= 16, "{peak} requests at once");
 }

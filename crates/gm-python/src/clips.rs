@@ -24,7 +24,11 @@ type EpisodeSources = (usize, Vec<(String, Vec<usize>)>);
 /// Videos cut into episodes: `frames` frames every `stride` frames (every `step`-th frame),
 /// or `timed=(seconds, fps, stride)` by timestamp. `videos` (paths), `directory` (every
 /// .mp4/.m4v/.mov/.webm/.mkv in it) or `scenes` (lists of camera videos, aligned) say which files.
-/// Indexing reads no frame and needs no GPU; `index_cache` keeps the indexes.
+/// Each may be a URL (`s3://`, `gs://`, `az://`, `http(s)://`; a `directory` a bucket prefix),
+/// read by ranged GETs through `storage={...}` (object_store keys such as `endpoint`,
+/// `region`, `allow_http`, and gm's `concurrency`, `retries`, `timeout`, ...; the
+/// environment first). Indexing reads no frame and needs no GPU; `index_cache` keeps the
+/// indexes.
 #[pyclass(module = "gm")]
 pub struct VideoDataset {
     builder: VideoDatasetBuilder,
@@ -43,7 +47,7 @@ impl VideoDataset {
     #[pyo3(signature = (
         videos=None, *, directory=None, scenes=None, frames=8, stride=None, step=1, timed=None,
         tolerance=None, skip_gaps=false, index_cache=None, bad_files="skip", gop_cache_bytes=None,
-        progress=None
+        progress=None, storage=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -61,6 +65,7 @@ impl VideoDataset {
         bad_files: &str,
         gop_cache_bytes: Option<usize>,
         progress: Option<&Bound<'_, PyAny>>,
+        storage: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<VideoDataset> {
         let files = Files {
             videos,
@@ -75,7 +80,10 @@ impl VideoDataset {
             tolerance,
             skip_gaps,
         };
-        let b = configure(files, cut, index_cache, bad_files, gop_cache_bytes)?;
+        let mut b = configure(files, cut, index_cache, bad_files, gop_cache_bytes)?;
+        if let Some(storage) = crate::storage::from_dict(storage)? {
+            b = b.storage(&storage);
+        }
         let builder = b.clone();
         let counter = gm_loader::Progress::new();
         let b = b.progress(counter.clone());

@@ -4,10 +4,7 @@
 use std::sync::Arc;
 
 use gm_codec::jpeg::DecoderOptions;
-use gm_loader::{
-    BadSamplePolicy, Batch as RustBatch, DeviceCache, ImageFolder, Images, ListFile, Loader,
-    Sampler,
-};
+use gm_loader::{BadSamplePolicy, Batch as RustBatch, DeviceCache, Images, Loader, Sampler};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyStopIteration, PyValueError};
 use pyo3::prelude::*;
@@ -24,6 +21,11 @@ use crate::tensor::{Elem, Tensor, Uploads};
 /// Loads batches of images from a folder of class subfolders (ImageFolder) or a list file
 /// ("path label" per line), decoding on the GPU's JPEG engines, nvJPEG's CUDA backend and the
 /// CPU at once, and running the transforms as one fused kernel.
+///
+/// `source` may be a URL (`s3://`, `gs://`, `az://`, `http(s)://`): a prefix (ending in `/`,
+/// or naming no object) lists as an ImageFolder, an object is read as a list file. `storage`
+/// configures the stores: object_store keys (`endpoint`, `region`, `allow_http`, ...) and
+/// gm's (`concurrency`, `retries`, `timeout`, `connect_timeout`, ...), after the environment.
 ///
 /// Iterating yields `Batch`es whose `images` and `labels` are `gm.Tensor`s on the GPU (or in
 /// host memory on the CPU path); `torch.from_dlpack` takes them without a copy.
@@ -119,21 +121,6 @@ pub(crate) fn plan_steps_erasing(
     Ok((crate::transforms::compose(&steps)?, erasing))
 }
 
-fn dataset_for(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Arc<dyn gm_loader::Dataset>> {
-    let path: std::path::PathBuf = source.extract()?;
-    let opened: Result<Arc<dyn gm_loader::Dataset>, gm_loader::DatasetError> = if path.is_dir() {
-        ImageFolder::new(&path).map(|d| Arc::new(d) as Arc<dyn gm_loader::Dataset>)
-    } else if path.is_file() {
-        ListFile::new(&path).map(|d| Arc::new(d) as Arc<dyn gm_loader::Dataset>)
-    } else {
-        return Err(PyValueError::new_err(format!(
-            "{}: no such folder or list file",
-            path.display()
-        )));
-    };
-    opened.map_err(|e| loader_error(py, e.into()))
-}
-
 pub(crate) fn sampler_for(
     py: Python<'_>,
     shuffle: bool,
@@ -166,7 +153,7 @@ impl ImageLoader {
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=4, stages=2,
         prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
-        truncated="refuse"
+        truncated="refuse", storage=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -189,10 +176,12 @@ impl ImageLoader {
         progress: Option<&Bound<'_, PyAny>>,
         mix: Option<&Bound<'_, PyAny>>,
         truncated: &str,
+        storage: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
         let truncated = crate::decode::parse_truncated(truncated)?;
-        let dataset = dataset_for(py, source)?;
+        let storage = crate::storage::from_dict(storage)?;
+        let dataset = crate::storage::image_dataset(py, source, storage)?;
         let (chain, erasing) = plan_steps_erasing(py, transforms)?;
         let mix = match mix {
             Some(m) if !m.is_none() => {

@@ -15,6 +15,7 @@ mod logging;
 mod owner;
 mod progress;
 mod stats;
+mod storage;
 mod tensor;
 mod transforms;
 mod video;

@@ -2,6 +2,7 @@
 under gpu/ need a GPU and PyTorch: they skip without them, except where GM_REQUIRE_GPU=1
 (the GPU machine's run), where a missing GPU is a failure."""
 
+import logging
 import os
 import pathlib
 import shutil
@@ -16,11 +17,14 @@ MEDIA = REPO / "tests" / "media"
 
 
 def gm_thread_count() -> int:
-    """Threads of this process that gm started (their names start with "gm-")."""
+    """Threads of this process that gm's loaders started (their names start with "gm-"),
+    not counting the storage runtime's two I/O threads ("gm-storage"), which serve every
+    loader that reads URLs and live as long as the process."""
     n = 0
     for comm in pathlib.Path("/proc/self/task").glob("*/comm"):
         try:
-            if comm.read_text().startswith("gm-"):
+            name = comm.read_text().strip()
+            if name.startswith("gm-") and name != "gm-storage":
                 n += 1
         except OSError:
             pass
@@ -80,3 +84,61 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "/gpu/" in str(item.fspath):
             item.add_marker(skip)
+
+
+class S3:
+    """moto's S3 server in this process, on a free loopback port, with a boto3 client and the
+    ``storage=`` options that reach it."""
+
+    def __init__(self, server, endpoint):
+        import boto3
+
+        self.server = server
+        self.endpoint = endpoint
+        self.client = boto3.client(
+            "s3", endpoint_url=endpoint, region_name="us-east-1",
+            aws_access_key_id="test", aws_secret_access_key="test",
+        )
+        self.storage = {
+            "endpoint": endpoint, "region": "us-east-1", "allow_http": True,
+            "access_key_id": "test", "secret_access_key": "test",
+            # Failures show in seconds, not after gm's default 20 s retry budget.
+            "retries": 2, "backoff_min": "10ms", "backoff_max": "50ms", "timeout": 10,
+        }
+        self.buckets = 0
+
+    def bucket(self, name):
+        """A new bucket for one test."""
+        self.buckets += 1
+        bucket = f"{name}-{self.buckets}"
+        self.client.create_bucket(Bucket=bucket)
+        return bucket
+
+    def upload(self, bucket, folder, prefix):
+        """Every file under ``folder`` as ``prefix/<relative path>``; returns their count."""
+        files = sorted(p for p in pathlib.Path(folder).rglob("*") if p.is_file())
+        for p in files:
+            key = f"{prefix}/{p.relative_to(folder).as_posix()}"
+            self.client.put_object(Bucket=bucket, Key=key, Body=p.read_bytes())
+        return len(files)
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """moto's ThreadedMotoServer (pinned with the package's test extra): skipped when moto is
+    not installed, a failure when GM_REQUIRE_S3=1 (CI)."""
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        if os.environ.get("GM_REQUIRE_S3") == "1":
+            pytest.fail("GM_REQUIRE_S3=1 but moto is not installed (pip install gradient-mechanics-rs[test])")
+        pytest.skip("no S3 test server: pip install moto[s3] (the test extra has it)")
+    # One log record per request would bury a failure's report.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield S3(server, f"http://{host}:{port}")
+    finally:
+        server.stop()

@@ -26,7 +26,7 @@ pub mod testing;
 
 pub use error::{FailureKind, RequestFailure, StorageError};
 pub use location::{Location, RemoteUrl, Scheme, looks_like_url};
-pub use options::StorageOptions;
+pub use options::{GM_KEYS, StorageOptions};
 pub use remote::RemoteSource;
 pub use stats::StorageStats;
 pub use storage::{ObjectEntry, Storage};

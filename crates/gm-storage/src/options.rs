@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::error::StorageError;
+
 /// How remote storage is reached. Credentials and endpoints come from the usual environment
 /// variables first (`AWS_*`, `GOOGLE_*`, `AZURE_*`), then from [`StorageOptions::store`].
 #[derive(Debug, Clone)]
@@ -69,5 +71,147 @@ impl StorageOptions {
         self.backoff_min
             .saturating_mul(factor)
             .min(self.backoff_max)
+    }
+}
+
+/// gm's own keys, as [`StorageOptions::set`] takes them.
+pub const GM_KEYS: &[&str] = &[
+    "concurrency",
+    "max_inflight_bytes",
+    "retries",
+    "retry_timeout",
+    "backoff_min",
+    "backoff_max",
+    "timeout",
+    "connect_timeout",
+    "open_bytes",
+    "block_size",
+    "cache_bytes",
+];
+
+impl StorageOptions {
+    /// Options from `(key, value)` pairs, as the command line (`--storage KEY=VALUE`) and
+    /// Python (`storage={...}`) give them: see [`set`](Self::set).
+    pub fn from_pairs<K, V>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<StorageOptions, StorageError>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut options = StorageOptions::default();
+        for (key, value) in pairs {
+            options.set(key.as_ref(), value.as_ref())?;
+        }
+        Ok(options)
+    }
+
+    /// Sets one option by name. gm's keys ([`GM_KEYS`]) take counts (`64`), byte sizes
+    /// (`65536`, `64KiB`, `1MiB`, `1GiB`) or durations (`500ms`, `10s`, `2.5`: seconds);
+    /// every other key is passed to object_store (`endpoint`, `region`, `allow_http`, ...),
+    /// which checks it when the store is built.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+        let bad = |what: &str| StorageError::Config {
+            url: "(storage options)".to_string(),
+            reason: format!("option {key:?} = {value:?}: expected {what}"),
+        };
+        let count = || value.trim().parse::<u64>().map_err(|_| bad("a count"));
+        let bytes = || parse_bytes(value).ok_or_else(|| bad("a byte size such as 65536 or 64KiB"));
+        let time = || parse_duration(value).ok_or_else(|| bad("a duration such as 500ms or 10s"));
+        match key.to_ascii_lowercase().as_str() {
+            "concurrency" => {
+                self.concurrency = usize::try_from(count()?).map_err(|_| bad("a count"))?
+            }
+            "max_inflight_bytes" => self.max_inflight_bytes = bytes()?,
+            "retries" => self.retries = u32::try_from(count()?).map_err(|_| bad("a count"))?,
+            "retry_timeout" => self.retry_timeout = time()?,
+            "backoff_min" => self.backoff_min = time()?,
+            "backoff_max" => self.backoff_max = time()?,
+            "timeout" => self.timeout = time()?,
+            "connect_timeout" => self.connect_timeout = time()?,
+            "open_bytes" => self.open_bytes = bytes()?,
+            "block_size" => self.block_size = bytes()?,
+            "cache_bytes" => self.cache_bytes = bytes()?,
+            _ => self.store.push((key.to_string(), value.to_string())),
+        }
+        Ok(())
+    }
+}
+
+/// `65536`, `64KiB`, `64KB` (also 1024), `1MiB`, `1GiB`.
+fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return None,
+    };
+    n.checked_mul(1 << shift)
+}
+
+/// `500ms`, `10s`, `2m`, or a bare number of seconds (`2.5`).
+fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let seconds = number.trim().parse::<f64>().ok()? * scale;
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gm_keys_parse_and_others_go_to_the_store() {
+        let o = StorageOptions::from_pairs([
+            ("concurrency", "8"),
+            ("block_size", "4KiB"),
+            ("open_bytes", "8192"),
+            ("timeout", "250ms"),
+            ("retry_timeout", "2.5"),
+            ("backoff_max", "1s"),
+            ("endpoint", "http://127.0.0.1:9000"),
+            ("allow_http", "true"),
+        ])
+        .expect("valid options");
+        assert_eq!(o.concurrency, 8);
+        assert_eq!((o.block_size, o.open_bytes), (4096, 8192));
+        assert_eq!(o.timeout, Duration::from_millis(250));
+        assert_eq!(o.retry_timeout, Duration::from_millis(2500));
+        assert_eq!(o.backoff_max, Duration::from_secs(1));
+        assert_eq!(o.retries, StorageOptions::default().retries);
+        assert_eq!(
+            o.store,
+            vec![
+                ("endpoint".to_string(), "http://127.0.0.1:9000".to_string()),
+                ("allow_http".to_string(), "true".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        for (key, value) in [
+            ("retries", "many"),
+            ("block_size", "4 parsecs"),
+            ("timeout", "-1s"),
+        ] {
+            let err = StorageOptions::from_pairs([(key, value)]).expect_err(key);
+            let text = err.to_string();
+            assert!(text.contains(key) && text.contains(value), "{text}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gm_demux::SourceVersion;
@@ -191,6 +192,16 @@ impl Storage {
 
     /// Lists the objects under `prefix` (a "folder": a trailing `/` is implied), sorted by key.
     pub fn list(&self, prefix: &RemoteUrl) -> Result<Vec<ObjectEntry>, StorageError> {
+        self.list_counted(prefix, None)
+    }
+
+    /// [`list`](Self::list), adding one to `listed` for every object as the pages arrive
+    /// (a long listing's progress, for whoever polls the counter).
+    pub fn list_counted(
+        &self,
+        prefix: &RemoteUrl,
+        listed: Option<Arc<AtomicU64>>,
+    ) -> Result<Vec<ObjectEntry>, StorageError> {
         if prefix.scheme() == Scheme::Http {
             return Err(self.unsupported(
                 prefix,
@@ -205,10 +216,19 @@ impl Storage {
             use futures::TryStreamExt;
             counters_owner.inner.counters.attempt(false);
             let path = (!key.is_empty()).then(|| StorePath::from(key.as_str()));
-            let listed: Vec<_> = store.list(path.as_ref()).try_collect().await.map_err(|e| {
-                counters_owner.inner.counters.failed();
-                list_error(&base, &e)
-            })?;
+            let listed: Vec<_> = store
+                .list(path.as_ref())
+                .inspect_ok(|_| {
+                    if let Some(n) = &listed {
+                        n.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+                .try_collect()
+                .await
+                .map_err(|e| {
+                    counters_owner.inner.counters.failed();
+                    list_error(&base, &e)
+                })?;
             let mut entries: Vec<ObjectEntry> = listed
                 .into_iter()
                 .map(|m| ObjectEntry {

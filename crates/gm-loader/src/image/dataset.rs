@@ -8,6 +8,7 @@ use gm_storage::{Location, Storage};
 
 use super::files::{Base, Entry, Files, list_folder};
 use crate::error::DatasetError;
+use crate::progress::Progress;
 
 /// A class label (an index into the dataset's class names).
 pub type Label = i64;
@@ -81,9 +82,20 @@ impl ImageFolder {
         root: impl AsRef<Path>,
         storage: &Storage,
     ) -> Result<ImageFolder, DatasetError> {
+        ImageFolder::with_progress(root, storage, None)
+    }
+
+    /// [`with_storage`](Self::with_storage), counting the objects listed under a bucket
+    /// prefix in [`Progress::listed`] as the pages arrive (for a progress bar; a local walk
+    /// counts nothing).
+    pub fn with_progress(
+        root: impl AsRef<Path>,
+        storage: &Storage,
+        progress: Option<&Progress>,
+    ) -> Result<ImageFolder, DatasetError> {
         let root = root.as_ref().to_path_buf();
         if let Location::Remote(url) = location(&root)? {
-            let (classes, files) = list_folder(storage, &url)?;
+            let (classes, files) = list_folder(storage, &url, progress)?;
             if files.entries.is_empty() {
                 return Err(DatasetError::Empty(root));
             }

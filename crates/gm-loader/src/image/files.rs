@@ -7,6 +7,7 @@ use gm_storage::{Location, RemoteUrl, Storage, StorageError};
 
 use super::dataset::{IMAGE_EXTENSIONS, Label};
 use crate::error::DatasetError;
+use crate::progress::Progress;
 
 /// One sample's file.
 #[derive(Debug, Clone)]
@@ -139,6 +140,7 @@ fn is_image(key: &str) -> bool {
 pub(crate) fn list_folder(
     storage: &Storage,
     root: &RemoteUrl,
+    progress: Option<&Progress>,
 ) -> Result<(Vec<String>, Files), DatasetError> {
     let io = |e: StorageError| DatasetError::Io {
         path: PathBuf::from(root.url().as_str()),
@@ -150,7 +152,8 @@ pub(crate) fn list_folder(
     // (locally a folder holding no image is still a class). Empty folders do not exist in
     // object stores.
     let mut classes: Vec<String> = Vec::new();
-    for entry in storage.list(root).map_err(io)? {
+    let listed = progress.map(Progress::listing_counter);
+    for entry in storage.list_counted(root, listed).map_err(io)? {
         let key = entry.url.key();
         let rel = key
             .strip_prefix(prefix)

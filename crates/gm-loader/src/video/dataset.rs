@@ -253,7 +253,8 @@ impl VideoDatasetBuilder {
     }
 
     /// Counts the files indexed in `progress` (total: the files to index) while the dataset
-    /// opens, for a progress bar.
+    /// opens, for a progress bar; a `directory` that is a bucket prefix counts its listed
+    /// objects in [`Progress::listed`] first.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
         self
@@ -263,8 +264,11 @@ impl VideoDatasetBuilder {
     pub fn open(mut self) -> Result<VideoDataset, LoaderError> {
         let storage = self.storage.clone().unwrap_or_else(Storage::global);
         if let Some(dir) = self.directory.take() {
-            self.scenes
-                .extend(list_videos(&dir, &storage)?.into_iter().map(|p| vec![p]));
+            self.scenes.extend(
+                list_videos(&dir, &storage, self.progress.as_deref())?
+                    .into_iter()
+                    .map(|p| vec![p]),
+            );
         }
         if self.scenes.is_empty() {
             return Err(LoaderError::Config("a video dataset needs videos".into()));
@@ -416,7 +420,11 @@ fn is_video(name: &str) -> bool {
         .is_some_and(|e| VIDEO_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
-fn list_videos(dir: &Path, storage: &Storage) -> Result<Vec<PathBuf>, LoaderError> {
+fn list_videos(
+    dir: &Path,
+    storage: &Storage,
+    progress: Option<&Progress>,
+) -> Result<Vec<PathBuf>, LoaderError> {
     let io = |source| LoaderError::Io {
         path: dir.to_path_buf(),
         source,
@@ -427,7 +435,7 @@ fn list_videos(dir: &Path, storage: &Storage) -> Result<Vec<PathBuf>, LoaderErro
         Location::Remote(url) => {
             let prefix = url.key().trim_end_matches('/');
             let mut out: Vec<PathBuf> = storage
-                .list(&url)
+                .list_counted(&url, progress.map(Progress::listing_counter))
                 .map_err(|e| io(e.into()))?
                 .into_iter()
                 .filter(|e| {
@@ -471,7 +479,7 @@ pub fn index_file_name(video: &Path) -> String {
     format!("{stem}-{h:016x}.gmidx")
 }
 
-/// Indexes every path on a few threads, in order.
+/// Indexes every path on a few threads (more for remote videos), in order.
 fn index_all(
     paths: &[PathBuf],
     cache: Option<&Path>,
@@ -485,10 +493,19 @@ fn index_all(
     let results: Mutex<Vec<Option<Result<IndexingDemuxer, SampleErrorKind>>>> =
         Mutex::new((0..paths.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
+    let local = std::thread::available_parallelism()
         .map_or(4, |n| n.get())
-        .min(8)
-        .min(paths.len().max(1));
+        .min(8);
+    // Remote indexing waits on round trips, not on the CPU: more threads, up to a quarter of
+    // the storage's request limit (each index sends a few requests at once).
+    let remote = paths
+        .iter()
+        .any(|p| gm_storage::looks_like_url(&p.to_string_lossy()));
+    let threads = match remote {
+        true => local.max(storage.options().concurrency / 4),
+        false => local,
+    }
+    .min(paths.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {

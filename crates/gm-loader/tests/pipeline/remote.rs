@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::common::*;
-use gm_loader::{BadSamplePolicy, Dataset, ImageFolder, ListFile, Loader, Sampler};
+use gm_loader::{BadSamplePolicy, Dataset, ImageFolder, ListFile, Loader, Progress, Sampler};
 use gm_storage::testing::{Fault, FaultServer, s3_or_skip};
 use gm_storage::{Storage, StorageOptions};
 
@@ -53,7 +53,10 @@ fn an_image_folder_in_s3_gives_the_local_folders_batches_bit_for_bit() {
     let uploaded = bucket.upload_dir(&demo_images(), "train").unwrap();
     let local = demo_folder();
     let root = format!("s3://{}/train", bucket.name());
-    let remote = ImageFolder::with_storage(&root, &bucket.storage).unwrap();
+    let progress = Progress::new();
+    let remote = ImageFolder::with_progress(&root, &bucket.storage, Some(&progress)).unwrap();
+    // Every listed object counted, images or not, for a progress bar.
+    assert_eq!(progress.listed(), uploaded as u64);
     assert_eq!(remote.classes(), local.classes());
     let local_root = demo_images().display().to_string();
     assert_eq!(relative(&remote, &root), relative(&local, &local_root));
@@ -325,4 +328,90 @@ fn a_server_down_past_the_budget_makes_bad_samples_and_the_epoch_still_ends() {
     let mut loader = eval_loader(data);
     let again = per_sample(&run_epoch(&mut loader, 1));
     assert_eq!((again.len(), loader.stats().bad), (lines.len(), 0));
+}
+
+#[test]
+fn a_server_back_only_after_the_budget_costs_exactly_the_samples_in_flight() {
+    let (mut server, lines) = served_photos();
+    let list = server.url("list.txt").to_string();
+    // Retries without end, but none starts 2 s after a sample's first attempt.
+    let storage = Storage::new(StorageOptions {
+        retries: 10_000,
+        backoff_min: Duration::from_millis(20),
+        backoff_max: Duration::from_millis(50),
+        retry_timeout: Duration::from_secs(2),
+        timeout: Duration::from_secs(10),
+        ..fast()
+    });
+    let data = Arc::new(ListFile::with_storage(&list, &storage).unwrap());
+    let expected = per_sample(&run_epoch(&mut one_reader(data.clone()), 0));
+    // Sample 7 (batch 2 of 3 samples, read in order by one worker) is held by the server, so
+    // the outage catches exactly it in flight; 6 and 8 are answered at once.
+    let key = |i: usize| lines[i].split(' ').next().unwrap().to_string();
+    server.script(Some(&key(7)), Fault::Delay(Duration::from_secs(8)), 1);
+    let logged = server.log().len();
+    let started = Instant::now();
+    let epoch = std::thread::spawn(move || {
+        let mut loader = one_reader(data);
+        let seen = run_epoch(&mut loader, 0);
+        (seen, loader.stats())
+    });
+    let asked = |i: usize| {
+        let wanted = format!("GET {} ", key(i));
+        server.log()[logged..]
+            .iter()
+            .any(|l| l.starts_with(&wanted))
+    };
+    while !(asked(6) && asked(7) && asked(8)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "batch 2 never asked"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let stopped = Instant::now();
+    server.stop();
+    // Sample 7's budget ends about 2 s after its first attempt; the next batch's samples,
+    // asked after that, still have 1 s of theirs left when the server returns.
+    std::thread::sleep(Duration::from_secs(3));
+    server.restart().unwrap();
+    let (seen, stats) = epoch.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let bad: Vec<usize> = stats.first_errors.iter().map(|e| e.index).collect();
+    assert_eq!((stats.bad, bad), (1, vec![7]), "{:?}", stats.first_errors);
+    let text = stats.first_errors[0].to_string();
+    assert!(text.contains(&server.url(&key(7)).to_string()), "{text}");
+    // Every other sample arrived, with the pixels it has without an outage.
+    let got = per_sample(&seen);
+    assert_eq!(got.len(), lines.len() - 1);
+    for (index, pixels) in &got {
+        assert!(
+            expected.get(index) == Some(pixels),
+            "sample {index} differs"
+        );
+    }
+    assert!(
+        storage.stats().retries > 0,
+        "the outage was met ({:?} long)",
+        stopped.elapsed()
+    );
+}
+
+/// One host worker reading batches of 3 in order: which samples are in flight is known.
+fn one_reader(data: Arc<dyn Dataset>) -> Loader {
+    Loader::builder_shared(data)
+        .cpu()
+        .sampler(Sampler::sequential())
+        .batch_size(3)
+        .workers(1)
+        .prefetch(1)
+        .bad_samples(BadSamplePolicy::Skip)
+        .transforms(eval_chain(24))
+        .build()
+        .unwrap()
 }

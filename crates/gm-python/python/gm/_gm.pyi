@@ -11,6 +11,12 @@ DeviceLike = Union[str, int, Any, None]
 """"cpu", "cuda", "cuda:N", an ordinal, a ``torch.device``, or None (this rank's GPU if
 there is one, else the CPU)."""
 
+StorageOptions = Dict[str, Union[str, int, float, bool]]
+"""``storage={...}``: object_store keys (``endpoint``, ``region``, ``allow_http``, ...) and
+gm's (``concurrency``, ``max_inflight_bytes``, ``retries``, ``retry_timeout``,
+``backoff_min``, ``backoff_max``, ``timeout``, ``connect_timeout``, ``open_bytes``,
+``block_size``, ``cache_bytes``)."""
+
 class GmError(Exception):
     """Base class of the errors gm raises."""
 
@@ -112,6 +118,17 @@ class ImageLoader:
     picked per batch, as torchvision's ``RandomChoice``) mixes each batch with itself rolled
     by one, drawn from (seed, epoch, batch), and delivers ``Batch.soft_labels``. A chain
     ending in ``gm.transforms.RandomErasing`` erases each finished image.
+
+    ``source`` may be a URL string (``s3://``, ``gs://``, ``az://``, ``http(s)://``; not a
+    ``pathlib`` path, which folds ``//``): a prefix (ending in ``/``, or naming no object)
+    lists as an ImageFolder in the local walk's order, an object is read as a list file whose
+    relative entries resolve against its URL. ``storage`` configures the stores after the
+    environment (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``): object_store keys (``endpoint``,
+    ``region``, ``allow_http``, ``access_key_id``, ...) and gm's (``concurrency``,
+    ``retries``, ``retry_timeout``, ``timeout``, ``connect_timeout``, ``block_size``, ...;
+    durations in seconds or as "500ms", sizes in bytes or as "64KiB"). A listing that fails
+    raises OSError naming the URL; a sample whose request fails after the retries is a bad
+    sample under ``bad_samples``, named by its URL.
     """
 
     def __init__(
@@ -135,6 +152,7 @@ class ImageLoader:
         progress: Union[bool, Callable[[int, int], Any], None] = None,
         mix: Union[MixUp, CutMix, Sequence[Union[MixUp, CutMix]], None] = None,
         truncated: Literal["refuse", "decode"] = "refuse",
+        storage: Optional[StorageOptions] = None,
     ) -> None: ...
     def __len__(self) -> int:
         """Batches per epoch (for this rank)."""
@@ -201,8 +219,10 @@ class VideoDataset:
     """Videos cut into episodes: ``frames`` frames every ``stride`` frames (every ``step``-th
     frame), or ``timed=(seconds, fps, stride)`` by timestamp. ``videos`` (paths),
     ``directory`` (every .mp4/.m4v/.mov/.webm/.mkv in it) or ``scenes`` (lists of camera videos) say
-    which files. Indexing reads no frame and needs no GPU; ``progress`` (True: a tqdm bar; a
-    callable: called with (done, total)) shows it."""
+    which files: paths, or URL strings (``s3://``, ``gs://``, ``az://``, ``http(s)://``; a
+    ``directory`` a bucket prefix) read by ranged GETs of only what indexing needs, through
+    ``storage`` (the keys of ImageLoader's). Indexing reads no frame and needs no GPU;
+    ``progress`` (True: a tqdm bar; a callable: called with (done, total)) shows it."""
 
     def __init__(
         self,
@@ -220,6 +240,7 @@ class VideoDataset:
         bad_files: Literal["skip", "fail"] = "skip",
         gop_cache_bytes: Optional[int] = None,
         progress: Union[bool, Callable[[int, int], Any], None] = None,
+        storage: Optional[StorageOptions] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def clip(self, i: int) -> Tuple[int, List[Tuple[str, List[int]]]]:
