@@ -8,6 +8,12 @@ Issue 23's colour rows do the same geometry on uint8 with torchvision.transforms
 then ColorJitter(0.4, 0.4, 0.4, 0.1) (and equalize) before normalize: once with each image's own
 draw (a loop over the batch, as a per-sample recipe runs; what gm's kernel does) and once with
 one draw for the whole batch (v2's ColorJitter on a batch tensor: torch's best case).
+
+The warp rows do that geometry, then RandomAffine(15, translate 0.1, scale 0.9-1.1, bilinear)
+or TrivialAugmentWide, per image and (for the affine) once per batch, then normalize; the
+batch-op rows time RandomErasing(0.25) per image on a normalized 256x224x224 f16 batch, and
+MixUp / CutMix(alpha 1) on that batch with 1000-class labels (v2's batch transforms), as
+crates/gm-transforms/benches/{fused,batch_ops}.rs do on gm's side.
 """
 import json
 
@@ -87,6 +93,54 @@ def colour_rows(n):
                               "images_per_s": round(n / ms * 1e3)}))
 
 
+def warp_chain(rgb_u8_nchw, w, h, step, per_image):
+    import torchvision.transforms.v2.functional as TF
+
+    x0, y0 = int(w * 0.0625), int(h * 0.0625)
+    cw, ch = int(w * 0.875), int(h * 0.875)
+    x = TF.resized_crop(rgb_u8_nchw, y0, x0, ch, cw, [224, 224], antialias=False)
+    x = torch.cat([x[0::2], TF.horizontal_flip(x[1::2])])
+    x = torch.stack([step(img) for img in x]) if per_image else step(x)
+    x = (x.float() / 255.0 - mean) / std
+    return x.half().contiguous()
+
+
+def warp_rows(n):
+    import torchvision.transforms.v2 as T
+
+    rgb = torch.randint(0, 256, (n, 3, 375, 500), dtype=torch.uint8, device=dev)
+    affine = T.RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1),
+                            interpolation=T.InterpolationMode.BILINEAR)
+    trivial = T.TrivialAugmentWide()
+    for label, step, per_image, how in [
+        (" + RandomAffine", affine, True, "per image"),
+        (" + RandomAffine", affine, False, "one draw per batch"),
+        (" + TrivialAugmentWide", trivial, True, "per image"),
+    ]:
+        ms = timed(lambda: warp_chain(rgb, 500, 375, step, per_image), reps=10)
+        print(json.dumps({"peer": "torchvision v2", "workload": f"256 x 500x375 RGB{label}",
+                          "draws": how, "ms": round(ms, 3),
+                          "images_per_s": round(n / ms * 1e3)}))
+
+
+def batch_op_rows(n):
+    import torchvision.transforms.v2 as T
+
+    x = torch.randn(n, 3, 224, 224, device=dev).half()
+    labels = torch.randint(0, 1000, (n,), device=dev)
+    for value in [0, "random"]:
+        erase = T.RandomErasing(0.25, value=value)
+        ms = timed(lambda: torch.stack([erase(img) for img in x]), reps=10)
+        print(json.dumps({"peer": "torchvision v2",
+                          "workload": f"256 x 224x224 f16 RandomErasing(0.25, value={value})",
+                          "draws": "per image", "ms": round(ms, 3)}))
+    for name, mix in [("MixUp", T.MixUp(alpha=1.0, num_classes=1000)),
+                      ("CutMix", T.CutMix(alpha=1.0, num_classes=1000))]:
+        ms = timed(lambda: mix(x, labels), reps=20)
+        print(json.dumps({"peer": "torchvision v2", "workload": f"256 x 224x224 f16 {name}",
+                          "draws": "one per batch", "ms": round(ms, 3)}))
+
+
 def main():
     n = 256
     y = torch.randint(0, 256, (n, 1080, 1920), dtype=torch.uint8, device=dev)
@@ -99,6 +153,8 @@ def main():
     print(json.dumps({"peer": "torch", "workload": "256 x 500x375 RGB", "ms": round(ms, 3), "images_per_s": round(n / ms * 1e3)}))
     del rgb
     colour_rows(n)
+    warp_rows(n)
+    batch_op_rows(n)
 
 
 if __name__ == "__main__":
