@@ -8,3 +8,4 @@ mod cpu;
 mod epochs;
 mod gpu;
 mod remote;
+mod shards;
