@@ -349,7 +349,11 @@ fn check_bad(data: Arc<dyn Dataset>, shard: &str, want: &[(usize, &str)]) {
 
 #[test]
 fn our_index_equals_dali_wds2idx_output() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wds");
+    // tests/media/wds (GM_FIXTURES in the GPU bundle): made by its make.sh.
+    let fixtures = std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+        .join("wds");
     for name in ["mixed", "long-names"] {
         let tar = std::fs::read(fixtures.join(format!("{name}.tar"))).unwrap();
         let dali = std::fs::read_to_string(fixtures.join(format!("{name}.idx"))).unwrap();

@@ -4,7 +4,7 @@
 # long-names.tar: names past tar's 100 bytes, in GNU long-name records) and, as the reference,
 # their indexes made by DALI's tools/wds2idx.py (NVIDIA/DALI commit
 # 0aa2ef5f8c77c4339a0440e6e6684ce86e48e8ba, Apache-2.0; not carried here: give its path as
-# WDS2IDX). The test `our_index_equals_dali_wds2idx_output` compares gm's index to them.
+# WDS2IDX). gm-loader's test `our_index_equals_dali_wds2idx_output` compares gm's index to them.
 #   WDS2IDX=/path/to/wds2idx.py sh make.sh
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
