@@ -5,14 +5,21 @@ mod brace;
 mod fields;
 mod index_cache;
 mod shard;
+mod stream;
 mod tar_index;
+mod tar_stream;
 mod webdataset;
 mod writer;
 
 pub use brace::{MAX_EXPANSION, expand};
+pub use stream::{
+    StreamBatch, StreamCursor, StreamEpoch, StreamOptions, StreamSample, StreamState,
+    WebDatasetStream,
+};
 pub use tar_index::{
     Built, IndexedSample, LABEL_EXTENSIONS, Member, TAR_BLOCK, TarIndex, split_name,
 };
+pub use tar_stream::RawSample;
 pub use webdataset::{WebDataset, WebDatasetBuilder};
 pub use writer::{ShardWriter, index_path, index_shard, sample_key, write_local_index};
 
@@ -57,6 +64,9 @@ pub enum ShardError {
         /// Index files.
         indexes: usize,
     },
+    /// Streaming options out of range.
+    #[error("streaming options: {0}")]
+    Options(String),
     /// The pattern named no shard.
     #[error("no shards")]
     NoShards,

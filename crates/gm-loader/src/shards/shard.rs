@@ -69,13 +69,15 @@ impl Shard {
     }
 
     /// The shard front to back, in bounded memory.
-    pub(crate) fn reader<'a>(
-        &'a self,
-        storage: &'a Storage,
-    ) -> Result<Box<dyn Read + 'a>, ShardError> {
-        match &self.place {
+    pub(crate) fn reader(&self, storage: &Storage) -> Result<Box<dyn Read + Send>, ShardError> {
+        self.clone().into_reader(storage.clone())
+    }
+
+    /// [`reader`](Self::reader), owning what it reads from.
+    pub(crate) fn into_reader(self, storage: Storage) -> Result<Box<dyn Read + Send>, ShardError> {
+        match self.place {
             Place::Local(path) => {
-                let file = File::open(path).map_err(|source| ShardError::Io {
+                let file = File::open(&path).map_err(|source| ShardError::Io {
                     shard: self.name.clone(),
                     source,
                 })?;
@@ -84,7 +86,7 @@ impl Shard {
             Place::Remote(url) => Ok(Box::new(RangeReader {
                 storage,
                 url,
-                version: &self.version,
+                version: self.version,
                 at: 0,
                 chunk: Vec::new(),
                 used: 0,
@@ -149,25 +151,25 @@ impl Shard {
 }
 
 /// A remote object as a `Read`, by ranged GETs of [`STREAM_CHUNK`] pinned to one version.
-struct RangeReader<'a> {
-    storage: &'a Storage,
-    url: &'a RemoteUrl,
-    version: &'a SourceVersion,
+struct RangeReader {
+    storage: Storage,
+    url: RemoteUrl,
+    version: SourceVersion,
     at: u64,
     chunk: Vec<u8>,
     used: usize,
 }
 
-impl Read for RangeReader<'_> {
+impl Read for RangeReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.used == self.chunk.len() {
             if self.at >= self.version.size {
                 return Ok(0);
             }
             let end = (self.at + STREAM_CHUNK).min(self.version.size);
-            let (bytes, _) = self
-                .storage
-                .get(self.url, Some(self.at..end), Some(self.version))?;
+            let (bytes, _) =
+                self.storage
+                    .get(&self.url, Some(self.at..end), Some(&self.version))?;
             if bytes.is_empty() {
                 return Ok(0);
             }

@@ -9,3 +9,4 @@ mod epochs;
 mod gpu;
 mod remote;
 mod shards;
+mod stream;
