@@ -5,6 +5,7 @@ mod brace;
 mod fields;
 mod index_cache;
 mod shard;
+mod slice;
 mod stream;
 mod tar_index;
 mod tar_stream;
@@ -12,6 +13,7 @@ mod webdataset;
 mod writer;
 
 pub use brace::{MAX_EXPANSION, expand};
+pub use slice::SliceSource;
 pub use stream::{
     StreamBatch, StreamCursor, StreamEpoch, StreamOptions, StreamSample, StreamState,
     WebDatasetStream,

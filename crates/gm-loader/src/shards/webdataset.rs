@@ -5,12 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gm_storage::{Location, Storage};
+use gm_demux::ByteSource;
+use gm_demux::source::FileSource;
+use gm_storage::{Location, RemoteSource, Storage};
 
 use super::ShardError;
 use super::fields;
 use super::index_cache::{self, Extras};
 use super::shard::{Place, Shard};
+use super::slice::SliceSource;
 use super::tar_index::{Member, TarIndex};
 use crate::image::{Dataset, Label};
 use crate::progress::Progress;
@@ -22,8 +25,8 @@ struct Sample {
     key: String,
     /// Offset and size of the image member.
     image: Option<(u64, u64)>,
-    /// Offset and size of the video member.
-    video: Option<(u64, u64)>,
+    /// Offset, size and extension of the video member.
+    video: Option<(u64, u64, String)>,
     label: Result<Label, String>,
 }
 
@@ -96,7 +99,41 @@ impl WebDataset {
 
     /// The byte range of sample `index`'s video member in its shard, if it has one.
     pub fn video_range(&self, index: usize) -> Option<std::ops::Range<u64>> {
-        self.samples[index].video.map(|(o, n)| o..o + n)
+        self.samples[index]
+            .video
+            .as_ref()
+            .map(|(o, n, _)| *o..o + n)
+    }
+
+    /// Sample `index`'s video member as a byte source named `shard#key.ext`, for
+    /// `VideoIndex::from_source` and `IndexingDemuxer::new`: a local shard is read with
+    /// `pread`s, a remote one by ranged GETs pinned to the version indexed (a shard replaced
+    /// since is an error).
+    pub fn video_source(&self, index: usize) -> std::io::Result<SliceSource> {
+        let s = &self.samples[index];
+        let shard = &self.shards[s.shard];
+        let Some((offset, size, ext)) = &s.video else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{}: sample {} has no video member", shard.name, s.key),
+            ));
+        };
+        let inner: Arc<dyn ByteSource> = match &shard.place {
+            Place::Local(path) => Arc::new(FileSource::open(path)?),
+            Place::Remote(url) => {
+                let source = RemoteSource::open(&self.storage, url)?;
+                let now = source.version();
+                if (now.size, &now.etag) != (shard.version.size, &shard.version.etag) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("{}: the shard changed since it was indexed", shard.name),
+                    ));
+                }
+                Arc::new(source)
+            }
+        };
+        let name = format!("{}#{}.{ext}", shard.name, s.key);
+        SliceSource::new(inner, *offset..offset + size, name)
     }
 
     /// Why sample `index` cannot be read, before reading it.
@@ -234,7 +271,7 @@ impl WebDataset {
                 shard: n,
                 key: sample.key().to_string(),
                 image: range(fields::image(sample)),
-                video: range(fields::video(sample)),
+                video: fields::video(sample).map(|m| (m.offset, m.size, m.ext.clone())),
                 label: match past_end {
                     Some(reason) => Err(reason),
                     None => label,
