@@ -399,58 +399,69 @@ impl<'a> StreamEpoch<'a> {
                 live.buffer.len() >= o.shuffle_buffer || live.bytes >= o.shuffle_buffer_bytes;
             let source_done = live.cursor.shard_pos >= live.shards.len();
             if full || (source_done && !live.buffer.is_empty()) {
-                let key = (self.state.pass << 56) | ((s as u64) << 40) | live.cursor.drawn;
-                let mut rng = SampleRng::new(o.seed, self.epoch, key);
-                let j = rng.below(live.buffer.len() as u64) as usize;
-                let sample = live.buffer.swap_remove(j);
-                live.cursor.buffer.swap_remove(j);
-                live.cursor.drawn += 1;
-                live.bytes -= sample.sample.bytes();
-                return Some(sample);
+                return Some(self.draw(s));
             }
             if source_done {
                 live.done = true;
                 return None;
             }
-            let shard = live.shards[live.cursor.shard_pos];
-            if live.reader.is_none() {
-                match self.data.open(shard) {
-                    Ok(r) => live.reader = Some(r),
-                    Err(e) => {
-                        self.errors
-                            .push(format!("{}: gave 0 samples: {e}", self.data.names[shard]));
-                        live.cursor.shard_pos += 1;
-                        continue;
-                    }
+            self.read_one(s);
+        }
+    }
+
+    /// Takes the next sample out of stream `s`'s (non-empty) buffer.
+    fn draw(&mut self, s: usize) -> StreamSample {
+        let (seed, pass) = (self.data.options.seed, self.state.pass);
+        let live = &mut self.live[s];
+        let key = (pass << 56) | ((s as u64) << 40) | live.cursor.drawn;
+        let j = SampleRng::new(seed, self.epoch, key).below(live.buffer.len() as u64) as usize;
+        let sample = live.buffer.swap_remove(j);
+        live.cursor.buffer.swap_remove(j);
+        live.cursor.drawn += 1;
+        live.bytes -= sample.sample.bytes();
+        sample
+    }
+
+    /// Reads one sample of stream `s`'s current shard into its buffer, or moves to the next
+    /// shard (recording why, when the shard failed).
+    fn read_one(&mut self, s: usize) {
+        let live = &mut self.live[s];
+        let shard = live.shards[live.cursor.shard_pos];
+        let name = &self.data.names[shard];
+        if live.reader.is_none() {
+            match self.data.open(shard) {
+                Ok(r) => live.reader = Some(r),
+                Err(e) => {
+                    self.errors.push(format!("{name}: gave 0 samples: {e}"));
+                    live.cursor.shard_pos += 1;
+                    return;
                 }
             }
-            let next = live.reader.as_mut().map(TarSamples::next_sample);
-            match next {
-                Some(Ok(Some(sample))) => {
-                    let ordinal = live.cursor.read_in_shard;
-                    live.cursor.read_in_shard += 1;
-                    live.bytes += sample.bytes();
-                    live.cursor.buffer.push((shard, ordinal));
-                    live.buffer.push(StreamSample {
-                        shard,
-                        ordinal,
-                        sample,
-                    });
-                    let held = self.live.iter().map(|l| l.buffer.len()).sum::<usize>();
-                    let bytes = self.live.iter().map(|l| l.bytes).sum::<u64>();
-                    self.peak = (self.peak.0.max(held), self.peak.1.max(bytes));
+        }
+        match live.reader.as_mut().map(TarSamples::next_sample) {
+            Some(Ok(Some(sample))) => {
+                let ordinal = live.cursor.read_in_shard;
+                live.cursor.read_in_shard += 1;
+                live.bytes += sample.bytes();
+                live.cursor.buffer.push((shard, ordinal));
+                live.buffer.push(StreamSample {
+                    shard,
+                    ordinal,
+                    sample,
+                });
+                let held = self.live.iter().map(|l| l.buffer.len()).sum::<usize>();
+                let bytes = self.live.iter().map(|l| l.bytes).sum::<u64>();
+                self.peak = (self.peak.0.max(held), self.peak.1.max(bytes));
+            }
+            other => {
+                if let Some(Err(e)) = other {
+                    let read = live.cursor.read_in_shard;
+                    self.errors
+                        .push(format!("{name}: ended after {read} samples: {e}"));
                 }
-                other => {
-                    if let Some(Err(e)) = other {
-                        self.errors.push(format!(
-                            "{}: ended after {} samples: {e}",
-                            self.data.names[shard], live.cursor.read_in_shard
-                        ));
-                    }
-                    live.reader = None;
-                    live.cursor.shard_pos += 1;
-                    live.cursor.read_in_shard = 0;
-                }
+                live.reader = None;
+                live.cursor.shard_pos += 1;
+                live.cursor.read_in_shard = 0;
             }
         }
     }

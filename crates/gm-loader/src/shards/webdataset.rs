@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
 
 use gm_demux::ByteSource;
 use gm_demux::source::FileSource;
@@ -17,6 +20,12 @@ use super::slice::SliceSource;
 use super::tar_index::{Member, TarIndex};
 use crate::image::{Dataset, Label};
 use crate::progress::Progress;
+
+/// Shards opened and indexed at once.
+const OPEN_THREADS: usize = 8;
+
+/// A shard with its index and labels.
+type Opened = (Shard, TarIndex, Extras);
 
 /// One sample: where its image lies and its label, or why it cannot be loaded.
 #[derive(Debug, Clone)]
@@ -205,19 +214,67 @@ impl WebDatasetBuilder {
             samples: Vec::new(),
             storage: storage.clone(),
         };
-        for (n, name) in self.shards.iter().enumerate() {
-            let shard = Shard::open(name, &storage)?;
-            if shard.is_gzip() {
-                return Err(ShardError::Gzip(shard.name));
-            }
-            let (index, extras) = self.index_of(&shard, self.indexes.get(n), &storage)?;
+        for (n, opened) in self.open_all(&storage).into_iter().enumerate() {
+            let (shard, index, extras) = opened?;
             data.add(n, &shard, &index, extras);
             data.shards.push(shard);
-            if let Some(p) = &self.progress {
-                p.add(1);
-            }
         }
         Ok(data)
+    }
+
+    /// Opens and indexes every shard on a few threads (remote shards cost a request or two
+    /// each, and building an index reads the whole shard); results in shard order.
+    fn open_all(&self, storage: &Storage) -> Vec<Result<Opened, ShardError>> {
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Result<Opened, ShardError>>>> =
+            Mutex::new((0..self.shards.len()).map(|_| None).collect());
+        let threads = self.shards.len().clamp(1, OPEN_THREADS);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    loop {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(name) = self.shards.get(n) else {
+                            break;
+                        };
+                        let opened = self.open_one(name, self.indexes.get(n), storage);
+                        results.lock()[n] = Some(opened);
+                        if let Some(p) = &self.progress {
+                            p.add(1);
+                        }
+                    }
+                });
+            }
+        });
+        // Every slot is filled: the threads take every position before they stop.
+        results
+            .into_inner()
+            .into_iter()
+            .zip(&self.shards)
+            .map(|(r, name)| {
+                r.unwrap_or_else(|| {
+                    Err(ShardError::Io {
+                        shard: name.clone(),
+                        source: std::io::Error::other("not opened"),
+                    })
+                })
+            })
+            .collect()
+    }
+
+    /// One shard with its index and labels.
+    fn open_one(
+        &self,
+        name: &str,
+        given: Option<&PathBuf>,
+        storage: &Storage,
+    ) -> Result<Opened, ShardError> {
+        let shard = Shard::open(name, storage)?;
+        if shard.is_gzip() {
+            return Err(ShardError::Gzip(shard.name));
+        }
+        let (index, extras) = self.index_of(&shard, given, storage)?;
+        Ok((shard, index, extras))
     }
 
     /// The index of `shard` and its labels: given, next to it, cached, or built.
