@@ -55,6 +55,14 @@ pub enum ShardError {
         /// The reason.
         reason: String,
     },
+    /// A given index does not describe its shard.
+    #[error("{index}: {reason}")]
+    Mismatch {
+        /// The index's path or URL.
+        index: String,
+        /// What differs.
+        reason: String,
+    },
     /// A compressed shard cannot be read by offsets.
     #[error("{0}: a .tar.gz cannot be indexed for random access; repack it as .tar")]
     Gzip(String),

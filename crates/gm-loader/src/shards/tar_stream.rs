@@ -179,6 +179,17 @@ fn cut(what: String) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::UnexpectedEof, what)
 }
 
+/// [`check_sum`] of a block of any length (an error unless it is one tar block).
+pub(crate) fn check_sum_of(block: &[u8]) -> std::io::Result<()> {
+    match <&[u8; TAR_BLOCK as usize]>::try_from(block) {
+        Ok(b) => check_sum(b),
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} bytes are not a tar header", block.len()),
+        )),
+    }
+}
+
 /// A header whose checksum does not match is corruption, not a member.
 fn check_sum(block: &[u8; TAR_BLOCK as usize]) -> std::io::Result<()> {
     let header = tar::Header::from_byte_slice(block);

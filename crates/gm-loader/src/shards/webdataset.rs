@@ -17,7 +17,7 @@ use super::fields;
 use super::index_cache::{self, Extras};
 use super::shard::{Place, Shard};
 use super::slice::SliceSource;
-use super::tar_index::{Member, TarIndex};
+use super::tar_index::{Member, TAR_BLOCK, TarIndex};
 use crate::image::{Dataset, Label};
 use crate::progress::Progress;
 
@@ -298,6 +298,7 @@ impl WebDatasetBuilder {
         let (index, extras) = match text {
             Some((what, text)) => {
                 let index = TarIndex::parse(&text, &what)?;
+                check_headers(shard, &index, &what, storage)?;
                 let labels = read_labels(shard, &index, &self.json_key, storage);
                 (index, Extras { labels, cut: None })
             }
@@ -407,6 +408,50 @@ fn read_labels(
             }
         })
         .collect()
+}
+
+/// Spot-checks a given index against its shard: the tar headers before the first member of
+/// the first and the last sample must be valid and give the sizes the index says. An index
+/// of another tar (a stale one, or one swapped with its neighbour's) fails here rather than
+/// serving other bytes under its labels. Members past the end are left to the per-sample
+/// check.
+fn check_headers(
+    shard: &Shard,
+    index: &TarIndex,
+    what: &str,
+    storage: &Storage,
+) -> Result<(), ShardError> {
+    let size = shard.version.size;
+    let mut members: Vec<&Member> = [index.samples.first(), index.samples.last()]
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.members.first())
+        .filter(|m| TarIndex::member_problem(m, size).is_none())
+        .collect();
+    members.dedup_by_key(|m| m.offset);
+    let ranges: Vec<_> = members
+        .iter()
+        .map(|m| m.offset - TAR_BLOCK..m.offset)
+        .collect();
+    for (m, block) in members.iter().zip(shard.read_ranges(&ranges, storage)) {
+        let block = block.map_err(|source| ShardError::Io {
+            shard: shard.name.clone(),
+            source,
+        })?;
+        let said = (block.len() == TAR_BLOCK as usize)
+            .then(|| tar::Header::from_byte_slice(&block).entry_size().ok())
+            .flatten();
+        if said != Some(m.size) || super::tar_stream::check_sum_of(&block).is_err() {
+            return Err(ShardError::Mismatch {
+                index: what.to_string(),
+                reason: format!(
+                    "does not match {}: the header before {} at {} says {said:?} bytes, the index {}",
+                    shard.name, m.name, m.offset, m.size
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A text file (an index) from a path or URL, with its name.

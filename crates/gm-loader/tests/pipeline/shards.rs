@@ -348,6 +348,23 @@ fn check_bad(data: Arc<dyn Dataset>, shard: &str, want: &[(usize, &str)]) {
 }
 
 #[test]
+fn an_index_of_another_shard_is_refused() {
+    let folder = demo_folder();
+    let dir = temp_dir("swap");
+    write_shards(&folder, &dir, 400_000);
+    let (a, b) = (dir.join("demo-000000.idx"), dir.join("demo-000001.idx"));
+    let shard = dir.join("demo-000000.tar").display().to_string();
+    assert!(WebDataset::new(&shard).is_ok());
+    std::fs::copy(&b, &a).unwrap();
+    let e = WebDataset::new(&shard).unwrap_err().to_string();
+    assert!(
+        e.contains("does not match") && e.contains(&a.display().to_string()),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn our_index_equals_dali_wds2idx_output() {
     // tests/media/wds (GM_FIXTURES in the GPU bundle): made by its make.sh.
     let fixtures = std::env::var_os("GM_FIXTURES")
