@@ -220,6 +220,16 @@ mod tests {
     use super::super::tar_index::TarIndex;
     use super::*;
 
+    /// tests/media/wds, or `$GM_FIXTURES/wds` in the GPU bundle.
+    fn fixtures() -> std::path::PathBuf {
+        std::env::var_os("GM_FIXTURES")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media")
+            })
+            .join("wds")
+    }
+
     fn all(bytes: &[u8]) -> (Vec<RawSample>, Option<String>) {
         let mut s = TarSamples::new(bytes);
         let mut out = Vec::new();
@@ -234,7 +244,7 @@ mod tests {
 
     #[test]
     fn the_stream_groups_as_the_index_does_on_the_dali_fixtures() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media/wds");
+        let dir = fixtures();
         for name in ["mixed.tar", "long-names.tar"] {
             let tar = std::fs::read(dir.join(name)).unwrap();
             let index = TarIndex::build(&tar[..]).index;
@@ -254,7 +264,7 @@ mod tests {
 
     #[test]
     fn a_cut_or_corrupt_stream_keeps_the_samples_before_it() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media/wds");
+        let dir = fixtures();
         let tar = std::fs::read(dir.join("mixed.tar")).unwrap();
         let (whole, _) = all(&tar);
         // Inside 003.jpg's data (offset 8704, 1537 bytes): 3 samples survive.
