@@ -178,6 +178,18 @@ impl WebDatasetStream {
                 self.options.streams
             )));
         }
+        let shards = self.names.len();
+        let bad_shard = saved
+            .streams
+            .iter()
+            .flat_map(|c| &c.buffer)
+            .any(|&(shard, _)| shard >= shards);
+        if saved.turn >= self.options.streams || bad_shard {
+            return Err(LoaderError::Resume(format!(
+                "the streaming position does not fit {} streams of {shards} shards",
+                self.options.streams
+            )));
+        }
         Ok(StreamEpoch::start(
             self,
             state.epoch,
@@ -337,7 +349,7 @@ impl<'a> StreamEpoch<'a> {
         for shard in from.into_iter().filter(|&s| Some(s) != current) {
             // A shard left earlier: read it up to its last buffered sample.
             let last = cursor.buffer.iter().filter(|k| k.0 == shard).map(|k| k.1);
-            let count = last.max().map_or(0, |m| m + 1);
+            let count = last.max().map_or(0, |m| m.saturating_add(1));
             self.read_up_to(shard, count, &mut wanted);
         }
         if let Some(shard) = current.filter(|_| cursor.read_in_shard > 0) {

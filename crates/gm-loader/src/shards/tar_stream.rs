@@ -162,7 +162,8 @@ fn read_block(r: &mut impl Read, block: &mut [u8]) -> std::io::Result<bool> {
 
 /// A member's data, and the padding to the next block skipped.
 fn read_data(r: &mut impl Read, size: u64) -> std::io::Result<Vec<u8>> {
-    let mut data = Vec::with_capacity(usize::try_from(size.min(1 << 30)).unwrap_or(0));
+    // A header can claim any size: the buffer grows with the bytes that actually come.
+    let mut data = Vec::with_capacity(usize::try_from(size.min(16 << 20)).unwrap_or(0));
     let got = r.by_ref().take(size).read_to_end(&mut data)?;
     if (got as u64) < size {
         return Err(cut(format!("a member cut after {got} of {size} bytes")));

@@ -233,6 +233,18 @@ fn resuming_a_stream_continues_the_unbroken_run_exactly() {
     let state = epoch.state();
     assert!(stream(&names, options(1, 2, 3)).resume(&state).is_err());
     assert!(stream(&names, options(0, 2, 2)).resume(&state).is_err());
+    // A damaged position is refused, not followed.
+    let mut damaged = state.clone();
+    if let Some(s) = damaged.stream.as_mut() {
+        s.streams[0].buffer.push((names.len(), 0));
+    }
+    assert!(stream(&names, options(0, 2, 3)).resume(&damaged).is_err());
+    let mut damaged = state.clone();
+    if let Some(s) = damaged.stream.as_mut() {
+        s.turn = 3;
+    }
+    assert!(stream(&names, options(0, 2, 3)).resume(&damaged).is_err());
+    assert!(stream(&names, options(0, 2, 3)).resume(&state).is_ok());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
