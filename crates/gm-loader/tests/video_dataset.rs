@@ -438,10 +438,32 @@ fn videos_inside_tar_shards_in_s3_index_and_read_as_the_files() {
         .iter()
         .map(|n| n.replace(&dir.display().to_string(), &prefix))
         .collect();
-    let data = gm_loader::WebDataset::from_shards(remote)
+    let data = gm_loader::WebDataset::from_shards(remote.clone())
         .storage(bucket.storage.clone())
         .open()
         .unwrap();
     check_members(&data, &files);
+    // Without the .idx, indexed by hopping between tar headers: a few KiB, not the shards.
+    for name in &names {
+        let idx = std::path::Path::new(name).with_extension("idx");
+        let key = format!("wds/{}", idx.file_name().unwrap().to_string_lossy());
+        bucket.storage.delete(&bucket.url(&key)).unwrap();
+    }
+    let before = bucket.storage.stats();
+    let hopped = gm_loader::WebDataset::from_shards(remote)
+        .storage(bucket.storage.clone())
+        .index_by_headers(true)
+        .open()
+        .unwrap();
+    let fetched = bucket.storage.stats().bytes - before.bytes;
+    let shard_bytes: u64 = names
+        .iter()
+        .map(|n| std::fs::metadata(n).unwrap().len())
+        .sum();
+    assert!(
+        fetched * 20 < shard_bytes,
+        "{fetched} of {shard_bytes} bytes read to index"
+    );
+    check_members(&hopped, &files);
     std::fs::remove_dir_all(&dir).unwrap();
 }

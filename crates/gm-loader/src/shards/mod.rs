@@ -3,6 +3,7 @@
 
 mod brace;
 mod fields;
+mod header_hops;
 mod index_cache;
 mod shard;
 mod slice;

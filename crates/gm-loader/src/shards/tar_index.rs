@@ -11,7 +11,7 @@ pub const TAR_BLOCK: u64 = 512;
 /// The only index version read and written.
 const VERSION: &str = "v1.2";
 /// Label members are read while indexing when at most this big (a `.cls` is a few bytes).
-const LABEL_BYTES: u64 = 64 * 1024;
+pub(crate) const LABEL_BYTES: u64 = 64 * 1024;
 /// Extensions whose contents a build keeps: the label fields.
 pub const LABEL_EXTENSIONS: &[&str] = &["cls", "txt", "json"];
 
@@ -87,7 +87,7 @@ impl<R: Read> Read for Counted<R> {
 impl TarIndex {
     /// Adds a member, starting a new sample when its key differs from the last one's; hidden
     /// files (`.x`, `dir/.x`) are skipped, as wds2idx skips them.
-    fn push(&mut self, member: Member) -> Option<(usize, usize)> {
+    pub(crate) fn push(&mut self, member: Member) -> Option<(usize, usize)> {
         let key = split_name(&member.name).0;
         if key.is_empty() || key.ends_with('/') {
             return None;

@@ -14,6 +14,7 @@ use gm_storage::{Location, RemoteSource, Storage};
 
 use super::ShardError;
 use super::fields;
+use super::header_hops::{Hops, index_by_headers};
 use super::index_cache::{self, Extras};
 use super::shard::{Place, Shard};
 use super::slice::SliceSource;
@@ -67,6 +68,7 @@ pub struct WebDatasetBuilder {
     indexes: Vec<PathBuf>,
     cache: Option<PathBuf>,
     json_key: String,
+    header_hops: bool,
     storage: Option<Storage>,
     progress: Option<Arc<Progress>>,
 }
@@ -90,6 +92,7 @@ impl WebDataset {
             indexes: Vec::new(),
             cache: None,
             json_key: "label".into(),
+            header_hops: false,
             storage: None,
             progress: None,
         }
@@ -173,6 +176,15 @@ impl WebDatasetBuilder {
     /// The `.json` key holding the label (`label` by default).
     pub fn json_label_key(mut self, key: impl Into<String>) -> Self {
         self.json_key = key.into();
+        self
+    }
+
+    /// Builds missing indexes by hopping from tar header to tar header with ranged reads,
+    /// whatever the member sizes. Without it, hopping is used when a shard's first 8 members
+    /// average 4 MiB or more (videos), and small members are indexed by reading the shard
+    /// once.
+    pub fn index_by_headers(mut self, always: bool) -> Self {
+        self.header_hops = always;
         self
     }
 
@@ -303,7 +315,14 @@ impl WebDatasetBuilder {
                 (index, Extras { labels, cut: None })
             }
             None => {
-                let built = TarIndex::build(shard.reader(storage)?);
+                let when = match self.header_hops {
+                    true => Hops::Always,
+                    false => Hops::IfLarge,
+                };
+                let built = match index_by_headers(shard, storage, when) {
+                    Some(built) => built,
+                    None => TarIndex::build(shard.reader(storage)?),
+                };
                 let extras = labels_of_build(&built, &self.json_key);
                 (built.index, extras)
             }

@@ -175,7 +175,7 @@ fn shards_in_s3_give_the_folders_batches_bit_for_bit() {
         .sum();
     assert!(
         after.bytes - before.bytes <= shard_bytes + 1024,
-        "indexing read each shard once: {before:?} -> {after:?}, shards {shard_bytes} bytes"
+        "indexing read each shard at most once: {before:?} -> {after:?}, shards {shard_bytes} bytes"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
