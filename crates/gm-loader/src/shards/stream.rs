@@ -63,6 +63,19 @@ impl Default for StreamOptions {
     }
 }
 
+impl StreamOptions {
+    /// Rank and world size from the launcher's environment (`RANK`/`WORLD_SIZE` or Slurm's,
+    /// as [`DistEnv::from_env`](crate::DistEnv::from_env) reads them); unchanged when the
+    /// process was not started by a launcher.
+    pub fn ranks_from_env(mut self) -> Result<Self, LoaderError> {
+        if let Some(env) = crate::DistEnv::from_env()? {
+            self.rank = env.rank;
+            self.world_size = env.world_size;
+        }
+        Ok(self)
+    }
+}
+
 /// One sample out of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamSample {

@@ -52,8 +52,9 @@ struct Sample {
 /// Every shard needs an index: given ([`index_files`](WebDatasetBuilder::index_files)), next
 /// to the shard (`x.tar` -> `x.idx`), cached ([`index_cache`](WebDatasetBuilder::index_cache)),
 /// or built by reading the shard once. A sample without an image or a label, with a member
-/// past the end of its shard, or whose read fails is a bad sample named `shard#key`; a shard
-/// cut short adds one bad sample saying where it ended.
+/// past the end of its shard, or whose read fails is a bad sample named `shard#key` (its
+/// [`label`](Dataset::label) is -1); a shard cut short adds one bad sample saying where it
+/// ended.
 #[derive(Debug, Clone)]
 pub struct WebDataset {
     shards: Vec<Shard>,
