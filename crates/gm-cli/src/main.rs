@@ -9,6 +9,7 @@ mod info;
 mod jpeg;
 mod probe;
 mod probe_many;
+mod shard;
 mod source;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +39,9 @@ enum Command {
     /// The image pipeline on the bundled sample images: throughput, where time went, and a
     /// contact sheet of the first augmented batch (the CPU path on machines without a GPU).
     Demo(demo::DemoArgs),
+    /// Pack an image folder or a video directory into WebDataset tar shards with DALI `.idx`
+    /// indexes (--from, --to, --size), or index existing shards (--index).
+    Shard(shard::ShardArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -57,5 +61,6 @@ fn main() -> anyhow::Result<()> {
         Command::Frames(args) => frames::run(&args),
         Command::Jpeg(args) => jpeg::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Shard(args) => shard::run(&args),
     }
 }

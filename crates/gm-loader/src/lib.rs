@@ -9,6 +9,8 @@
 //! - [`Loader::builder`]: dataset, sampler, batch size, transforms (`gm-transforms`), device,
 //!   host workers, prefetch depth and [`BadSamplePolicy`]; [`Loader::epoch`] yields
 //!   [`Batch`]es in sampler order.
+//! - [`WebDataset`]: WebDataset tar shards (local or remote, brace patterns), indexed in
+//!   DALI's `.idx` format so that sample `i` is a ranged read.
 //! - [`VideoDataset`] and [`ClipLoader`]: episodes of videos or multi-camera scenes decoded on
 //!   a pool of NVDEC sessions into [`ClipBatch`]es.
 //!
@@ -57,6 +59,7 @@ mod progress;
 mod release;
 mod sampler;
 mod settings;
+pub mod shards;
 mod state;
 mod video;
 
@@ -70,6 +73,7 @@ pub use image::{
 pub use image::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE};
 pub use progress::Progress;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
+pub use shards::{ShardError, WebDataset, WebDatasetBuilder};
 pub use state::LoaderState;
 pub use video::{
     BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,

@@ -65,6 +65,7 @@ impl Settings {
             dataset_len,
             batch_size: self.batch_size,
             drop_last: self.drop_last,
+            stream: None,
         }
     }
 

@@ -26,6 +26,11 @@ pub struct LoaderState {
     pub batch_size: usize,
     /// Whether a short last batch is dropped.
     pub drop_last: bool,
+    /// The position of each stream, for a streaming WebDataset
+    /// ([`WebDatasetStream`](crate::shards::WebDatasetStream)); absent otherwise and in
+    /// states saved before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<crate::shards::StreamState>,
 }
 
 impl LoaderState {
@@ -46,6 +51,7 @@ impl LoaderState {
         let mut a = self.clone();
         a.epoch = other.epoch;
         a.next_batch = other.next_batch;
+        a.stream.clone_from(&other.stream);
         if &a != other {
             return Err(LoaderError::Resume(format!(
                 "the state was saved by a different loader: saved {other:?}, this one {a:?}"

@@ -383,3 +383,132 @@ fn remote_videos_index_on_more_threads_than_local_ones() {
     let peak = storage.stats().peak_in_flight;
     assert!(peak > 8 && peak <= 16, "{peak} requests at once");
 }
+
+/// Every fixture video (that indexes) packed into tar shards of 256 KiB, with its path.
+fn video_shards(dir: &std::path::Path) -> (Vec<String>, Vec<PathBuf>) {
+    use gm_loader::shards::ShardWriter;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture(""))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| gm_loader::VIDEO_EXTENSIONS.contains(&&*e.to_string_lossy()))
+        })
+        .filter(|p| VideoIndex::open(p, IndexOptions::default()).is_ok())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{}", files.len());
+    let mut writer = ShardWriter::new(dir, "videos", 256 << 10).unwrap();
+    for (i, path) in files.iter().enumerate() {
+        let ext = path.extension().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(path).unwrap();
+        let label = i.to_string();
+        writer
+            .add(
+                &format!("v{i:03}"),
+                &[(&ext, &bytes), ("cls", label.as_bytes())],
+            )
+            .unwrap();
+    }
+    let shards = writer.finish().unwrap();
+    assert!(shards.len() > 1);
+    (
+        shards.iter().map(|p| p.display().to_string()).collect(),
+        files,
+    )
+}
+
+/// The index of each member (read through a `SliceSource`) equals the index of the file, and
+/// a plan's packets read from the member equal those read from the file.
+fn check_members(data: &gm_loader::WebDataset, files: &[PathBuf]) {
+    use gm_demux::ByteSource;
+    use std::sync::Arc;
+    assert_eq!(gm_loader::Dataset::len(data), files.len());
+    for (i, path) in files.iter().enumerate() {
+        let local = VideoIndex::open(path, IndexOptions::default()).unwrap();
+        let slice = data.video_source(i).unwrap();
+        assert_eq!(slice.len(), std::fs::metadata(path).unwrap().len());
+        let name = slice.name().display().to_string();
+        let ext = path.extension().unwrap().to_string_lossy();
+        assert!(name.ends_with(&format!("#v{i:03}.{ext}")), "{name}");
+        let slice: Arc<dyn ByteSource> = Arc::new(slice);
+        let mut member = VideoIndex::from_source(slice.as_ref(), IndexOptions::default()).unwrap();
+        assert!(
+            member.etag.as_deref().unwrap().contains('@'),
+            "{:?}",
+            member.etag
+        );
+        member.path = local.path.clone();
+        member.modified = local.modified;
+        member.etag = None;
+        member.bytes_read = local.bytes_read;
+        member.requests = local.requests;
+        assert_eq!(member, local, "{}", path.display());
+        let frames = member.frame_count();
+        let from_file = IndexingDemuxer::open(path, IndexOptions::default()).unwrap();
+        let from_member = IndexingDemuxer::new(Arc::new(member), slice);
+        let plan = from_file.plan(&[0, frames / 2, frames - 1]).unwrap();
+        for run in &plan.runs {
+            assert_eq!(
+                from_member.read_run(run).unwrap(),
+                from_file.read_run(run).unwrap(),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn videos_inside_tar_shards_index_and_read_as_the_files() {
+    let dir = temp("wds");
+    let (names, files) = video_shards(&dir);
+    let data = gm_loader::WebDataset::from_shards(names).open().unwrap();
+    check_members(&data, &files);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn videos_inside_tar_shards_in_s3_index_and_read_as_the_files() {
+    let name = "videos_inside_tar_shards_in_s3_index_and_read_as_the_files";
+    let Some(server) = gm_storage::testing::s3_or_skip(name) else {
+        return;
+    };
+    let dir = temp("wds-s3");
+    let (names, files) = video_shards(&dir);
+    let bucket = server.bucket("videos", gm_storage::StorageOptions::default());
+    bucket.upload_dir(&dir, "wds").unwrap();
+    let prefix = format!("s3://{}/wds", bucket.name());
+    let remote: Vec<String> = names
+        .iter()
+        .map(|n| n.replace(&dir.display().to_string(), &prefix))
+        .collect();
+    let data = gm_loader::WebDataset::from_shards(remote.clone())
+        .storage(bucket.storage.clone())
+        .open()
+        .unwrap();
+    check_members(&data, &files);
+    // Without the .idx, indexed by hopping between tar headers: a few KiB, not the shards.
+    for name in &names {
+        let idx = std::path::Path::new(name).with_extension("idx");
+        let key = format!("wds/{}", idx.file_name().unwrap().to_string_lossy());
+        bucket.storage.delete(&bucket.url(&key)).unwrap();
+    }
+    let before = bucket.storage.stats();
+    let hopped = gm_loader::WebDataset::from_shards(remote)
+        .storage(bucket.storage.clone())
+        .index_by_headers(true)
+        .open()
+        .unwrap();
+    let fetched = bucket.storage.stats().bytes - before.bytes;
+    let shard_bytes: u64 = names
+        .iter()
+        .map(|n| std::fs::metadata(n).unwrap().len())
+        .sum();
+    assert!(
+        fetched * 20 < shard_bytes,
+        "{fetched} of {shard_bytes} bytes read to index"
+    );
+    check_members(&hopped, &files);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

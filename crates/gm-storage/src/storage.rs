@@ -160,6 +160,32 @@ impl Storage {
         }
     }
 
+    /// Reads one range from each of several objects concurrently (members of tar shards),
+    /// each pinned to its version when one is given; each result stands alone.
+    pub fn get_many_ranges(
+        &self,
+        reads: &[(RemoteUrl, Range<u64>, Option<SourceVersion>)],
+    ) -> Vec<Result<Vec<u8>, StorageError>> {
+        if reads.is_empty() {
+            return Vec::new();
+        }
+        let this = self.clone();
+        let owned = reads.to_vec();
+        let joined = self.block_on("(batch)", async move {
+            let gets = owned
+                .iter()
+                .map(|(u, r, pin)| this.get_async(u, Some(r.clone()), pin.clone()));
+            Ok(futures::future::join_all(gets).await)
+        });
+        match joined {
+            Ok(results) => results.into_iter().map(|r| r.map(|f| f.bytes)).collect(),
+            Err(e) => reads
+                .iter()
+                .map(|(u, _, _)| Err(runtime_error(&u.to_string(), &e)))
+                .collect(),
+        }
+    }
+
     async fn get_async(
         &self,
         url: &RemoteUrl,

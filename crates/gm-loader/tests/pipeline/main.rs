@@ -9,3 +9,5 @@ mod cpu;
 mod epochs;
 mod gpu;
 mod remote;
+mod shards;
+mod stream;

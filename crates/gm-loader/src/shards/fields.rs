@@ -1,0 +1,97 @@
+//! A sample's fields chosen by extension: the image, the video, and the label from `.cls`
+//! (integer text), else `.txt`, else a key of `.json`.
+
+use super::tar_index::{IndexedSample, Member};
+use crate::image::{IMAGE_EXTENSIONS, Label};
+use crate::video::VIDEO_EXTENSIONS;
+
+/// The label fields in order of preference.
+const LABEL_ORDER: &[&str] = &["cls", "txt", "json"];
+
+fn has_ext(member: &Member, set: &[&str]) -> bool {
+    set.iter().any(|e| member.ext.eq_ignore_ascii_case(e))
+}
+
+/// The first image member.
+pub(crate) fn image(sample: &IndexedSample) -> Option<&Member> {
+    sample.members.iter().find(|m| has_ext(m, IMAGE_EXTENSIONS))
+}
+
+/// The first video member.
+pub(crate) fn video(sample: &IndexedSample) -> Option<&Member> {
+    sample.members.iter().find(|m| has_ext(m, VIDEO_EXTENSIONS))
+}
+
+/// The member holding the label, by preference, with its position in the sample.
+pub(crate) fn label_member(sample: &IndexedSample) -> Option<(usize, &Member)> {
+    LABEL_ORDER.iter().find_map(|ext| {
+        sample
+            .members
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.ext.eq_ignore_ascii_case(ext))
+    })
+}
+
+/// The label in a label member's bytes: integer text, or the integer at `json_key`.
+pub(crate) fn parse_label(member: &Member, bytes: &[u8], json_key: &str) -> Result<Label, String> {
+    let what = &member.name;
+    if member.ext.eq_ignore_ascii_case("json") {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| format!("{what}: not JSON: {e}"))?;
+        return value
+            .get(json_key)
+            .and_then(serde_json::Value::as_i64)
+            .ok_or_else(|| format!("{what}: no integer at key {json_key:?}"));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("{what}: not text: {e}"))?;
+    text.trim()
+        .parse()
+        .map_err(|e| format!("{what}: label {:?}: {e}", text.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn member(name: &str) -> Member {
+        Member {
+            ext: super::super::tar_index::split_name(name).1.to_string(),
+            offset: 512,
+            size: 1,
+            name: name.to_string(),
+        }
+    }
+
+    #[test]
+    fn fields_are_chosen_by_extension_and_preference() {
+        let s = IndexedSample {
+            members: ["k.json", "k.txt", "k.JPG", "k.mp4", "k.cls"]
+                .into_iter()
+                .map(member)
+                .collect(),
+        };
+        assert_eq!(image(&s).unwrap().name, "k.JPG");
+        assert_eq!(video(&s).unwrap().name, "k.mp4");
+        assert_eq!(label_member(&s).unwrap().1.name, "k.cls");
+        let s = IndexedSample {
+            members: vec![member("k.json"), member("k.txt")],
+        };
+        assert_eq!(label_member(&s).unwrap().1.name, "k.txt");
+        assert!(image(&s).is_none());
+    }
+
+    #[test]
+    fn labels_parse_from_text_and_json() {
+        assert_eq!(parse_label(&member("a.cls"), b" 17\n", "label"), Ok(17));
+        assert_eq!(
+            parse_label(&member("a.json"), br#"{"label": 4, "x": 1}"#, "label"),
+            Ok(4)
+        );
+        assert_eq!(parse_label(&member("a.json"), br#"{"y": 4}"#, "y"), Ok(4));
+        let e = parse_label(&member("a.cls"), b"dog", "label").unwrap_err();
+        assert!(e.contains("a.cls") && e.contains("dog"), "{e}");
+        assert!(parse_label(&member("a.json"), br#"{"label": "x"}"#, "label").is_err());
+    }
+}
