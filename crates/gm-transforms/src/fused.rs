@@ -245,12 +245,6 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
                 w.bounds, src.width, src.height
             ));
         }
-        if !matches!(spec.interp, Interp::Nearest | Interp::Bilinear) {
-            return bad(format!(
-                "a warp samples nearest or bilinear, not {:?}",
-                spec.interp
-            ));
-        }
         if op.pad.is_some() {
             return bad("a warp with padding".into());
         }
