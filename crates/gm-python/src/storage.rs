@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gm_loader::{Dataset, DatasetError, ImageFolder, ListFile};
+use gm_loader::{Dataset, DatasetError, ImageFolder, ListFile, ShardError, WebDataset};
 use gm_storage::{Storage, StorageOptions, looks_like_url};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// The storage a `storage=` dict describes: `None` (the process's shared storage, configured
 /// from the environment) when no dict is given.
@@ -47,16 +47,37 @@ fn option_text(key: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// The dataset behind `ImageLoader(source=...)`: a folder or list file on disk, or a URL: a
-/// prefix (`s3://bucket/train/`) lists as an ImageFolder, an object is read as a list file.
-/// Runs without the GIL (listing a bucket takes seconds).
+/// prefix (`s3://bucket/train/`) lists as an ImageFolder, an object is read as a list file;
+/// WebDataset shards (a path or URL ending in `.tar`, with brace ranges and `::` lists, or a
+/// list of them) open with their `.idx` indexes (given beside them, cached, or built).
+/// Runs without the GIL (listing a bucket or indexing shards takes seconds).
 pub(crate) fn image_dataset(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     storage: Option<Storage>,
 ) -> PyResult<Arc<dyn Dataset>> {
-    let path: PathBuf = source.extract()?;
     let storage = storage.unwrap_or_else(Storage::global);
+    if source.is_instance_of::<PyList>() || source.is_instance_of::<PyTuple>() {
+        let shards: Vec<String> = source.extract()?;
+        if let Some(bad) = shards.iter().find(|s| !is_shard(s)) {
+            return Err(PyValueError::new_err(format!(
+                "{bad}: a list source holds WebDataset shards (.tar)"
+            )));
+        }
+        let builder = WebDataset::from_shards(shards).storage(storage);
+        return open_shards(py, builder);
+    }
+    let path: PathBuf = source.extract()?;
     let text = path.to_string_lossy().into_owned();
+    if is_shard(&text) || is_gzip_shard(&text) {
+        if is_gzip_shard(&text) {
+            return Err(PyValueError::new_err(format!(
+                "{text}: a .tar.gz shard cannot be indexed for random access; repack it as .tar"
+            )));
+        }
+        let builder = WebDataset::builder(&text).map_err(shard_error)?;
+        return open_shards(py, builder.storage(storage));
+    }
     if looks_like_url(&text) {
         let opened = py.detach(|| remote_images(&text, &storage));
         return opened.map_err(dataset_error);
@@ -75,6 +96,35 @@ pub(crate) fn image_dataset(
         })
     });
     opened.map_err(dataset_error)
+}
+
+/// A WebDataset shard or a pattern of them: its last name ends in `.tar`.
+fn is_shard(text: &str) -> bool {
+    text.rsplit("::")
+        .next()
+        .is_some_and(|last| last.ends_with(".tar"))
+}
+
+fn is_gzip_shard(text: &str) -> bool {
+    let last = text.rsplit("::").next().unwrap_or(text);
+    last.ends_with(".tar.gz") || last.ends_with(".tgz")
+}
+
+fn open_shards(
+    py: Python<'_>,
+    builder: gm_loader::WebDatasetBuilder,
+) -> PyResult<Arc<dyn Dataset>> {
+    let opened = py.detach(|| builder.open());
+    Ok(Arc::new(opened.map_err(shard_error)?))
+}
+
+/// Shards that could not be opened: `OSError` when they could not be read, `ValueError` for
+/// a bad pattern or index.
+fn shard_error(e: ShardError) -> PyErr {
+    match &e {
+        ShardError::Io { .. } => PyOSError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
 }
 
 /// A URL ending in `/` is a prefix; another is a list file if such an object exists, else a

@@ -133,7 +133,7 @@ class ImageLoader:
 
     def __init__(
         self,
-        source: Union[str, PathLike],
+        source: Union[str, PathLike, Sequence[str]],
         batch_size: int = 32,
         transforms: Optional[Union[Transform, Sequence[Transform]]] = None,
         *,

@@ -1,0 +1,104 @@
+"""WebDataset shards as an ImageLoader source, on the CPU path: shards written (with Python's
+tarfile, in the folder's order) from an image folder give the folder's batches, bit for bit,
+from local disk and from moto's S3."""
+
+import io
+import pathlib
+import tarfile
+
+import numpy as np
+import pytest
+
+import gm
+from gm import transforms as T
+
+
+def folder_samples(folder: pathlib.Path):
+    """(label, path) in ImageFolder's order: classes sorted, then files sorted."""
+    classes = sorted(d.name for d in folder.iterdir() if d.is_dir())
+    return [
+        (label, p)
+        for label, c in enumerate(classes)
+        for p in sorted((folder / c).iterdir())
+        if p.is_file()
+    ]
+
+
+def write_shards(folder: pathlib.Path, out: pathlib.Path, per_shard: int) -> list:
+    """WebDataset tars of ``per_shard`` samples each: ``NNNNNN.<ext>`` and ``NNNNNN.cls``."""
+    out.mkdir(parents=True, exist_ok=True)
+    samples = folder_samples(folder)
+    shards = []
+    for first in range(0, len(samples), per_shard):
+        path = out / f"train-{len(shards):06d}.tar"
+        with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
+            for i, (label, p) in enumerate(samples[first:first + per_shard], start=first):
+                for name, data in [(f"{i:06d}{p.suffix.lower()}", p.read_bytes()),
+                                   (f"{i:06d}.cls", str(label).encode())]:
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+        shards.append(path)
+    return shards
+
+
+def collect(loader):
+    return [
+        (list(b.indices), np.from_dlpack(b.labels).copy(), np.from_dlpack(b.images).copy())
+        for b in loader
+    ]
+
+
+def augmenting(source, **kw):
+    return gm.ImageLoader(
+        source, batch_size=4, device="cpu", shuffle=True, seed=5, workers=2,
+        prefetch_next_epoch=False,
+        transforms=[T.RandomResizedCrop((32, 32)), T.RandomHorizontalFlip()], **kw,
+    )
+
+
+def assert_same_batches(a, b):
+    assert len(a) == len(b) and len(a) > 0
+    for (ia, la, xa), (ib, lb, xb) in zip(a, b):
+        assert ia == ib
+        np.testing.assert_array_equal(la, lb)
+        np.testing.assert_array_equal(xa, xb)
+
+
+def test_shards_give_the_folders_batches(tmp_path, demo_folder, no_dist_env):
+    shards = write_shards(demo_folder, tmp_path / "shards", per_shard=8)
+    assert len(shards) == 3
+    local = augmenting(str(demo_folder))
+    want = collect(local)
+    pattern = str(tmp_path / "shards" / "train-{000000..000002}.tar")
+    for source in (pattern, [str(p) for p in shards]):
+        loader = augmenting(source)
+        assert len(loader) == len(local)
+        assert_same_batches(want, collect(loader))
+        # The truncated JPEG is the one bad sample in both, named by shard and key.
+        stats = loader.stats()
+        assert stats["bad"] == local.stats()["bad"] == 1
+        assert "train-000000.tar#" in str(stats["first_errors"]) or \
+            "train-000001.tar#" in str(stats["first_errors"]), stats["first_errors"]
+
+
+def test_shards_in_s3_give_the_folders_batches(s3, tmp_path, good_folder, no_dist_env):
+    shards = write_shards(good_folder, tmp_path / "shards", per_shard=5)
+    bucket = s3.bucket("shards")
+    assert s3.upload(bucket, tmp_path / "shards", "wds") == len(shards)
+    want = collect(augmenting(str(good_folder)))
+    pattern = f"s3://{bucket}/wds/train-{{000000..{len(shards) - 1:06d}}}.tar"
+    remote = augmenting(pattern, storage=s3.storage)
+    assert_same_batches(want, collect(remote))
+    assert remote.stats()["bad"] == 0
+
+
+def test_bad_shard_sources_raise_clearly(tmp_path, no_dist_env):
+    with pytest.raises(OSError, match="missing-000000.tar"):
+        gm.ImageLoader(str(tmp_path / "missing-{000000..000001}.tar"), device="cpu")
+    with pytest.raises(ValueError, match="repack it as .tar"):
+        gm.ImageLoader(str(tmp_path / "train.tar.gz"), device="cpu")
+    with pytest.raises(ValueError, match="shard pattern"):
+        gm.ImageLoader(str(tmp_path / "train-{000..}.tar"), device="cpu")
+    with pytest.raises(ValueError, match="WebDataset shards"):
+        gm.ImageLoader([str(tmp_path / "a.tar"), str(tmp_path / "folder")], device="cpu")
