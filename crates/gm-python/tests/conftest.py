@@ -7,9 +7,11 @@ import os
 import pathlib
 import shutil
 
+import numpy as np
 import pytest
 
 import gm
+from gm import transforms as T
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 DEMO = REPO / "assets" / "demo" / "images"
@@ -142,3 +144,31 @@ def s3():
         yield S3(server, f"http://{host}:{port}")
     finally:
         server.stop()
+
+
+# Batch comparisons shared by the tests of remote and sharded sources.
+
+def collect(loader):
+    """Every batch of one iteration: (indices, labels, images as NumPy)."""
+    return [
+        (list(b.indices), np.from_dlpack(b.labels).copy(), np.from_dlpack(b.images).copy())
+        for b in loader
+    ]
+
+
+def augmenting(source, **kw):
+    """Shuffled, randomly cropped and flipped batches: any change of order, label, byte or
+    seed shows."""
+    return gm.ImageLoader(
+        source, batch_size=4, device="cpu", shuffle=True, seed=11, workers=2,
+        prefetch_next_epoch=False,
+        transforms=[T.RandomResizedCrop((32, 32)), T.RandomHorizontalFlip()], **kw,
+    )
+
+
+def assert_same_batches(a, b):
+    assert len(a) == len(b) and len(a) > 0
+    for (ia, la, xa), (ib, lb, xb) in zip(a, b):
+        assert ia == ib
+        np.testing.assert_array_equal(la, lb)
+        np.testing.assert_array_equal(xa, xb)

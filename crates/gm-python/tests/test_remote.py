@@ -10,33 +10,7 @@ import pytest
 import gm
 from gm import transforms as T
 
-from conftest import MEDIA
-
-
-def collect(loader):
-    """Every batch of one iteration: (indices, labels, images as NumPy)."""
-    return [
-        (list(b.indices), np.from_dlpack(b.labels).copy(), np.from_dlpack(b.images).copy())
-        for b in loader
-    ]
-
-
-def augmenting(source, **kw):
-    """Shuffled, randomly cropped and flipped batches: any change of order, label, byte or
-    seed shows."""
-    return gm.ImageLoader(
-        source, batch_size=4, device="cpu", shuffle=True, seed=11, workers=2,
-        prefetch_next_epoch=False,
-        transforms=[T.RandomResizedCrop((32, 32)), T.RandomHorizontalFlip()], **kw,
-    )
-
-
-def assert_same_batches(a, b):
-    assert len(a) == len(b) and len(a) > 0
-    for (ia, la, xa), (ib, lb, xb) in zip(a, b):
-        assert ia == ib
-        np.testing.assert_array_equal(la, lb)
-        np.testing.assert_array_equal(xa, xb)
+from conftest import MEDIA, assert_same_batches, augmenting, collect
 
 
 def test_a_folder_in_s3_gives_the_local_batches(s3, demo_folder, no_dist_env):

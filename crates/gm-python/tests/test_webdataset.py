@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import gm
-from gm import transforms as T
+
+from conftest import assert_same_batches, augmenting, collect
 
 
 def folder_samples(folder: pathlib.Path):
@@ -40,29 +41,6 @@ def write_shards(folder: pathlib.Path, out: pathlib.Path, per_shard: int) -> lis
                     tar.addfile(info, io.BytesIO(data))
         shards.append(path)
     return shards
-
-
-def collect(loader):
-    return [
-        (list(b.indices), np.from_dlpack(b.labels).copy(), np.from_dlpack(b.images).copy())
-        for b in loader
-    ]
-
-
-def augmenting(source, **kw):
-    return gm.ImageLoader(
-        source, batch_size=4, device="cpu", shuffle=True, seed=5, workers=2,
-        prefetch_next_epoch=False,
-        transforms=[T.RandomResizedCrop((32, 32)), T.RandomHorizontalFlip()], **kw,
-    )
-
-
-def assert_same_batches(a, b):
-    assert len(a) == len(b) and len(a) > 0
-    for (ia, la, xa), (ib, lb, xb) in zip(a, b):
-        assert ia == ib
-        np.testing.assert_array_equal(la, lb)
-        np.testing.assert_array_equal(xa, xb)
 
 
 def test_shards_give_the_folders_batches(tmp_path, demo_folder, no_dist_env):
