@@ -14,6 +14,14 @@ normalize, float16 CHW, batches of 256.
 
 Each file is listed GM_BENCH_REPEAT times (default 50) as in gm's bench; median images/s of
 GM_BENCH_REPS epochs after a warm-up. Prints one JSON object per measurement.
+
+GM_RECIPE=timm adds timm's ImageNet training augmentations after the crop and flip, as gm's
+bench does with the same variable: TrivialAugmentWide (torchvision's: nearest, fill 0, 31
+bins) on the 224x224 uint8 crop, then after normalize RandomErasing with p 0.25 (scale
+0.02-0.33, ratio 0.3-3.3, value 0). DALI runs its own `auto_aug.trivial_augment_wide` (NN
+interpolation, fill 0, translation up to 32 pixels as torchvision) and `fn.erase` with a
+torchvision-style box drawn per sample; torchvision-gpu runs v2.TrivialAugmentWide and
+v2.RandomErasing per image on the GPU tensors.
 Usage: python3 loader_pipeline_peers.py DIR
 """
 import json
@@ -29,6 +37,7 @@ import numpy as np
 REPEAT = int(os.environ.get("GM_BENCH_REPEAT", "50"))
 REPS = int(os.environ.get("GM_BENCH_REPS", "3"))
 BATCH = 256
+RECIPE = os.environ.get("GM_RECIPE", "plain")
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
 
@@ -100,7 +109,11 @@ def torchvision_gpu(files):
     from torchvision.io import decode_jpeg
     from torchvision.transforms.v2 import functional as F
 
+    from torchvision.transforms import v2
+
     data = {p: open(p, "rb").read() for p in set(files)}
+    trivial = v2.TrivialAugmentWide() if RECIPE == "timm" else None
+    erasing = v2.RandomErasing(p=0.25) if RECIPE == "timm" else None
     mean = torch.tensor(MEAN, device="cuda").view(3, 1, 1) * 255
     std = torch.tensor(STD, device="cuda").view(3, 1, 1) * 255
     rng = random.Random(0)
@@ -117,8 +130,13 @@ def torchvision_gpu(files):
                 t = F.resized_crop(im, y, x, ch, cw, [224, 224], antialias=False)
                 if rng.random() < 0.5:
                     t = t.flip(-1)
+                if trivial is not None:
+                    t = trivial(t)
                 out.append(t)
-            batch = ((torch.stack(out).float() - mean) / std).half()
+            batch = (torch.stack(out).float() - mean) / std
+            if erasing is not None:
+                batch = torch.stack([erasing(im) for im in batch])
+            batch = batch.half()
             torch.cuda.synchronize()
             n += batch.shape[0]
         return n
@@ -130,17 +148,21 @@ def torchvision_gpu(files):
         n = epoch()
         rates.append(n / (time.perf_counter() - t))
     rates.sort()
-    emit(peer="torchvision-gpu", images_per_epoch=len(files), img_per_s=round(rates[len(rates) // 2]),
+    emit(peer="torchvision-gpu", recipe=RECIPE, images_per_epoch=len(files), img_per_s=round(rates[len(rates) // 2]),
          min=round(rates[0]), max=round(rates[-1]), torch=torch.__version__, torchvision=torchvision.__version__)
 
 
 def dali(files):
     import nvidia.dali as dali_mod
     from nvidia.dali import fn, pipeline_def, types
+    from nvidia.dali import math as dmath
 
     labels = list(range(len(files)))
 
-    @pipeline_def(batch_size=BATCH, device_id=0, prefetch_queue_depth=3)
+    from nvidia.dali.auto_aug import trivial_augment
+
+    @pipeline_def(batch_size=BATCH, device_id=0, prefetch_queue_depth=3,
+                  enable_conditionals=RECIPE == "timm")
     def train():
         jpegs, lab = fn.readers.file(files=files, labels=labels, random_shuffle=True,
                                      initial_fill=4096, name="Reader")
@@ -149,11 +171,30 @@ def dali(files):
                                                random_area=[0.08, 1.0], num_attempts=100)
         images = fn.resize(images, device="gpu", resize_x=224, resize_y=224,
                            interp_type=types.INTERP_LINEAR, antialias=False)
+        if RECIPE == "timm":
+            images = trivial_augment.trivial_augment_wide(images, fill_value=0,
+                                                          interp_type=types.INTERP_NN)
         mirror = fn.random.coin_flip(probability=0.5)
         images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
                                           crop=(224, 224), mean=[v * 255 for v in MEAN.tolist()],
                                           std=[v * 255 for v in STD.tolist()], mirror=mirror)
+        if RECIPE == "timm":
+            images = dali_erase(images)
         return images, lab.gpu()
+
+    def dali_erase(images):
+        # torchvision's RandomErasing box: area 2-33% of the image, log-uniform ratio
+        # 0.3-3.3, erased with probability 0.25 (a zero-sized box otherwise).
+        area = fn.random.uniform(range=[0.02, 0.33])
+        ratio = dmath.exp(fn.random.uniform(range=[math.log(0.3), math.log(3.3)]))
+        h = dmath.min(dmath.sqrt(area / ratio), 1.0)
+        w = dmath.min(dmath.sqrt(area * ratio), 1.0)
+        on = fn.cast(fn.random.coin_flip(probability=0.25), dtype=types.FLOAT)
+        shape = fn.stack(h * on, w * on)
+        anchor = fn.stack(fn.random.uniform(range=[0.0, 1.0]) * (1.0 - h),
+                          fn.random.uniform(range=[0.0, 1.0]) * (1.0 - w))
+        return fn.erase(images, anchor=anchor, shape=shape, axis_names="HW", fill_value=0,
+                        normalized_anchor=True, normalized_shape=True)
 
     import torch
     for threads in [int(t) for t in os.environ.get("GM_DALI_THREADS", "4,8,12,16").split(",")]:
@@ -173,7 +214,7 @@ def dali(files):
             torch.cuda.synchronize()
             rates.append(n / (time.perf_counter() - t))
         rates.sort()
-        emit(peer="dali", num_threads=threads, images_per_epoch=iters * BATCH,
+        emit(peer="dali", recipe=RECIPE, num_threads=threads, images_per_epoch=iters * BATCH,
              img_per_s=round(rates[len(rates) // 2]), min=round(rates[0]), max=round(rates[-1]),
              version=dali_mod.__version__,
              max_connections=os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "driver default"))

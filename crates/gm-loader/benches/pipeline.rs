@@ -29,14 +29,35 @@ use std::time::Instant;
 use gm_codec::jpeg::{DecoderOptions, Split};
 use gm_cuda::{DType, Device, Stream};
 use gm_loader::{DeviceCache, ListFile, Loader, Sampler};
-use gm_transforms::{Compose, HorizontalFlip, Layout, Normalize, RandomResizedCrop, ToDtype};
+use gm_transforms::{
+    Compose, ErasingValue, HorizontalFlip, Layout, Normalize, RandomErasing, RandomResizedCrop,
+    ToDtype, TrivialAugmentWide,
+};
+
+/// `GM_BENCH_RECIPE`: "plain" (default) or "timm", timm's ImageNet training recipe:
+/// TrivialAugmentWide after the crop and flip, RandomErasing 0.25 after normalize.
+fn timm_recipe() -> bool {
+    std::env::var("GM_BENCH_RECIPE").is_ok_and(|r| r == "timm")
+}
 
 fn chain() -> Compose {
-    Compose::new()
+    let c = Compose::new()
         .then(RandomResizedCrop::new(224, 224))
-        .then(HorizontalFlip(0.5))
-        .then(Normalize::IMAGENET)
+        .then(HorizontalFlip(0.5));
+    let c = if timm_recipe() {
+        c.then(TrivialAugmentWide::new())
+    } else {
+        c
+    };
+    c.then(Normalize::IMAGENET)
         .then(ToDtype(DType::F16, Layout::Chw))
+}
+
+/// The recipe's RandomErasing (None for the plain pipeline).
+fn erasing() -> Option<RandomErasing> {
+    timm_recipe().then(|| {
+        RandomErasing::new(0.25, (0.02, 0.33), (0.3, 3.3), ErasingValue::Number(0.0)).unwrap()
+    })
 }
 
 fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
@@ -104,7 +125,7 @@ impl Settings {
 }
 
 fn build(device: &Device, list: &PathBuf, set: &Settings, workers: usize, stages: usize) -> Loader {
-    Loader::builder(ListFile::new(list).unwrap())
+    let b = Loader::builder(ListFile::new(list).unwrap())
         .device(device)
         .decoder(set.decoder.clone())
         .blocking_sync(Some(set.blocking_sync))
@@ -115,9 +136,13 @@ fn build(device: &Device, list: &PathBuf, set: &Settings, workers: usize, stages
         .drop_last(true)
         .workers(workers)
         .prefetch(3)
-        .transforms(chain())
-        .build()
-        .unwrap()
+        .transforms(chain());
+    match erasing() {
+        Some(e) => b.random_erasing(e),
+        None => b,
+    }
+    .build()
+    .unwrap()
 }
 
 /// One epoch as a training loop consumes it: wait for each batch on the consumer's stream,
@@ -176,7 +201,8 @@ fn main() {
         let s = l.stats();
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            "{{\"bench\":\"pipeline\",\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            if timm_recipe() { "timm" } else { "plain" },
             device.ordinal(),
             decoder.split.hw_load(),
             decoder.cuda.threads,
