@@ -16,7 +16,8 @@ use gm_loader::{
     surface_source,
 };
 use gm_transforms::{
-    Compose, FusedKernel, HorizontalFlip, Layout, RandomResizedCrop, SampleRng, ToDtype,
+    Compose, ErasingValue, FusedKernel, HorizontalFlip, Layout, RandomErasing, RandomResizedCrop,
+    SampleRng, ToDtype, erase_image,
 };
 use video_common::{fixture, videos};
 
@@ -165,6 +166,65 @@ fn clip_batches_equal_decoding_every_frame_alone() {
     assert_eq!(s.clips, 2 * reference_set.len() as u64);
     assert_eq!(s.frames, s.clips * 4);
     assert!(s.packets_decoded >= s.frames, "{s:?}");
+}
+
+#[test]
+fn random_erasing_takes_the_same_rectangle_from_every_frame_of_a_clip() {
+    let device =
+        gpu_test_device!("random_erasing_takes_the_same_rectangle_from_every_frame_of_a_clip");
+    let stream = Stream::new(&device).unwrap();
+    let (seed, epoch) = (4, 1);
+    for value in [
+        ErasingValue::Random,
+        ErasingValue::PerChannel([0.0, 0.5, 1.0]),
+    ] {
+        let erasing = RandomErasing::new(0.6, (0.02, 0.33), (0.3, 3.3), value).unwrap();
+        let build = |erase: bool| {
+            let b = ClipLoader::builder(VideoDataset::open(&videos(), 4, 3, 2).unwrap())
+                .device(&device)
+                .sessions(2)
+                .transforms(chain())
+                .sampler(Sampler::shuffled(9))
+                .batch_size(5)
+                .seed(seed);
+            if erase { b.random_erasing(erasing) } else { b }
+                .build()
+                .unwrap()
+        };
+        let plain = collect(&mut build(false), epoch, &stream);
+        let erased = collect(&mut build(true), epoch, &stream);
+        let spec = chain()
+            .plan_image(64, 48, &mut SampleRng::new(0, 0, 0))
+            .unwrap()
+            .1;
+        let (mut clips, mut hit, mut changed) = (0, 0, 0);
+        assert_eq!(plain.len(), erased.len());
+        for (p, e) in plain.iter().zip(&erased) {
+            assert_eq!((p.0, &p.1), (e.0, &e.1), "the same clips in the same order");
+            let mut want = p.2.clone();
+            for (c, &episode) in p.1.iter().enumerate() {
+                clips += 1;
+                let mut rng = RandomErasing::rng(seed, epoch, episode as u64);
+                let Some(d) = erasing.draw(&spec, &mut rng).unwrap() else {
+                    continue;
+                };
+                hit += 1;
+                for f in 0..4 {
+                    let frame = &mut want[(c * 4 + f) * PER_FRAME..(c * 4 + f + 1) * PER_FRAME];
+                    erase_image(frame, &spec, &d);
+                }
+            }
+            assert!(
+                want == e.2,
+                "{value:?}: batch {} differs from the twin's erasing",
+                p.0
+            );
+            changed += usize::from(want != p.2);
+        }
+        // p = 0.6 over the epoch's clips: some erased, some not.
+        assert!(hit > 0 && hit < clips, "{hit} of {clips} clips erased");
+        assert!(changed > 0, "no batch changed by erasing");
+    }
 }
 
 /// A mixed dataset as a crawl holds it: H.264, HEVC (8- and 10-bit), VP9 (8- and 10-bit) and

@@ -13,7 +13,7 @@ use pyo3::types::PyDict;
 
 use crate::device;
 use crate::errors::{NoGpuError, loader_error};
-use crate::image_loader::{plan_steps, policy_named, sampler_for};
+use crate::image_loader::{plan_steps_erasing, policy_named, sampler_for};
 use crate::iteration::{Inner, next_batch};
 use crate::owner::Owner;
 use crate::tensor::Tensor;
@@ -303,7 +303,7 @@ impl ClipLoader {
         prefetch_next_epoch: bool,
     ) -> PyResult<ClipLoader> {
         crate::logging::sync_level(py)?;
-        let chain = plan_steps(py, transforms)?;
+        let (chain, erasing) = plan_steps_erasing(py, transforms)?;
         let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
         let Some(gpu) = device::resolve(py, &device::parse(device)?)? else {
             return Err(NoGpuError::new_err(
@@ -321,6 +321,10 @@ impl ClipLoader {
             .drop_last(drop_last)
             .seed(seed)
             .bad_samples(policy);
+        let b = match erasing {
+            Some(e) => b.random_erasing(e),
+            None => b,
+        };
         let loader = py.detach(|| b.build());
         crate::logging::flush(py);
         let loader = loader.map_err(|e| loader_error(py, e))?;

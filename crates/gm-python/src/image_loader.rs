@@ -82,22 +82,6 @@ pub(crate) fn policy_named(name: &str) -> PyResult<BadSamplePolicy> {
     }
 }
 
-/// The transforms' step tuples: each object plans itself (`gm.transforms`). A chain ending in
-/// `RandomErasing` is refused here (the clip loader has no erasing); `ImageLoader` takes it
-/// through [`plan_steps_erasing`].
-pub(crate) fn plan_steps(
-    py: Python<'_>,
-    transforms: Option<&Bound<'_, PyAny>>,
-) -> PyResult<gm_transforms::Compose> {
-    let (chain, erasing) = plan_steps_erasing(py, transforms)?;
-    if erasing.is_some() {
-        return Err(PyValueError::new_err(
-            "RandomErasing is an option of gm.ImageLoader's chains only",
-        ));
-    }
-    Ok(chain)
-}
-
 /// The chain and, when it ends in `RandomErasing`, the erasing the loader runs after it.
 pub(crate) fn plan_steps_erasing(
     py: Python<'_>,

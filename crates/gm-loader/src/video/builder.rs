@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use gm_codec::nvdec::DecoderPool;
 use gm_cuda::{Device, DevicePool, PoolConfig};
-use gm_transforms::{Compose, Transform};
+use gm_transforms::{Compose, RandomErasing, Transform};
 use parking_lot::Mutex;
 
 use super::dataset::VideoDataset;
@@ -24,6 +24,7 @@ pub struct ClipLoaderBuilder {
     sessions: usize,
     chain: Compose,
     batches_per_job: Option<usize>,
+    erasing: Option<RandomErasing>,
 }
 
 impl ClipLoaderBuilder {
@@ -89,6 +90,15 @@ impl ClipLoaderBuilder {
         self
     }
 
+    /// torchvision's RandomErasing after the chain, drawn once per clip from (seed, epoch,
+    /// episode): every frame of a clip, and every camera of a scene, loses the same rectangle
+    /// (with `value="random"`, the same noise, as torchvision broadcasts its noise over a
+    /// video's frames).
+    pub fn random_erasing(mut self, erasing: RandomErasing) -> Self {
+        self.erasing = Some(erasing);
+        self
+    }
+
     /// Starts the decoder sessions.
     pub fn build(self) -> Result<ClipLoader, LoaderError> {
         if self.settings.batch_size == 0 || self.dataset.is_empty() {
@@ -106,6 +116,7 @@ impl ClipLoaderBuilder {
             Placement::Auto | Placement::Cpu => default_gpu()?,
         };
         let decoders = DecoderPool::new(&device, self.sessions, None)?;
+        let erasing = self.erasing.map(|e| (e, Mutex::new(Default::default())));
         let batches_per_job = self
             .batches_per_job
             .unwrap_or(match self.settings.sampler.order {
@@ -121,6 +132,7 @@ impl ClipLoaderBuilder {
                 pool: DevicePool::new(&device, PoolConfig::unbounded("gm-loader clips")),
                 device,
                 seed: self.settings.seed,
+                erasing,
                 stats: Mutex::new(ClipStats::default()),
             }),
             settings: self.settings,
@@ -148,6 +160,7 @@ impl ClipLoader {
             sessions: 7,
             chain: Compose::new(),
             batches_per_job: None,
+            erasing: None,
         }
     }
 

@@ -13,7 +13,8 @@ use crossbeam_channel::Sender;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
 use gm_cuda::{Device, DeviceMemory, DevicePool, DevicePtr, Event, Tensor};
 use gm_transforms::{
-    Compose, FusedKernel, FusedOp, Layout, Matrix, OutputSpec, PixelFormat, SampleRng, SourceImage,
+    BatchOpsKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, OutputSpec, PixelFormat,
+    RandomErasing, SampleRng, SourceImage,
 };
 use parking_lot::Mutex;
 
@@ -35,6 +36,9 @@ pub(crate) struct Shared {
     pub(crate) pool: DevicePool,
     pub(crate) device: Device,
     pub(crate) seed: u64,
+    /// RandomErasing after the chain, with an erasing kernel per session stream (a kernel
+    /// shared by sessions would make each session's stream wait for another's last batch).
+    pub(crate) erasing: Option<(RandomErasing, Mutex<HashMap<usize, BatchOpsKernel>>)>,
     pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
 }
@@ -463,6 +467,7 @@ impl Shared {
     fn ready(&self, session: &DecoderSession, epoch: u64, b: Filling) -> Outcome {
         let d = &*self.dataset;
         let spec = b.spec;
+        self.erase(session, epoch, &b)?;
         let event = Arc::new(Event::new(&self.device)?);
         event.record(session.stream())?;
         let t = d.frames_per_clip();
@@ -489,6 +494,40 @@ impl Shared {
             event,
             session.stream().clone(),
         )))
+    }
+}
+
+impl Shared {
+    /// RandomErasing on the clips of a finished batch: one draw per clip (seed, epoch,
+    /// episode), the same rectangle on each of its frames and cameras.
+    fn erase(&self, session: &DecoderSession, epoch: u64, b: &Filling) -> Result<(), LoaderError> {
+        let Some((erasing, kernels)) = &self.erasing else {
+            return Ok(());
+        };
+        let per_clip = slots_per_clip(&self.dataset);
+        let mut erases = Vec::with_capacity(b.episodes.len() * per_clip);
+        for &e in &b.episodes {
+            let mut rng = RandomErasing::rng(self.seed, epoch, e as u64);
+            let drawn = erasing.draw(&b.spec, &mut rng).map_err(|reason| {
+                LoaderError::Plan(SampleError {
+                    index: e,
+                    name: self.dataset.name(e),
+                    reason: SampleErrorKind::Transform(reason),
+                })
+            })?;
+            erases.extend(std::iter::repeat_n(drawn, per_clip));
+        }
+        if erases.iter().any(Option::is_some) {
+            let mut kernels = kernels.lock();
+            let kernel = match kernels.entry(session.stream().raw() as usize) {
+                std::collections::hash_map::Entry::Occupied(k) => k.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(BatchOpsKernel::new(&self.device)?)
+                }
+            };
+            kernel.erase(session.stream(), &b.spec, &b.flat, &erases)?;
+        }
+        Ok(())
     }
 }
 

@@ -584,8 +584,9 @@ class RandomErasing(Transform):
     """torchvision's ``RandomErasing``: with probability ``p``, a rectangle of ``scale`` of the
     area and aspect ratio in ``ratio`` set to ``value`` (a number, one per channel, or
     ``"random"`` for standard normal noise), in the output's values (after ``Normalize``).
-    Drawn per sample from the loader's seed; the chain's last step. ``inplace`` is accepted
-    and has no effect (gm always writes the batch in place)."""
+    Drawn per sample from the loader's seed (in ``gm.ClipLoader``, once per clip: every frame
+    loses the same rectangle, as torchvision erases a video); the chain's last step.
+    ``inplace`` is accepted and has no effect (gm always writes the batch in place)."""
 
     def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33),
                  ratio: Sequence[float] = (0.3, 3.3), value: Any = 0.0, inplace: bool = False):

@@ -186,6 +186,34 @@ def test_clip_loader_frames_equal_the_video_decoders(side_stream, no_dist_env):
     assert [list(c.episodes) for c in resumed] == seen[2:]
 
 
+def test_clip_loader_erases_the_same_rectangle_from_every_frame(side_stream, no_dist_env):
+    paths = [str(MEDIA / "video" / "h264_bpyramid.mp4"), str(MEDIA / "video" / "hevc_open_gop.mp4")]
+
+    def frames(chain):
+        data = gm.VideoDataset(paths, frames=6, stride=3, step=2)
+        loader = gm.ClipLoader(data, batch_size=3, transforms=chain, shuffle=True, seed=5, sessions=2)
+        out = []
+        for clips in loader:
+            with torch.cuda.stream(side_stream):
+                out.append((list(clips.episodes), torch.from_dlpack(clips.frames).cpu()))
+        return out
+
+    plain = frames([T.Resize((90, 160))])
+    erased = frames([T.Resize((90, 160)), T.RandomErasing(p=1.0, value=7)])
+    assert [e for e, _ in plain] == [e for e, _ in erased]
+    for (_, a), (_, b) in zip(plain, erased):
+        for k in range(a.shape[0]):
+            changed = (a[k] != b[k]).any(dim=0).any(dim=0)  # [H, W] over frames and channels
+            ys, xs = torch.nonzero(changed, as_tuple=True)
+            assert len(ys) > 0, "p=1 erases every clip"
+            box = (slice(int(ys.min()), int(ys.max()) + 1), slice(int(xs.min()), int(xs.max()) + 1))
+            # Every frame and channel holds the value in one box and the clip's pixels outside it.
+            assert (b[k][:, :, box[0], box[1]] == 7).all()
+            outside = torch.ones_like(changed)
+            outside[box] = False
+            assert torch.equal(b[k][:, :, outside], a[k][:, :, outside])
+
+
 def test_device_cache_fill_reports_progress(good_folder, no_dist_env):
     seen = []
     loader = gm.ImageLoader(str(good_folder), batch_size=11, transforms=[T.RandomResizedCrop(32)], device="cuda",
