@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use gm_transforms::cpu::{HostImage, fused};
-use gm_transforms::{Interp, PlanState, SampleRng, Transform, TrivialAugmentWide};
+use gm_transforms::policies::{plan_sequence, standard_magnitudes};
+use gm_transforms::{AugmentOp, Interp, PlanState, SampleRng, Transform, TrivialAugmentWide};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
@@ -135,4 +136,88 @@ fn frames_of_a_clip_share_the_warp() {
         assert!(first.0.warp.is_some());
         assert!(clip.iter().all(|img| img.planned == Some(first)));
     }
+}
+
+/// The case's operations with their magnitudes from our tables, checked against the
+/// magnitudes torchvision drew for that source.
+fn sequence_ops(case: &Value, source: &str, (w, h): (u32, u32)) -> Vec<(AugmentOp, f64)> {
+    let bins = if case["space"] == "rand" { 31 } else { 10 };
+    let want = case["magnitudes"][source].as_array().unwrap();
+    let ops = case["ops"].as_array().unwrap();
+    ops.iter()
+        .zip(want)
+        .map(|(o, want)| {
+            let op = AugmentOp::from_name(o["op"].as_str().unwrap()).unwrap();
+            let (table, signed) = standard_magnitudes(op, bins, w, h);
+            let bin = o["bin"].as_u64().unwrap() as usize;
+            let mut m = table.map_or(0.0, |t| t[bin]);
+            if signed && o["negative"].as_bool().unwrap() {
+                m = -m;
+            }
+            assert_eq!(m, want.as_f64().unwrap(), "{o}");
+            (op, m)
+        })
+        .collect()
+}
+
+/// RandAugment's and AutoAugment's operation sequences (tests/media/transforms/policies/
+/// sequences, torchvision applying each operation to the previous one's output) through
+/// `plan_sequence` and the CPU twin: bit for bit where the plan is exact (one warp at most,
+/// nearest, colour after it or pointwise before it), and within the measured bounds of the
+/// documented approximations otherwise (two warps composed, statistics or sharpness before a
+/// warp, bilinear).
+#[test]
+fn twin_policy_sequences_match_torchvision() {
+    let dir = dir().join("policies");
+    let text = std::fs::read_to_string(dir.join("sequences.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&text).unwrap();
+    let (mut exact, mut approx, mut report) = (0, 0, Vec::new());
+    for (source, size) in manifest["sources"].as_object().unwrap() {
+        let (w, h) = (
+            size[0].as_u64().unwrap() as u32,
+            size[1].as_u64().unwrap() as u32,
+        );
+        let input = std::fs::read(dir.join(format!("../{source}.rgb"))).unwrap();
+        for (k, case) in manifest["cases"].as_array().unwrap().iter().enumerate() {
+            let ops = sequence_ops(case, source, (w, h));
+            let interp = match case["interpolation"].as_str().unwrap() {
+                "nearest" => Interp::Nearest,
+                _ => Interp::Bilinear,
+            };
+            let fill = case["fill"]
+                .as_array()
+                .map(|f| [0, 1, 2].map(|c| f[c].as_f64().unwrap() as f32));
+            let mut st = PlanState::new(w, h);
+            plan_sequence(&mut st, "test", &ops, interp, fill).unwrap();
+            let (fop, spec) = st.finish();
+            let mut out = vec![0u8; spec.image_bytes()];
+            fused(&HostImage::rgb8(&input, w, h), &fop, &spec, &mut out);
+            let want = std::fs::read(dir.join(format!("sequences/{source}_{k}.u8"))).unwrap();
+            assert_eq!(out.len(), want.len());
+            let worst = out.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
+            let pixels = out.len() / 3;
+            let differ = (0..pixels)
+                .filter(|&p| out[3 * p..3 * p + 3] != want[3 * p..3 * p + 3])
+                .count();
+            let share = differ as f64 / pixels as f64;
+            let is_exact = case["exact"].as_bool().unwrap();
+            let names: Vec<_> = ops.iter().map(|(o, m)| format!("{}({m:.3})", o.name())).collect();
+            report.push(format!(
+                "{source} {k} {} {} fill {:?} {}: worst {worst:?}, {:.2}% pixels differ",
+                if is_exact { "exact " } else { "approx" },
+                names.join(" > "),
+                fill,
+                case["interpolation"],
+                100.0 * share
+            ));
+            if is_exact {
+                exact += 1;
+                assert_eq!(worst, Some(0), "{}", report.join("\n"));
+            } else {
+                approx += 1;
+            }
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    assert_eq!((exact, approx), (50, 26));
 }
