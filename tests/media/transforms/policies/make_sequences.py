@@ -67,11 +67,11 @@ CASES = [
 
 
 def space(kind):
-    return (v2.RandAugment if kind == "rand" else v2.AutoAugment)._AUGMENTATION_SPACE
+    return {"rand": v2.RandAugment, "auto": v2.AutoAugment, "wide": v2.TrivialAugmentWide}[kind]._AUGMENTATION_SPACE
 
 
 def bins(kind):
-    return 31 if kind == "rand" else 10
+    return 10 if kind == "auto" else 31
 
 
 def main():
@@ -83,11 +83,11 @@ def main():
     for name in ("baboon", "random"):
         w, h = sizes[name]
         manifest["sources"][name] = [w, h]
-        # Every magnitude table of both spaces for this size, to check ours bit for bit.
+        # Every magnitude table of the three spaces (TrivialAugmentWide's too) for this size, to check ours bit for bit.
         manifest["tables"][name] = {
             kind: {op: (None if fn(bins(kind), h, w) is None else [float(v) for v in fn(bins(kind), h, w)])
                    for op, (fn, signed) in space(kind).items()}
-            for kind in ("rand", "auto")}
+            for kind in ("rand", "auto", "wide")}
     for k, (kind, ops, interp, fill, exact) in enumerate(CASES):
         case = {"space": kind, "interpolation": interp, "fill": fill, "exact": exact, "ops": [], "magnitudes": {}}
         for op, b, negative in ops:
