@@ -315,10 +315,9 @@ pub fn standard_magnitudes(
     // torch.linspace takes the Python float end as f32.
     let translate = |size: u32| linspace_f32(0.0, (150.0 / 331.0 * f64::from(size)) as f32, n);
     match op {
-        AugmentOp::Identity
-        | AugmentOp::AutoContrast
-        | AugmentOp::Equalize
-        | AugmentOp::Invert => (None, false),
+        AugmentOp::Identity | AugmentOp::AutoContrast | AugmentOp::Equalize | AugmentOp::Invert => {
+            (None, false)
+        }
         AugmentOp::ShearX | AugmentOp::ShearY => (Some(linspace_f32(0.0, 0.3, n)), true),
         AugmentOp::TranslateX => (Some(translate(width)), true),
         AugmentOp::TranslateY => (Some(translate(height)), true),
@@ -644,7 +643,9 @@ fn fill_preimage(before: &[ColourOp], fill: Option<[f32; 3]>) -> Option<[f32; 3]
     if !pointwise || run(target) == target || target.iter().any(|v| v.fract() != 0.0) {
         return fill;
     }
-    let channelwise = !before.iter().any(|op| matches!(op, ColourOp::Saturation(_)));
+    let channelwise = !before
+        .iter()
+        .any(|op| matches!(op, ColourOp::Saturation(_)));
     let mut out = target;
     for c in 0..3 {
         let hit = (0..=255u8).map(f32::from).find(|&v| {

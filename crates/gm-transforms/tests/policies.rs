@@ -172,7 +172,10 @@ fn approximation_bound(ops: &[(AugmentOp, f64)], interp: Interp) -> (u8, f64) {
     let reads_image = |o: &AugmentOp| {
         matches!(
             o,
-            AugmentOp::Contrast | AugmentOp::AutoContrast | AugmentOp::Equalize | AugmentOp::Sharpness
+            AugmentOp::Contrast
+                | AugmentOp::AutoContrast
+                | AugmentOp::Equalize
+                | AugmentOp::Sharpness
         )
     };
     if interp == Interp::Bilinear {
@@ -234,7 +237,10 @@ fn twin_policy_sequences_match_torchvision() {
                 .count();
             let share = differ as f64 / pixels as f64;
             let is_exact = case["exact"].as_bool().unwrap();
-            let names: Vec<_> = ops.iter().map(|(o, m)| format!("{}({m:.3})", o.name())).collect();
+            let names: Vec<_> = ops
+                .iter()
+                .map(|(o, m)| format!("{}({m:.3})", o.name()))
+                .collect();
             report.push(format!(
                 "{source} {k} {} {} fill {:?} {}: worst {worst:?}, {:.2}% pixels differ",
                 if is_exact { "exact " } else { "approx" },
@@ -280,9 +286,11 @@ fn standard_magnitudes_match_torchvision() {
                     standard_magnitudes(op, bins, w as u32, h as u32)
                 };
                 // As f32 (torch's values; serde_json may miss the last f64 bit).
-                let want = want
-                    .as_array()
-                    .map(|t| t.iter().map(|v| v.as_f64().unwrap() as f32).collect::<Vec<_>>());
+                let want = want.as_array().map(|t| {
+                    t.iter()
+                        .map(|v| v.as_f64().unwrap() as f32)
+                        .collect::<Vec<_>>()
+                });
                 let have = have.map(|t| t.iter().map(|&v| v as f32).collect::<Vec<_>>());
                 assert_eq!(have, want, "{source} {space} {name}");
                 checked += 1;
@@ -323,7 +331,10 @@ fn rand_augment_draws_in_torchvisions_order() {
     // 6000 draws over 14 operations (429 each), binomial sd ~20: within 5 sd.
     assert!(seen.iter().all(|&n| (329..530).contains(&n)), "{seen:?}");
     let share = negative as f64 / signed as f64;
-    assert!((share - 0.5).abs() < 0.03, "{negative} of {signed} negative");
+    assert!(
+        (share - 0.5).abs() < 0.03,
+        "{negative} of {signed} negative"
+    );
     let differ = (0..200)
         .filter(|&i| {
             let a = ra.draw(64, 48, &mut SampleRng::new(5, 1, i));
@@ -369,13 +380,19 @@ fn auto_augment_draws_in_torchvisions_order() {
         assert_eq!(ops, want);
     }
     // 5000 samples over 25 sub-policies (200 each, sd ~14).
-    assert!(picked.iter().all(|&n| (130..270).contains(&n)), "{picked:?}");
+    assert!(
+        picked.iter().all(|&n| (130..270).contains(&n)),
+        "{picked:?}"
+    );
     for k in 0..25 {
         for s in 0..2 {
             let p = policies[k][s].1;
             let rate = applied[k][s] as f64 / picked[k] as f64;
             // Binomial sd at most 0.5 / sqrt(130) = 0.044: within 4 sd.
-            assert!((rate - p).abs() < 0.18, "sub-policy {k} step {s}: {rate} vs {p}");
+            assert!(
+                (rate - p).abs() < 0.18,
+                "sub-policy {k} step {s}: {rate} vs {p}"
+            );
         }
     }
 }
@@ -391,7 +408,10 @@ fn policy_arguments_are_checked() {
     assert!(RandAugment::with(2, 9, 31, Interp::Bilinear, Some([0.0, 0.0, 300.0])).is_err());
     assert!(AutoAugment::with(AutoAugmentPolicy::Svhn, Interp::Bilinear, Some([1.0; 3])).is_ok());
     let e = AutoAugment::with(AutoAugmentPolicy::ImageNet, Interp::Bicubic, None).unwrap_err();
-    assert!(e.to_string().starts_with("AutoAugment: interpolation"), "{e}");
+    assert!(
+        e.to_string().starts_with("AutoAugment: interpolation"),
+        "{e}"
+    );
 }
 
 /// Every sample of both policies plans (two warps, colour before a warp, two sharpness
@@ -411,7 +431,8 @@ fn policies_plan_every_draw() {
         for step in &steps {
             for index in 0..600 {
                 let mut st = PlanState::new(37, 53);
-                step.plan(&mut st, &mut SampleRng::new(3, 0, index)).unwrap();
+                step.plan(&mut st, &mut SampleRng::new(3, 0, index))
+                    .unwrap();
                 let (op, spec) = st.finish();
                 assert_eq!((spec.width, spec.height), (37, 53));
                 composed += usize::from(op.warp.is_some() && !op.colour.is_empty());
