@@ -249,5 +249,5 @@ fn gpu_policy_sequences_match_torchvision() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 2 * 38);
+    assert_eq!(compared, 2 * 40);
 }

@@ -63,6 +63,8 @@ CASES = [
     ("rand", [("Rotate", 9, False), ("Equalize", 0, False)], "bilinear", None, False),
     ("rand", [("Posterize", 9, False), ("Rotate", 9, False)], "bilinear", None, False),
     ("auto", [("Equalize", 0, False), ("Rotate", 8, False)], "nearest", None, False),
+    ("rand", [("Rotate", 9, False), ("ShearX", 9, True)], "bilinear", None, False),
+    ("auto", [("ShearY", 8, False), ("TranslateY", 9, True)], "nearest", None, False),
 ]
 
 
