@@ -30,6 +30,10 @@ Differences from torchvision, all by design of a fused kernel:
   sampling of the source (one per chain), with their own interpolation (nearest or bilinear):
   a resize before them is not a second resampling (torchvision resizes, then warps the
   resized image). A single warp on its own gives torchvision's CPU result.
+* ``RandAugment`` and ``AutoAugment`` plan their two operations per sample into that one
+  sampling and the colour list: torchvision's result for most draws; two warps, or a
+  statistic (equalize, contrast, autocontrast) or sharpness before a warp, are approximated
+  (docs/transforms.md, "Augmentation policies").
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from typing import Any, List, Sequence, Tuple, Union
 __all__ = [
     "IMAGENET_MEAN",
     "IMAGENET_STD",
+    "AutoAugment",
+    "AutoAugmentPolicy",
     "CenterCrop",
     "ColorJitter",
     "Compose",
@@ -53,6 +59,7 @@ __all__ = [
     "Normalize",
     "PILToTensor",
     "Pad",
+    "RandAugment",
     "RandomAdjustSharpness",
     "RandomAffine",
     "RandomAutocontrast",
@@ -72,9 +79,6 @@ __all__ = [
     "ToImage",
     "Transform",
     "TrivialAugmentWide",
-    "RandAugment",
-    "AutoAugment",
-    "AutoAugmentPolicy",
 ]
 
 #: torchvision's ImageNet mean and standard deviation (RGB, for values in 0..1).
