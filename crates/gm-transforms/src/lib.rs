@@ -45,6 +45,7 @@ mod mix;
 mod photometric;
 mod plan;
 pub mod policies;
+mod policy_sequence;
 mod policy_tables;
 pub mod sample;
 mod types;
