@@ -2,6 +2,7 @@
 //! Rust transform chain that the fused kernel and its CPU twin run.
 
 use gm_cuda::DType;
+use gm_transforms::{AutoAugment, AutoAugmentPolicy, RandAugment};
 use gm_transforms::{BatchMix, ErasingValue, RandomErasing};
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
@@ -12,6 +13,9 @@ use gm_transforms::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+
+/// `("rand_augment", num_ops, magnitude, num_magnitude_bins, interpolation, fill)`'s arguments.
+type RandArgs = (usize, usize, usize, String, Option<[f32; 3]>);
 
 /// The chain for a list of step tuples such as `("resize", w, h)`.
 pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
@@ -104,6 +108,29 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
             "trivial_augment_wide" => {
                 let (bins, interp, fill): (usize, String, Option<[f32; 3]>) = args.extract()?;
                 let step = TrivialAugmentWide::with(bins, interp_named(&interp)?, fill)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(step);
+            }
+            "rand_augment" => {
+                let (num_ops, magnitude, bins, interp, fill): RandArgs = args.extract()?;
+                let step =
+                    RandAugment::with(num_ops, magnitude, bins, interp_named(&interp)?, fill)
+                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(step);
+            }
+            "auto_augment" => {
+                let (policy, interp, fill): (String, String, Option<[f32; 3]>) = args.extract()?;
+                let policy = match policy.as_str() {
+                    "imagenet" => AutoAugmentPolicy::ImageNet,
+                    "cifar10" => AutoAugmentPolicy::Cifar10,
+                    "svhn" => AutoAugmentPolicy::Svhn,
+                    other => {
+                        return Err(PyValueError::new_err(format!(
+                            "AutoAugment: unknown policy {other:?}"
+                        )));
+                    }
+                };
+                let step = AutoAugment::with(policy, interp_named(&interp)?, fill)
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 chain.push(step);
             }

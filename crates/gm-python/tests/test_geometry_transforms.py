@@ -88,3 +88,40 @@ def test_trivial_augment_is_seeded_per_sample_and_keeps_the_output(good_folder, 
         gm.ImageLoader(str(good_folder), device="cpu", transforms=[T.TrivialAugmentWide(), T.RandomRotation(5)])
     with pytest.raises(ValueError, match="before the colour steps"):
         gm.ImageLoader(str(good_folder), device="cpu", transforms=[T.RandomInvert(), T.RandomRotation(5)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: T.RandAugment(),
+    lambda: T.RandAugment(num_ops=3, magnitude=20, interpolation=T.InterpolationMode.BILINEAR, fill=(9, 80, 200)),
+    lambda: T.AutoAugment(),
+    lambda: T.AutoAugment(T.AutoAugmentPolicy.SVHN, interpolation=T.InterpolationMode.BILINEAR, fill=9),
+])
+def test_rand_and_auto_augment_are_seeded_per_sample_and_keep_the_output(good_folder, no_dist_env, make):
+    chain = CROP + [T.RandomHorizontalFlip(), make()]
+    plain = images(good_folder, CROP)
+    a = images(good_folder, chain, seed=3)
+    assert a.shape == plain.shape
+    np.testing.assert_array_equal(a, images(good_folder, chain, seed=3))
+    assert not np.array_equal(a, images(good_folder, chain, seed=4))
+    assert not np.array_equal(a, plain)
+
+
+def test_policy_arguments_are_checked_like_torchvision(good_folder):
+    with pytest.raises(ValueError, match="non-negative integer"):
+        T.RandAugment(num_ops=-1)
+    with pytest.raises(ValueError, match="not a bin"):
+        T.RandAugment(magnitude=31)
+    with pytest.raises(ValueError, match="nearest or bilinear"):
+        T.RandAugment(interpolation=T.InterpolationMode.BICUBIC)
+    with pytest.raises(ValueError, match="not recognized"):
+        T.AutoAugment("imagenet2")
+    with pytest.raises(ValueError, match="num_ops 9"):
+        gm.ImageLoader(str(good_folder), device="cpu", transforms=[T.RandAugment(num_ops=9)])
+    with pytest.raises(ValueError, match="once per chain"):
+        gm.ImageLoader(str(good_folder), device="cpu", transforms=[T.AutoAugment(), T.RandomRotation(5)])
+    assert T.AutoAugment("cifar10").policy is T.AutoAugmentPolicy.CIFAR10
+
+
+def test_auto_augment_takes_torchvisions_policy_enum():
+    v2 = pytest.importorskip("torchvision.transforms.v2")
+    assert T.AutoAugment(v2.AutoAugmentPolicy.SVHN).policy is T.AutoAugmentPolicy.SVHN

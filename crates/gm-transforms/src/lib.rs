@@ -45,6 +45,8 @@ mod mix;
 mod photometric;
 mod plan;
 pub mod policies;
+mod policy_sequence;
+mod policy_tables;
 pub mod sample;
 mod types;
 
@@ -64,7 +66,7 @@ pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
 };
-pub use policies::{AugmentOp, TrivialAugmentWide};
+pub use policies::{AugmentOp, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide};
 pub use types::{
     Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage, Warp,
 };

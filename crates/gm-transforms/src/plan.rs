@@ -108,6 +108,9 @@ pub struct PlanState {
     /// positions in the current image to the source, and later crops, resizes and flips
     /// compose with it (`crop` and the flips then no longer change).
     pub warp: Option<Warp>,
+    /// Whether a further warp composes with `warp` (the augmentation policies' sequences)
+    /// rather than being refused.
+    pub(crate) compose_warps: bool,
 }
 
 impl PlanState {
@@ -124,6 +127,7 @@ impl PlanState {
             pad: None,
             colour: ColourOps::NONE,
             warp: None,
+            compose_warps: false,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -203,6 +207,18 @@ impl PlanState {
         }
     }
 
+    /// Composes an affine grid (torchvision's `_affine_grid` matrix and origin for the current
+    /// size) with the warp so far: one resampling of the source where torchvision resamples
+    /// twice (see docs/transforms.md, "Augmentation policies").
+    fn compose_affine_grid(&mut self, matrix: Mat3, origin: [f64; 2]) {
+        // Output index x reads grid x + origin; the grid value g is the tap position
+        // (g + 1) * size / 2 of the current image.
+        let (hw, hh) = (f64::from(self.width) / 2.0, f64::from(self.height) / 2.0);
+        let to_pos = affine([hw, 0.0, hw, 0.0, hh, hh]);
+        let from_pos = affine([1.0, 0.0, origin[0] - 0.5, 0.0, 1.0, origin[1] - 0.5]);
+        self.compose(mul(&to_pos, &mul(&matrix, &from_pos)));
+    }
+
     /// Per axis (x, y): the current image's positions to source positions as the crop and
     /// flips so far define them, `source = a * position + b`, as ((ax, bx), (ay, by)).
     fn plain_map(&self) -> ((f64, f64), (f64, f64)) {
@@ -242,6 +258,10 @@ impl PlanState {
             })
         };
         if self.warp.is_some() {
+            if self.compose_warps && post == 0.0 {
+                self.compose_affine_grid(matrix, origin);
+                return Ok(());
+            }
             return err("a chain warps (affine, rotation, perspective) once");
         }
         if self.pad.is_some() {

@@ -1,10 +1,12 @@
 //! Augmentation policies with torchvision's operation lists, magnitude bins and sampling,
 //! built from the warps ([`crate::geometry`]) and the colour operations ([`ColourOp`]):
-//! [`TrivialAugmentWide`], drawn per sample from the [`SampleRng`].
+//! [`TrivialAugmentWide`] (one operation), [`RandAugment`] and [`AutoAugment`] (sequences of
+//! operations, planned by [`plan_sequence`]), drawn per sample from the [`SampleRng`].
 
 use crate::colour::ColourOp;
 use crate::geometry::{Affine, Rotate};
 use crate::plan::{PlanError, PlanState, SampleRng, Transform};
+pub use crate::policy_sequence::plan_sequence;
 use crate::types::Interp;
 
 /// One operation of torchvision's augmentation spaces (`_apply_image_or_video_transform`).
@@ -38,6 +40,8 @@ pub enum AugmentOp {
     AutoContrast,
     /// `F.equalize`.
     Equalize,
+    /// `F.invert` (AutoAugment's policies only).
+    Invert,
 }
 
 impl AugmentOp {
@@ -58,7 +62,47 @@ impl AugmentOp {
             AugmentOp::Solarize => "Solarize",
             AugmentOp::AutoContrast => "AutoContrast",
             AugmentOp::Equalize => "Equalize",
+            AugmentOp::Invert => "Invert",
         }
+    }
+
+    /// The colour operation of the operation with magnitude `m`; `None` for the warps and
+    /// the identity.
+    pub fn colour(self, m: f64) -> Option<ColourOp> {
+        Some(match self {
+            AugmentOp::Identity
+            | AugmentOp::ShearX
+            | AugmentOp::ShearY
+            | AugmentOp::TranslateX
+            | AugmentOp::TranslateY
+            | AugmentOp::Rotate => return None,
+            AugmentOp::Brightness => ColourOp::Brightness(1.0 + m),
+            AugmentOp::Color => ColourOp::Saturation(1.0 + m),
+            AugmentOp::Contrast => ColourOp::Contrast(1.0 + m),
+            AugmentOp::Sharpness => ColourOp::Sharpness(1.0 + m),
+            AugmentOp::Posterize => ColourOp::Posterize(m as u8),
+            AugmentOp::Solarize => ColourOp::Solarize(255.0 * m),
+            AugmentOp::AutoContrast => ColourOp::Autocontrast,
+            AugmentOp::Equalize => ColourOp::Equalize,
+            AugmentOp::Invert => ColourOp::Invert,
+        })
+    }
+
+    /// Whether the operation is a warp (shear, translation, rotation).
+    pub fn is_geometric(self) -> bool {
+        matches!(
+            self,
+            AugmentOp::ShearX
+                | AugmentOp::ShearY
+                | AugmentOp::TranslateX
+                | AugmentOp::TranslateY
+                | AugmentOp::Rotate
+        )
+    }
+
+    /// The operation's name in torchvision (`"ShearX"`...), `None` for an unknown name.
+    pub fn from_name(name: &str) -> Option<AugmentOp> {
+        ALL_OPS.iter().copied().find(|op| op.name() == name)
     }
 
     /// Plans the operation with magnitude `m` (torchvision's `_apply_image_or_video_transform`
@@ -98,20 +142,17 @@ impl AugmentOp {
                 fill,
             }
             .plan(st, &mut rng),
-            AugmentOp::Brightness => st.push_colour(step, ColourOp::Brightness(1.0 + m)),
-            AugmentOp::Color => st.push_colour(step, ColourOp::Saturation(1.0 + m)),
-            AugmentOp::Contrast => st.push_colour(step, ColourOp::Contrast(1.0 + m)),
-            AugmentOp::Sharpness => st.push_colour(step, ColourOp::Sharpness(1.0 + m)),
-            AugmentOp::Posterize => st.push_colour(step, ColourOp::Posterize(m as u8)),
-            AugmentOp::Solarize => st.push_colour(step, ColourOp::Solarize(255.0 * m)),
-            AugmentOp::AutoContrast => st.push_colour(step, ColourOp::Autocontrast),
-            AugmentOp::Equalize => st.push_colour(step, ColourOp::Equalize),
+            _ => match self.colour(m) {
+                Some(op) => st.push_colour(step, op),
+                None => Ok(()),
+            },
         }
     }
 }
 
 /// `torch.linspace(start, end, steps)` in f32 as torch computes it on the CPU (the first half
-/// from the start, the second from the end), each value as f64.
+/// from the start, the second from the end, each value one fused multiply-add), each value as
+/// f64. Checked against torch for every table of the policies (tests/policies.rs).
 pub fn linspace_f32(start: f32, end: f32, steps: usize) -> Vec<f64> {
     if steps == 1 {
         return vec![f64::from(start)];
@@ -121,9 +162,9 @@ pub fn linspace_f32(start: f32, end: f32, steps: usize) -> Vec<f64> {
     (0..steps)
         .map(|i| {
             let v = if i < half {
-                start + step * i as f32
+                step.mul_add(i as f32, start)
             } else {
-                end - step * (steps - i - 1) as f32
+                (-step).mul_add((steps - i - 1) as f32, end)
             };
             f64::from(v)
         })
@@ -241,5 +282,290 @@ impl Transform for TrivialAugmentWide {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
         let (op, m) = self.draw(rng);
         op.plan(st, m, self.interpolation, self.fill)
+    }
+}
+
+/// Every operation: RandAugment's 14 in torchvision's order, then AutoAugment's `Invert`.
+const ALL_OPS: [AugmentOp; 15] = [
+    AugmentOp::Identity,
+    AugmentOp::ShearX,
+    AugmentOp::ShearY,
+    AugmentOp::TranslateX,
+    AugmentOp::TranslateY,
+    AugmentOp::Rotate,
+    AugmentOp::Brightness,
+    AugmentOp::Color,
+    AugmentOp::Contrast,
+    AugmentOp::Sharpness,
+    AugmentOp::Posterize,
+    AugmentOp::Solarize,
+    AugmentOp::AutoContrast,
+    AugmentOp::Equalize,
+    AugmentOp::Invert,
+];
+
+/// The magnitudes of `op` in `RandAugment`'s and `AutoAugment`'s `_AUGMENTATION_SPACE` (they
+/// are the same) with `n` bins for a `width` x `height` image (`None` for the operations
+/// without), and whether the operation is signed.
+pub fn standard_magnitudes(
+    op: AugmentOp,
+    n: usize,
+    width: u32,
+    height: u32,
+) -> (Option<Vec<f64>>, bool) {
+    // torch.linspace takes the Python float end as f32.
+    let translate = |size: u32| linspace_f32(0.0, (150.0 / 331.0 * f64::from(size)) as f32, n);
+    match op {
+        AugmentOp::Identity | AugmentOp::AutoContrast | AugmentOp::Equalize | AugmentOp::Invert => {
+            (None, false)
+        }
+        AugmentOp::ShearX | AugmentOp::ShearY => (Some(linspace_f32(0.0, 0.3, n)), true),
+        AugmentOp::TranslateX => (Some(translate(width)), true),
+        AugmentOp::TranslateY => (Some(translate(height)), true),
+        AugmentOp::Rotate => (Some(linspace_f32(0.0, 30.0, n)), true),
+        AugmentOp::Posterize => {
+            // (8 - (arange(n) / ((n - 1) / 4))).round().int(), in f32.
+            let div = ((n - 1) as f64 / 4.0) as f32;
+            let bits = (0..n).map(|i| f64::from((8.0 - i as f32 / div).round_ties_even()));
+            (Some(bits.collect()), false)
+        }
+        AugmentOp::Solarize => (Some(linspace_f32(1.0, 0.0, n)), false),
+        AugmentOp::Brightness | AugmentOp::Color | AugmentOp::Contrast | AugmentOp::Sharpness => {
+            (Some(linspace_f32(0.0, 0.9, n)), true)
+        }
+    }
+}
+
+/// The magnitude of bin `bin` of `op` (`standard_magnitudes`), negated when the operation is
+/// signed and `rand() <= 0.5` (drawn only then, as torchvision's `forward`).
+fn signed_magnitude(
+    op: AugmentOp,
+    bins: usize,
+    bin: usize,
+    (width, height): (u32, u32),
+    rng: &mut SampleRng,
+) -> f64 {
+    let (table, signed) = standard_magnitudes(op, bins, width, height);
+    let Some(m) = table.and_then(|t| t.get(bin).copied()) else {
+        return 0.0;
+    };
+    if signed && rng.uniform(0.0, 1.0) <= 0.5 {
+        -m
+    } else {
+        m
+    }
+}
+
+/// Checks the arguments the policies share: interpolation (nearest or bilinear) and fill.
+fn check_common(
+    step: &'static str,
+    interpolation: Interp,
+    fill: Option<[f32; 3]>,
+) -> Result<(), PlanError> {
+    let err = |reason: String| PlanError::Step { step, reason };
+    if !matches!(interpolation, Interp::Nearest | Interp::Bilinear) {
+        return Err(err(format!(
+            "interpolation {interpolation:?}: the warps sample nearest or bilinear"
+        )));
+    }
+    if let Some(f) = fill
+        && !f.iter().all(|v| (0.0..=255.0).contains(v))
+    {
+        return Err(err(format!("fill {f:?} is not in 0..255")));
+    }
+    Ok(())
+}
+
+/// torchvision's `RandAugment`: per sample, `num_ops` times, one of its 14 operations
+/// uniformly, then (for the signed operations with magnitudes) a sign, `rand() <= 0.5`
+/// negative; the magnitude is bin `magnitude` of `num_magnitude_bins`. The operations apply
+/// in sequence ([`plan_sequence`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandAugment {
+    num_ops: usize,
+    magnitude: usize,
+    num_magnitude_bins: usize,
+    interpolation: Interp,
+    fill: Option<[f32; 3]>,
+}
+
+impl RandAugment {
+    /// The operations in torchvision's order (`_AUGMENTATION_SPACE`).
+    pub const OPS: [AugmentOp; 14] = TrivialAugmentWide::OPS;
+
+    /// torchvision's defaults: 2 operations, magnitude 9 of 31 bins, nearest, `fill=None`.
+    pub fn new() -> RandAugment {
+        RandAugment {
+            num_ops: 2,
+            magnitude: 9,
+            num_magnitude_bins: 31,
+            interpolation: Interp::Nearest,
+            fill: None,
+        }
+    }
+
+    /// torchvision's arguments: `num_ops` (at most 8, the colour operations a plan holds),
+    /// `magnitude` (a bin below `num_magnitude_bins`, where torchvision fails on the first
+    /// sample), `num_magnitude_bins` (at least 2), interpolation (nearest or bilinear), fill.
+    pub fn with(
+        num_ops: usize,
+        magnitude: usize,
+        num_magnitude_bins: usize,
+        interpolation: Interp,
+        fill: Option<[f32; 3]>,
+    ) -> Result<RandAugment, PlanError> {
+        const STEP: &str = "RandAugment";
+        let err = |reason: String| PlanError::Step { step: STEP, reason };
+        if num_ops > crate::colour::MAX_COLOUR_OPS {
+            return Err(err(format!(
+                "num_ops {num_ops}: a plan holds at most {} operations",
+                crate::colour::MAX_COLOUR_OPS
+            )));
+        }
+        if num_magnitude_bins < 2 {
+            return Err(err(format!(
+                "num_magnitude_bins {num_magnitude_bins}: at least 2"
+            )));
+        }
+        if magnitude >= num_magnitude_bins {
+            return Err(err(format!(
+                "magnitude {magnitude} is not a bin of num_magnitude_bins {num_magnitude_bins}"
+            )));
+        }
+        check_common(STEP, interpolation, fill)?;
+        Ok(RandAugment {
+            num_ops,
+            magnitude,
+            num_magnitude_bins,
+            interpolation,
+            fill,
+        })
+    }
+
+    /// The operations and magnitudes torchvision's `forward` draws for a `width` x `height`
+    /// image, in the order they apply.
+    pub fn draw(&self, width: u32, height: u32, rng: &mut SampleRng) -> Vec<(AugmentOp, f64)> {
+        (0..self.num_ops)
+            .map(|_| {
+                let op = Self::OPS[rng.below(Self::OPS.len() as u64) as usize];
+                let bins = self.num_magnitude_bins;
+                let m = signed_magnitude(op, bins, self.magnitude, (width, height), rng);
+                (op, m)
+            })
+            .collect()
+    }
+}
+
+impl Default for RandAugment {
+    fn default() -> RandAugment {
+        RandAugment::new()
+    }
+}
+
+impl Transform for RandAugment {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        let ops = self.draw(st.width, st.height, rng);
+        plan_sequence(st, "RandAugment", &ops, self.interpolation, self.fill)
+    }
+}
+
+/// The learned policies of `AutoAugment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AutoAugmentPolicy {
+    /// `AutoAugmentPolicy.IMAGENET` (torchvision's default).
+    #[default]
+    ImageNet,
+    /// `AutoAugmentPolicy.CIFAR10`.
+    Cifar10,
+    /// `AutoAugmentPolicy.SVHN`.
+    Svhn,
+}
+
+/// One step of a sub-policy: operation, probability, magnitude bin (of 10).
+pub type SubPolicyStep = (AugmentOp, f64, Option<usize>);
+
+impl AutoAugmentPolicy {
+    /// The 25 sub-policies of two steps, as torchvision's `_get_policies` lists them.
+    pub fn sub_policies(self) -> &'static [[SubPolicyStep; 2]; 25] {
+        match self {
+            AutoAugmentPolicy::ImageNet => &crate::policy_tables::IMAGENET,
+            AutoAugmentPolicy::Cifar10 => &crate::policy_tables::CIFAR10,
+            AutoAugmentPolicy::Svhn => &crate::policy_tables::SVHN,
+        }
+    }
+}
+
+/// torchvision's `AutoAugment`: per sample, one of the policy's 25 sub-policies uniformly,
+/// then for each of its two steps a `rand() <= probability` draw and, when it applies and is
+/// signed, a sign (`rand() <= 0.5` negative); magnitudes from 10 bins. The applied steps run
+/// in sequence ([`plan_sequence`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoAugment {
+    policy: AutoAugmentPolicy,
+    interpolation: Interp,
+    fill: Option<[f32; 3]>,
+}
+
+impl AutoAugment {
+    /// The magnitude bins AutoAugment's `forward` uses.
+    pub const BINS: usize = 10;
+
+    /// torchvision's defaults: the ImageNet policy, nearest, `fill=None`.
+    pub fn new() -> AutoAugment {
+        AutoAugment {
+            policy: AutoAugmentPolicy::ImageNet,
+            interpolation: Interp::Nearest,
+            fill: None,
+        }
+    }
+
+    /// torchvision's arguments: policy, interpolation (nearest or bilinear), fill.
+    pub fn with(
+        policy: AutoAugmentPolicy,
+        interpolation: Interp,
+        fill: Option<[f32; 3]>,
+    ) -> Result<AutoAugment, PlanError> {
+        check_common("AutoAugment", interpolation, fill)?;
+        Ok(AutoAugment {
+            policy,
+            interpolation,
+            fill,
+        })
+    }
+
+    /// The sub-policy index and the steps torchvision's `forward` applies for a `width` x
+    /// `height` image, in order.
+    pub fn draw(
+        &self,
+        width: u32,
+        height: u32,
+        rng: &mut SampleRng,
+    ) -> (usize, Vec<(AugmentOp, f64)>) {
+        let policies = self.policy.sub_policies();
+        let k = rng.below(policies.len() as u64) as usize;
+        let mut ops = Vec::with_capacity(2);
+        for &(op, p, bin) in &policies[k] {
+            if rng.uniform(0.0, 1.0) > p {
+                continue;
+            }
+            let m = bin.map_or(0.0, |b| {
+                signed_magnitude(op, Self::BINS, b, (width, height), rng)
+            });
+            ops.push((op, m));
+        }
+        (k, ops)
+    }
+}
+
+impl Default for AutoAugment {
+    fn default() -> AutoAugment {
+        AutoAugment::new()
+    }
+}
+
+impl Transform for AutoAugment {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        let (_, ops) = self.draw(st.width, st.height, rng);
+        plan_sequence(st, "AutoAugment", &ops, self.interpolation, self.fill)
     }
 }

@@ -7,7 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use gm_transforms::cpu::{HostImage, fused};
-use gm_transforms::{Interp, PlanState, SampleRng, Transform, TrivialAugmentWide};
+use gm_transforms::policies::{plan_sequence, standard_magnitudes};
+use gm_transforms::{
+    AugmentOp, AutoAugment, AutoAugmentPolicy, Interp, PlanState, RandAugment, SampleRng,
+    Transform, TrivialAugmentWide,
+};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
@@ -135,4 +139,340 @@ fn frames_of_a_clip_share_the_warp() {
         assert!(first.0.warp.is_some());
         assert!(clip.iter().all(|img| img.planned == Some(first)));
     }
+}
+
+/// The case's operations with their magnitudes from our tables, checked against the
+/// magnitudes torchvision drew for that source.
+fn sequence_ops(case: &Value, source: &str, (w, h): (u32, u32)) -> Vec<(AugmentOp, f64)> {
+    let bins = if case["space"] == "rand" { 31 } else { 10 };
+    let want = case["magnitudes"][source].as_array().unwrap();
+    let ops = case["ops"].as_array().unwrap();
+    ops.iter()
+        .zip(want)
+        .map(|(o, want)| {
+            let op = AugmentOp::from_name(o["op"].as_str().unwrap()).unwrap();
+            let (table, signed) = standard_magnitudes(op, bins, w, h);
+            let bin = o["bin"].as_u64().unwrap() as usize;
+            let mut m = table.map_or(0.0, |t| t[bin]);
+            if signed && o["negative"].as_bool().unwrap() {
+                m = -m;
+            }
+            assert_eq!(m as f32, want.as_f64().unwrap() as f32, "{o}");
+            (op, m)
+        })
+        .collect()
+}
+
+/// The documented bound (worst difference, share of differing pixels, mean absolute
+/// difference) of a sequence the plan
+/// approximates (docs/transforms.md, "Augmentation policies"), by its kind.
+fn approximation_bound(ops: &[(AugmentOp, f64)], interp: Interp) -> (u8, f64, f64) {
+    let first_warp = ops.iter().position(|(o, _)| o.is_geometric());
+    let warps = ops.iter().filter(|(o, _)| o.is_geometric()).count();
+    let before = &ops[..first_warp.unwrap_or(0)];
+    let reads_image = |o: &AugmentOp| {
+        matches!(
+            o,
+            AugmentOp::Contrast
+                | AugmentOp::AutoContrast
+                | AugmentOp::Equalize
+                | AugmentOp::Sharpness
+        )
+    };
+    if warps == 2 && interp == Interp::Nearest {
+        // One resampling for two, and no fill where the intermediate frame ends.
+        (255, 0.30, 255.0)
+    } else if warps == 2 {
+        // Bilinear: one blend of the source for two blends.
+        (255, 1.0, 12.0)
+    } else if interp == Interp::Bilinear {
+        // Interpolating before or after a pointwise operation: rounding only.
+        (1, 1.0, 1.0)
+    } else if before.iter().any(|(o, _)| reads_image(o)) {
+        // The statistic or the smoothing sees the warped image (fill included).
+        (80, 1.0, 255.0)
+    } else if first_warp.is_none() {
+        // Two sharpness operations folded into one.
+        (25, 1.0, 255.0)
+    } else {
+        // A fill the operations before the warp cannot produce (solarized fill pixels).
+        (255, 0.10, 255.0)
+    }
+}
+
+/// RandAugment's and AutoAugment's operation sequences (tests/media/transforms/policies/
+/// sequences, torchvision applying each operation to the previous one's output) through
+/// `plan_sequence` and the CPU twin: bit for bit where the plan is exact (one warp at most,
+/// nearest, colour after it or pointwise before it), and within the measured bounds of the
+/// documented approximations otherwise (two warps composed, statistics or sharpness before a
+/// warp, bilinear).
+#[test]
+fn twin_policy_sequences_match_torchvision() {
+    let dir = dir().join("policies");
+    let text = std::fs::read_to_string(dir.join("sequences.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&text).unwrap();
+    let (mut exact, mut approx, mut report) = (0, 0, Vec::new());
+    for (source, size) in manifest["sources"].as_object().unwrap() {
+        let (w, h) = (
+            size[0].as_u64().unwrap() as u32,
+            size[1].as_u64().unwrap() as u32,
+        );
+        let input = std::fs::read(dir.join(format!("../{source}.rgb"))).unwrap();
+        for (k, case) in manifest["cases"].as_array().unwrap().iter().enumerate() {
+            let ops = sequence_ops(case, source, (w, h));
+            let interp = match case["interpolation"].as_str().unwrap() {
+                "nearest" => Interp::Nearest,
+                _ => Interp::Bilinear,
+            };
+            let fill = case["fill"]
+                .as_array()
+                .map(|f| [0, 1, 2].map(|c| f[c].as_f64().unwrap() as f32));
+            let mut st = PlanState::new(w, h);
+            plan_sequence(&mut st, "test", &ops, interp, fill).unwrap();
+            let (fop, spec) = st.finish();
+            let mut out = vec![0u8; spec.image_bytes()];
+            fused(&HostImage::rgb8(&input, w, h), &fop, &spec, &mut out);
+            let want = std::fs::read(dir.join(format!("sequences/{source}_{k}.u8"))).unwrap();
+            assert_eq!(out.len(), want.len());
+            let worst = out.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
+            let pixels = out.len() / 3;
+            let differ = (0..pixels)
+                .filter(|&p| out[3 * p..3 * p + 3] != want[3 * p..3 * p + 3])
+                .count();
+            let share = differ as f64 / pixels as f64;
+            let mean = out
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| f64::from(a.abs_diff(*b)))
+                .sum::<f64>()
+                / out.len() as f64;
+            let is_exact = case["exact"].as_bool().unwrap();
+            let names: Vec<_> = ops
+                .iter()
+                .map(|(o, m)| format!("{}({m:.3})", o.name()))
+                .collect();
+            report.push(format!(
+                "{source} {k} {} {} fill {:?} {}: worst {worst:?}, {:.2}% pixels differ, mean {mean:.2}",
+                if is_exact { "exact " } else { "approx" },
+                names.join(" > "),
+                fill,
+                case["interpolation"],
+                100.0 * share
+            ));
+            if is_exact {
+                exact += 1;
+                assert_eq!(worst, Some(0), "{}", report.join("\n"));
+            } else {
+                approx += 1;
+                let (worst_max, share_max, mean_max) = approximation_bound(&ops, interp);
+                assert!(
+                    worst <= Some(worst_max) && share <= share_max && mean <= mean_max,
+                    "{}",
+                    report.join("\n")
+                );
+            }
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    assert_eq!((exact, approx), (50, 30));
+}
+
+/// Our magnitude tables equal torchvision's `_AUGMENTATION_SPACE` tables (RandAugment's 31
+/// bins, AutoAugment's 10, TrivialAugmentWide's 31) bit for bit, for both source sizes (the translations scale with it).
+#[test]
+fn standard_magnitudes_match_torchvision() {
+    let text = std::fs::read_to_string(dir().join("policies/sequences.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&text).unwrap();
+    let mut checked = 0;
+    for (source, size) in manifest["sources"].as_object().unwrap() {
+        let (w, h) = (size[0].as_u64().unwrap(), size[1].as_u64().unwrap());
+        for (space, bins) in [("rand", 31), ("auto", 10), ("wide", 31)] {
+            let tables = manifest["tables"][source][space].as_object().unwrap();
+            for (name, want) in tables {
+                let op = AugmentOp::from_name(name).unwrap();
+                let (have, _) = if space == "wide" {
+                    TrivialAugmentWide::new().magnitudes(op)
+                } else {
+                    standard_magnitudes(op, bins, w as u32, h as u32)
+                };
+                // As f32 (torch's values; serde_json may miss the last f64 bit).
+                let want = want.as_array().map(|t| {
+                    t.iter()
+                        .map(|v| v.as_f64().unwrap() as f32)
+                        .collect::<Vec<_>>()
+                });
+                let have = have.map(|t| t.iter().map(|&v| v as f32).collect::<Vec<_>>());
+                assert_eq!(have, want, "{source} {space} {name}");
+                checked += 1;
+            }
+        }
+    }
+    // 14 operations in each of the three spaces, per source.
+    assert_eq!(checked, 2 * 3 * 14);
+}
+
+/// RandAugment's draws replayed by hand in torchvision's order: per operation, the op
+/// uniformly of 14, then the sign for the signed ones (magnitude fixed by the bin).
+#[test]
+fn rand_augment_draws_in_torchvisions_order() {
+    let ra = RandAugment::new();
+    let mut seen = [0usize; 14];
+    let (mut signed, mut negative) = (0usize, 0usize);
+    for index in 0..3000 {
+        let mut rng = SampleRng::new(5, 1, index);
+        let ops = ra.draw(64, 48, &mut rng.clone());
+        assert_eq!(ops.len(), 2);
+        for &(op, m) in &ops {
+            let k = rng.below(14) as usize;
+            assert_eq!(op, RandAugment::OPS[k]);
+            seen[k] += 1;
+            let (table, is_signed) = standard_magnitudes(op, 31, 64, 48);
+            let want = table.as_ref().map_or(0.0, |t| t[9]);
+            let flip = table.is_some() && is_signed && rng.uniform(0.0, 1.0) <= 0.5;
+            assert_eq!(m, if flip { -want } else { want });
+            if is_signed && want != 0.0 {
+                signed += 1;
+                negative += usize::from(flip);
+            }
+        }
+        // Deterministic per (seed, epoch, index): the same draws again, others elsewhere.
+        assert_eq!(ra.draw(64, 48, &mut SampleRng::new(5, 1, index)), ops);
+    }
+    // 6000 draws over 14 operations (429 each), binomial sd ~20: within 5 sd.
+    assert!(seen.iter().all(|&n| (329..530).contains(&n)), "{seen:?}");
+    let share = negative as f64 / signed as f64;
+    assert!(
+        (share - 0.5).abs() < 0.03,
+        "{negative} of {signed} negative"
+    );
+    let differ = (0..200)
+        .filter(|&i| {
+            let a = ra.draw(64, 48, &mut SampleRng::new(5, 1, i));
+            a != ra.draw(64, 48, &mut SampleRng::new(5, 2, i))
+        })
+        .count();
+    assert!(differ > 150, "epochs draw alike: {differ} of 200 differ");
+}
+
+/// AutoAugment's draws replayed by hand: the sub-policy uniformly of 25, then per step
+/// `rand() <= p` and, when applied and signed with a magnitude, the sign; each step applies
+/// with its probability.
+#[test]
+fn auto_augment_draws_in_torchvisions_order() {
+    let aa = AutoAugment::new();
+    let policies = AutoAugmentPolicy::ImageNet.sub_policies();
+    let mut picked = [0usize; 25];
+    let mut applied = [[0usize; 2]; 25];
+    for index in 0..5000 {
+        let mut rng = SampleRng::new(9, 0, index);
+        let (k, ops) = aa.draw(64, 48, &mut rng.clone());
+        assert_eq!(k, rng.below(25) as usize);
+        picked[k] += 1;
+        let mut want = Vec::new();
+        for (s, &(op, p, bin)) in policies[k].iter().enumerate() {
+            if rng.uniform(0.0, 1.0) > p {
+                continue;
+            }
+            applied[k][s] += 1;
+            let (table, signed) = standard_magnitudes(op, 10, 64, 48);
+            let m = match (table, bin) {
+                (Some(t), Some(b)) => {
+                    if signed && rng.uniform(0.0, 1.0) <= 0.5 {
+                        -t[b]
+                    } else {
+                        t[b]
+                    }
+                }
+                _ => 0.0,
+            };
+            want.push((op, m));
+        }
+        assert_eq!(ops, want);
+    }
+    // 5000 samples over 25 sub-policies (200 each, sd ~14).
+    assert!(
+        picked.iter().all(|&n| (130..270).contains(&n)),
+        "{picked:?}"
+    );
+    for k in 0..25 {
+        for s in 0..2 {
+            let p = policies[k][s].1;
+            let rate = applied[k][s] as f64 / picked[k] as f64;
+            // Binomial sd at most 0.5 / sqrt(130) = 0.044: within 4 sd.
+            assert!(
+                (rate - p).abs() < 0.18,
+                "sub-policy {k} step {s}: {rate} vs {p}"
+            );
+        }
+    }
+}
+
+/// torchvision's argument checks, as typed errors.
+#[test]
+fn policy_arguments_are_checked() {
+    assert!(RandAugment::with(2, 9, 31, Interp::Nearest, None).is_ok());
+    assert!(RandAugment::with(2, 31, 31, Interp::Nearest, None).is_err());
+    assert!(RandAugment::with(2, 0, 1, Interp::Nearest, None).is_err());
+    assert!(RandAugment::with(9, 9, 31, Interp::Nearest, None).is_err());
+    assert!(RandAugment::with(2, 9, 31, Interp::Bicubic, None).is_err());
+    assert!(RandAugment::with(2, 9, 31, Interp::Bilinear, Some([0.0, 0.0, 300.0])).is_err());
+    assert!(AutoAugment::with(AutoAugmentPolicy::Svhn, Interp::Bilinear, Some([1.0; 3])).is_ok());
+    let e = AutoAugment::with(AutoAugmentPolicy::ImageNet, Interp::Bicubic, None).unwrap_err();
+    assert!(
+        e.to_string().starts_with("AutoAugment: interpolation"),
+        "{e}"
+    );
+}
+
+/// Every sample of both policies plans (two warps, colour before a warp, two sharpness
+/// operations included), on images of odd sizes, with one output size.
+#[test]
+fn policies_plan_every_draw() {
+    let (mut composed, mut reordered) = (0, 0);
+    for policy in [
+        AutoAugmentPolicy::ImageNet,
+        AutoAugmentPolicy::Cifar10,
+        AutoAugmentPolicy::Svhn,
+    ] {
+        let steps: [Box<dyn Transform>; 2] = [
+            Box::new(RandAugment::new()),
+            Box::new(AutoAugment::with(policy, Interp::Bilinear, Some([9.0; 3])).unwrap()),
+        ];
+        for step in &steps {
+            for index in 0..600 {
+                let mut st = PlanState::new(37, 53);
+                step.plan(&mut st, &mut SampleRng::new(3, 0, index))
+                    .unwrap();
+                let (op, spec) = st.finish();
+                assert_eq!((spec.width, spec.height), (37, 53));
+                composed += usize::from(op.warp.is_some() && !op.colour.is_empty());
+                reordered += usize::from(op.warp.is_some());
+            }
+        }
+    }
+    assert!(composed > 50 && reordered > 300, "{composed} {reordered}");
+}
+
+/// A clip's frames share the policy's draws: RandAugment and AutoAugment planned for an
+/// 8-frame clip give every frame the same plan, and samples differ.
+#[test]
+fn frames_of_a_clip_share_the_policy_draws() {
+    use gm_transforms::sample::{Image, plan_sample};
+    let mut plans = Vec::new();
+    for chain in [
+        gm_transforms::Compose::new().then(RandAugment::new()),
+        gm_transforms::Compose::new().then(AutoAugment::new()),
+    ] {
+        for index in 0..20 {
+            let mut clip: Vec<Image<usize>> = (0..8).map(|k| Image::new(96, 64, k)).collect();
+            plan_sample(&mut clip, &chain, &mut SampleRng::new(2, 0, index)).unwrap();
+            let first = clip[0].planned.unwrap();
+            assert!(clip.iter().all(|img| img.planned == Some(first)));
+            plans.push(first);
+        }
+    }
+    let distinct = (1..plans.len())
+        .filter(|&i| plans[i] != plans[i - 1])
+        .count();
+    assert!(distinct > 30, "{distinct} of 39 neighbours differ");
 }

@@ -30,6 +30,10 @@ Differences from torchvision, all by design of a fused kernel:
   sampling of the source (one per chain), with their own interpolation (nearest or bilinear):
   a resize before them is not a second resampling (torchvision resizes, then warps the
   resized image). A single warp on its own gives torchvision's CPU result.
+* ``RandAugment`` and ``AutoAugment`` plan their two operations per sample into that one
+  sampling and the colour list: torchvision's result for most draws; two warps, or a
+  statistic (equalize, contrast, autocontrast) or sharpness before a warp, are approximated
+  (docs/transforms.md, "Augmentation policies").
 """
 
 from __future__ import annotations
@@ -37,11 +41,14 @@ from __future__ import annotations
 import collections.abc
 import numbers
 import warnings
+from enum import Enum
 from typing import Any, List, Sequence, Tuple, Union
 
 __all__ = [
     "IMAGENET_MEAN",
     "IMAGENET_STD",
+    "AutoAugment",
+    "AutoAugmentPolicy",
     "CenterCrop",
     "ColorJitter",
     "Compose",
@@ -52,6 +59,7 @@ __all__ = [
     "Normalize",
     "PILToTensor",
     "Pad",
+    "RandAugment",
     "RandomAdjustSharpness",
     "RandomAffine",
     "RandomAutocontrast",
@@ -538,6 +546,56 @@ class TrivialAugmentWide(_Warp):
 
     def _step(self) -> tuple:
         return ("trivial_augment_wide", self.num_magnitude_bins, self.interpolation, self.fill)
+
+
+class RandAugment(_Warp):
+    """torchvision's ``RandAugment``: per sample, ``num_ops`` operations of its 14 in sequence,
+    each with bin ``magnitude`` of ``num_magnitude_bins`` and a random sign, drawn in
+    torchvision's order. Its warps compose into the chain's one warp and its colour operations
+    follow it (docs/transforms.md says where that differs from torchvision's sequential
+    application); put it before any colour step."""
+
+    def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31,
+                 interpolation: Any = InterpolationMode.NEAREST, fill: Any = None):
+        if not isinstance(num_ops, int) or num_ops < 0:
+            raise ValueError(f"num_ops should be a non-negative integer, but got {num_ops} instead.")
+        self.num_ops = num_ops
+        self.magnitude = int(magnitude)
+        self.num_magnitude_bins = int(num_magnitude_bins)
+        if not 0 <= self.magnitude < self.num_magnitude_bins:
+            raise ValueError(f"magnitude {magnitude} is not a bin of num_magnitude_bins {num_magnitude_bins}")
+        self.interpolation = _warp_interp(interpolation, "RandAugment")
+        self.fill = None if fill is None else _fill3(fill, "RandAugment")
+
+    def _step(self) -> tuple:
+        return ("rand_augment", self.num_ops, self.magnitude, self.num_magnitude_bins, self.interpolation,
+                self.fill)
+
+
+class AutoAugmentPolicy(Enum):
+    """torchvision's ``AutoAugmentPolicy`` (its members, or their values, are accepted too)."""
+
+    IMAGENET = "imagenet"
+    CIFAR10 = "cifar10"
+    SVHN = "svhn"
+
+
+class AutoAugment(_Warp):
+    """torchvision's ``AutoAugment``: per sample, one of the policy's 25 sub-policies, each of
+    its two operations applied with its probability, magnitudes from 10 bins with a random sign,
+    drawn in torchvision's order. Planned like ``RandAugment``; put it before any colour step."""
+
+    def __init__(self, policy: Any = AutoAugmentPolicy.IMAGENET, interpolation: Any = InterpolationMode.NEAREST,
+                 fill: Any = None):
+        value = getattr(policy, "value", policy)
+        if value not in ("imagenet", "cifar10", "svhn"):
+            raise ValueError(f"The provided policy {policy} is not recognized.")
+        self.policy = AutoAugmentPolicy(value)
+        self.interpolation = _warp_interp(interpolation, "AutoAugment")
+        self.fill = None if fill is None else _fill3(fill, "AutoAugment")
+
+    def _step(self) -> tuple:
+        return ("auto_augment", self.policy.value, self.interpolation, self.fill)
 
 
 class ToDtype(Transform):

@@ -1,0 +1,92 @@
+//! `AutoAugment`'s sub-policies as torchvision 0.29.2's `_get_policies` lists them
+//! (generated from it: operation, probability, magnitude bin of 10).
+
+use crate::policies::AugmentOp::*;
+use crate::policies::SubPolicyStep;
+
+/// `AutoAugmentPolicy.IMAGENET`.
+pub(crate) const IMAGENET: [[SubPolicyStep; 2]; 25] = [
+    [(Posterize, 0.4, Some(8)), (Rotate, 0.6, Some(9))],
+    [(Solarize, 0.6, Some(5)), (AutoContrast, 0.6, None)],
+    [(Equalize, 0.8, None), (Equalize, 0.6, None)],
+    [(Posterize, 0.6, Some(7)), (Posterize, 0.6, Some(6))],
+    [(Equalize, 0.4, None), (Solarize, 0.2, Some(4))],
+    [(Equalize, 0.4, None), (Rotate, 0.8, Some(8))],
+    [(Solarize, 0.6, Some(3)), (Equalize, 0.6, None)],
+    [(Posterize, 0.8, Some(5)), (Equalize, 1.0, None)],
+    [(Rotate, 0.2, Some(3)), (Solarize, 0.6, Some(8))],
+    [(Equalize, 0.6, None), (Posterize, 0.4, Some(6))],
+    [(Rotate, 0.8, Some(8)), (Color, 0.4, Some(0))],
+    [(Rotate, 0.4, Some(9)), (Equalize, 0.6, None)],
+    [(Equalize, 0.0, None), (Equalize, 0.8, None)],
+    [(Invert, 0.6, None), (Equalize, 1.0, None)],
+    [(Color, 0.6, Some(4)), (Contrast, 1.0, Some(8))],
+    [(Rotate, 0.8, Some(8)), (Color, 1.0, Some(2))],
+    [(Color, 0.8, Some(8)), (Solarize, 0.8, Some(7))],
+    [(Sharpness, 0.4, Some(7)), (Invert, 0.6, None)],
+    [(ShearX, 0.6, Some(5)), (Equalize, 1.0, None)],
+    [(Color, 0.4, Some(0)), (Equalize, 0.6, None)],
+    [(Equalize, 0.4, None), (Solarize, 0.2, Some(4))],
+    [(Solarize, 0.6, Some(5)), (AutoContrast, 0.6, None)],
+    [(Invert, 0.6, None), (Equalize, 1.0, None)],
+    [(Color, 0.6, Some(4)), (Contrast, 1.0, Some(8))],
+    [(Equalize, 0.8, None), (Equalize, 0.6, None)],
+];
+
+/// `AutoAugmentPolicy.CIFAR10`.
+pub(crate) const CIFAR10: [[SubPolicyStep; 2]; 25] = [
+    [(Invert, 0.1, None), (Contrast, 0.2, Some(6))],
+    [(Rotate, 0.7, Some(2)), (TranslateX, 0.3, Some(9))],
+    [(Sharpness, 0.8, Some(1)), (Sharpness, 0.9, Some(3))],
+    [(ShearY, 0.5, Some(8)), (TranslateY, 0.7, Some(9))],
+    [(AutoContrast, 0.5, None), (Equalize, 0.9, None)],
+    [(ShearY, 0.2, Some(7)), (Posterize, 0.3, Some(7))],
+    [(Color, 0.4, Some(3)), (Brightness, 0.6, Some(7))],
+    [(Sharpness, 0.3, Some(9)), (Brightness, 0.7, Some(9))],
+    [(Equalize, 0.6, None), (Equalize, 0.5, None)],
+    [(Contrast, 0.6, Some(7)), (Sharpness, 0.6, Some(5))],
+    [(Color, 0.7, Some(7)), (TranslateX, 0.5, Some(8))],
+    [(Equalize, 0.3, None), (AutoContrast, 0.4, None)],
+    [(TranslateY, 0.4, Some(3)), (Sharpness, 0.2, Some(6))],
+    [(Brightness, 0.9, Some(6)), (Color, 0.2, Some(8))],
+    [(Solarize, 0.5, Some(2)), (Invert, 0.0, None)],
+    [(Equalize, 0.2, None), (AutoContrast, 0.6, None)],
+    [(Equalize, 0.2, None), (Equalize, 0.6, None)],
+    [(Color, 0.9, Some(9)), (Equalize, 0.6, None)],
+    [(AutoContrast, 0.8, None), (Solarize, 0.2, Some(8))],
+    [(Brightness, 0.1, Some(3)), (Color, 0.7, Some(0))],
+    [(Solarize, 0.4, Some(5)), (AutoContrast, 0.9, None)],
+    [(TranslateY, 0.9, Some(9)), (TranslateY, 0.7, Some(9))],
+    [(AutoContrast, 0.9, None), (Solarize, 0.8, Some(3))],
+    [(Equalize, 0.8, None), (Invert, 0.1, None)],
+    [(TranslateY, 0.7, Some(9)), (AutoContrast, 0.9, None)],
+];
+
+/// `AutoAugmentPolicy.SVHN`.
+pub(crate) const SVHN: [[SubPolicyStep; 2]; 25] = [
+    [(ShearX, 0.9, Some(4)), (Invert, 0.2, None)],
+    [(ShearY, 0.9, Some(8)), (Invert, 0.7, None)],
+    [(Equalize, 0.6, None), (Solarize, 0.6, Some(6))],
+    [(Invert, 0.9, None), (Equalize, 0.6, None)],
+    [(Equalize, 0.6, None), (Rotate, 0.9, Some(3))],
+    [(ShearX, 0.9, Some(4)), (AutoContrast, 0.8, None)],
+    [(ShearY, 0.9, Some(8)), (Invert, 0.4, None)],
+    [(ShearY, 0.9, Some(5)), (Solarize, 0.2, Some(6))],
+    [(Invert, 0.9, None), (AutoContrast, 0.8, None)],
+    [(Equalize, 0.6, None), (Rotate, 0.9, Some(3))],
+    [(ShearX, 0.9, Some(4)), (Solarize, 0.3, Some(3))],
+    [(ShearY, 0.8, Some(8)), (Invert, 0.7, None)],
+    [(Equalize, 0.9, None), (TranslateY, 0.6, Some(6))],
+    [(Invert, 0.9, None), (Equalize, 0.6, None)],
+    [(Contrast, 0.3, Some(3)), (Rotate, 0.8, Some(4))],
+    [(Invert, 0.8, None), (TranslateY, 0.0, Some(2))],
+    [(ShearY, 0.7, Some(6)), (Solarize, 0.4, Some(8))],
+    [(Invert, 0.6, None), (Rotate, 0.8, Some(4))],
+    [(ShearY, 0.3, Some(7)), (TranslateX, 0.9, Some(3))],
+    [(ShearX, 0.1, Some(6)), (Invert, 0.6, None)],
+    [(Solarize, 0.7, Some(2)), (TranslateY, 0.6, Some(7))],
+    [(ShearY, 0.8, Some(4)), (Invert, 0.8, None)],
+    [(ShearX, 0.7, Some(9)), (TranslateY, 0.8, Some(3))],
+    [(ShearY, 0.8, Some(5)), (AutoContrast, 0.7, None)],
+    [(ShearX, 0.7, Some(2)), (Invert, 0.1, None)],
+];
