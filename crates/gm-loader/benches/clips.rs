@@ -8,7 +8,10 @@
 //! each with and without the GOP packet cache. The dataset lists each file `GM_BENCH_COPIES`
 //! times (16) as separate videos, so an epoch is long enough to time. With `GM_BENCH_MIX=1`
 //! one dataset interleaves all the files given (a, b, a, b, ...: consecutive videos change
-//! codec), measured as video "mix" with `"mix": true`. The random episodes are
+//! codec), measured as video "mix" with `"mix": true`. With `GM_BENCH_SCENES=1` the files are
+//! the cameras of one scene (bench/data/make_scenes.sh: six 1600x900 HEVC cameras, the accvlab
+//! workload): a multi-camera dataset of `GM_BENCH_COPIES` copies of that scene, measured as
+//! video "scene" with `"cameras": N` (frames counted over all cameras). The random episodes are
 //! also written to `$GM_BENCH_EPISODES/random-<video>.json` for the peers to decode the same
 //! ones. One JSON object per measurement: frames per second (median of `GM_BENCH_REPS`), spread,
 //! host CPU seconds per 1000 frames, device memory in use, frames decoded per frame returned.
@@ -41,9 +44,18 @@ struct Run {
     batches: Option<usize>,
 }
 
+fn scenes() -> bool {
+    env_usize("GM_BENCH_SCENES", 0) != 0
+}
+
 fn dataset(files: &[PathBuf], copies: usize, stride: usize, gop_cache: bool) -> VideoDataset {
-    let paths: Vec<PathBuf> = (0..copies).flat_map(|_| files.iter().cloned()).collect();
-    let mut b = VideoDataset::builder().videos(&paths).frames(8, stride);
+    let mut b = if scenes() {
+        VideoDataset::builder().scenes(vec![files.to_vec(); copies])
+    } else {
+        let paths: Vec<PathBuf> = (0..copies).flat_map(|_| files.iter().cloned()).collect();
+        VideoDataset::builder().videos(&paths)
+    };
+    b = b.frames(8, stride);
     if gop_cache {
         b = b.gop_cache(512 << 20);
     }
@@ -82,7 +94,9 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
         for b in loader.epoch(1 + rep as u64).take(limit) {
             let b = b.unwrap();
             b.frames.wait_on(&consumer).unwrap();
-            n += (b.frames.shape()[0] * b.frames.shape()[1]) as u64;
+            // [B, T, ...] or [B, cameras, T, ...]: every frame of every camera.
+            let dims = if scenes() { 3 } else { 2 };
+            n += b.frames.shape()[..dims].iter().product::<usize>() as u64;
         }
         consumer.synchronize().unwrap();
         let secs = t.elapsed().as_secs_f64();
@@ -99,7 +113,8 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     println!(
         "{}",
         serde_json::json!({
-            "bench": "clips", "video": run.name, "mix": run.paths.len() > 1,
+            "bench": "clips", "video": run.name, "mix": run.paths.len() > 1 && !scenes(),
+            "cameras": if scenes() { run.paths.len() } else { 1 },
             "access": run.access, "sessions": run.sessions,
             "gop_cache": run.gop_cache, "frames": frames, "seconds": wall, "fps": fps.round(),
             "spread": (spread * 1000.0).round() / 1000.0,
@@ -144,7 +159,9 @@ fn main() {
         .filter_map(|s| s.parse().ok())
         .collect();
     let workloads = env_list("GM_BENCH_ACCESS", "stream,random");
-    let sets: Vec<(String, Vec<PathBuf>)> = if env_usize("GM_BENCH_MIX", 0) != 0 {
+    let sets: Vec<(String, Vec<PathBuf>)> = if scenes() {
+        vec![("scene".to_string(), videos.clone())]
+    } else if env_usize("GM_BENCH_MIX", 0) != 0 {
         vec![("mix".to_string(), videos.clone())]
     } else {
         videos
