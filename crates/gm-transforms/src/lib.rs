@@ -33,6 +33,8 @@
 //! ```
 
 mod batch_ops;
+mod blur;
+mod blur_kernel;
 pub mod colour;
 pub mod cpu;
 pub mod draw;
@@ -49,6 +51,8 @@ pub mod sample;
 mod types;
 
 pub use batch_ops::{BATCH_OPS_PTX, BatchOpsKernel};
+pub use blur::{Blur, GaussianBlur, blur_batch, blur_image, gaussian_kernel1d};
+pub use blur_kernel::{BLUR_PTX, BlurKernel};
 pub use colour::{ColourOp, ColourOps};
 pub use erase::{
     Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,

@@ -108,6 +108,9 @@ pub struct PlanState {
     /// positions in the current image to the source, and later crops, resizes and flips
     /// compose with it (`crop` and the flips then no longer change).
     pub warp: Option<Warp>,
+    /// The Gaussian blur drawn for this image, run after the fused pass on its u8 output
+    /// ([`crate::GaussianBlur`]); later steps may only flip or set the output's values.
+    pub blur: Option<crate::Blur>,
 }
 
 impl PlanState {
@@ -124,6 +127,7 @@ impl PlanState {
             pad: None,
             colour: ColourOps::NONE,
             warp: None,
+            blur: None,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -278,6 +282,12 @@ impl PlanState {
     /// geometry's output, and a contrast mean or a solarized edge would change if the
     /// geometry moved behind it. Flips commute with every colour operation and stay allowed.
     pub fn check_geometry(&self, step: &'static str) -> Result<(), PlanError> {
+        if self.blur.is_some() {
+            return Err(PlanError::Step {
+                step,
+                reason: "geometry after GaussianBlur; put crops and resizes first".into(),
+            });
+        }
         if self.colour.is_empty() {
             return Ok(());
         }
@@ -299,6 +309,10 @@ impl PlanState {
         };
         if self.spec.scale != [1.0; 3] || self.spec.bias != [0.0; 3] {
             return err("a colour operation after Normalize; put Normalize last");
+        }
+        if self.blur.is_some() {
+            // The blur runs after the fused pass, which applies the colour operations.
+            return err("a colour operation after GaussianBlur is not supported; put it first");
         }
         if op.is_identity() {
             // It would cost the kernel work (and contrast a pre-pass) for nothing.
@@ -378,13 +392,38 @@ impl Compose {
         self.0.is_empty()
     }
 
-    /// The fused-kernel parameters of the chain for a `width` x `height` image.
+    /// The fused-kernel parameters of the chain for a `width` x `height` image. A chain with
+    /// a [`GaussianBlur`](crate::GaussianBlur) needs a pass after the fused kernel, so it is
+    /// refused here: plan it with [`Compose::plan_blurred`].
     pub fn plan_image(
         &self,
         width: u32,
         height: u32,
         rng: &mut SampleRng,
     ) -> Result<(FusedOp, OutputSpec), PlanError> {
+        let (op, spec, blur) = self.plan_blurred(width, height, rng)?;
+        if blur.is_some() {
+            return Err(PlanError::Step {
+                step: "GaussianBlur",
+                reason: "the blur runs as a pass after the fused kernel, which this consumer \
+                         does not launch (plan with Compose::plan_blurred)"
+                    .into(),
+            });
+        }
+        Ok((op, spec))
+    }
+
+    /// The chain's plan for a `width` x `height` image: the fused-kernel parameters, the final
+    /// output, and the drawn blur if the chain has a [`GaussianBlur`](crate::GaussianBlur).
+    /// With a blur, the fused kernel writes [`Blur::fused_spec`](crate::Blur::fused_spec)`
+    /// (spec)` (u8 HWC), and the blur pass ([`crate::BlurKernel`], CPU twin
+    /// [`crate::blur_image`]) turns it into `spec`.
+    pub fn plan_blurred(
+        &self,
+        width: u32,
+        height: u32,
+        rng: &mut SampleRng,
+    ) -> Result<(FusedOp, OutputSpec, Option<crate::Blur>), PlanError> {
         let mut st = PlanState::new(width, height);
         self.plan(&mut st, rng)?;
         if st.width == 0 || st.height == 0 {
@@ -393,7 +432,8 @@ impl Compose {
                 reason: format!("the output would be {}x{}", st.width, st.height),
             });
         }
-        Ok(st.finish())
+        let (op, spec) = st.finish();
+        Ok((op, spec, st.blur))
     }
 }
 
