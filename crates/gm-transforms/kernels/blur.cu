@@ -3,7 +3,8 @@
 // 1-D kernel into an f32 scratch image, gm_blur_cols its columns, rounds half to even to u8
 // as torch's round_() does, then applies the output's normalize (v * scale + bias, unfused as
 // the CPU twin computes it), dtype and layout. Padding is reflect (the edge not repeated).
-// One thread per pixel, all channels; blockIdx.z is the image. CPU twin: blur.rs blur_image.
+// One thread per pixel, all channels (1 or 3, unrolled so the sums stay in registers);
+// blockIdx.z is the image. CPU twin: blur.rs blur_image.
 
 // `format` packs layout (bits 0-3: 0 CHW, 1 HWC), dtype (bits 4-7: 0 u8, 1 f16, 2 bf16,
 // 3 f32) and channels (bits 8-15), as in batch_ops.cu.
@@ -46,10 +47,14 @@ extern "C" __global__ void gm_blur_rows(const GmBlur* params, const float* weigh
     float s[3] = {0.0f, 0.0f, 0.0f};
     for (int i = 0; i < b.kx; ++i) {
         const unsigned char* p = src + gb_reflect(x + i - r, width) * channels;
-        for (int c = 0; c < channels; ++c) s[c] = fmaf(w[i], (float)p[c], s[c]);
+#pragma unroll
+        for (int c = 0; c < 3; ++c)
+            if (c < channels) s[c] = fmaf(w[i], (float)p[c], s[c]);
     }
     float* t = tmp + (((long long)blockIdx.z * height + y) * width + x) * channels;
-    for (int c = 0; c < channels; ++c) t[c] = s[c];
+#pragma unroll
+    for (int c = 0; c < 3; ++c)
+        if (c < channels) t[c] = s[c];
 }
 
 extern "C" __global__ void gm_blur_cols(const GmBlur* params, const float* weights,
@@ -65,9 +70,13 @@ extern "C" __global__ void gm_blur_cols(const GmBlur* params, const float* weigh
     float s[3] = {0.0f, 0.0f, 0.0f};
     for (int j = 0; j < b.ky; ++j) {
         const float* p = img + (long long)gb_reflect(y + j - r, height) * width * channels;
-        for (int c = 0; c < channels; ++c) s[c] = fmaf(w[j], p[c], s[c]);
+#pragma unroll
+        for (int c = 0; c < 3; ++c)
+            if (c < channels) s[c] = fmaf(w[j], p[c], s[c]);
     }
-    for (int c = 0; c < channels; ++c) {
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+        if (c >= channels) break;
         float v = fminf(fmaxf(rintf(s[c]), 0.0f), 255.0f);
         float o = __fadd_rn(__fmul_rn(v, b.scale[c]), b.bias[c]);
         long long i = layout == 0 ? ((long long)c * height + y) * width + x
