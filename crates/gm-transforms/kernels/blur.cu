@@ -91,3 +91,50 @@ extern "C" __global__ void gm_blur_cols(const GmBlur* params, const float* weigh
         }
     }
 }
+
+// GaussianNoise (noise.rs) in place on a finished float batch: element i of an image gets
+// v + (mean + n * sigma), n = gb_noise(key, i), clamped to 0..1 with clip, unfused as the CPU
+// twin computes it. Grid: x over the image's elements, z over the images with noise.
+struct GmNoise {
+    unsigned long long dst;  // the image's first byte
+    unsigned long long key;
+    float mean, sigma;
+    int clip, pad;
+};
+
+// erase.rs's erase_noise (batch_ops.cu's bo_noise): Box-Muller on two 24-bit uniforms of a
+// SplitMix64 hash.
+__device__ __forceinline__ float gb_noise(unsigned long long key, unsigned long long i) {
+    unsigned long long z = key ^ (i * 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const float scale = 1.0f / 16777216.0f;
+    float u1 = ((float)(unsigned int)(z >> 40) + 1.0f) * scale;
+    float u2 = (float)(unsigned int)((z >> 8) & 0xffffffull) * scale;
+    return sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
+}
+
+extern "C" __global__ void gm_noise_batch(const GmNoise* params, long long elements, int dtype) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= elements) return;
+    const GmNoise& p = params[blockIdx.z];
+    float v;
+    switch (dtype) {
+        case 1: {
+            unsigned short h = ((const unsigned short*)p.dst)[i];
+            asm("cvt.f32.f16 %0, %1;" : "=f"(v) : "h"(h));
+            break;
+        }
+        case 2: v = __uint_as_float(((unsigned int)((const unsigned short*)p.dst)[i]) << 16); break;
+        default: v = ((const float*)p.dst)[i]; break;
+    }
+    float n = gb_noise(p.key, (unsigned long long)i);
+    float o = __fadd_rn(v, __fadd_rn(p.mean, __fmul_rn(n, p.sigma)));
+    if (p.clip) o = fminf(fmaxf(o, 0.0f), 1.0f);
+    switch (dtype) {
+        case 1: ((unsigned short*)p.dst)[i] = gb_to_f16(o); break;
+        case 2: ((unsigned short*)p.dst)[i] = gb_to_bf16(o); break;
+        default: ((float*)p.dst)[i] = o; break;
+    }
+}

@@ -69,6 +69,7 @@ fn blur_error(reason: String) -> PlanError {
 
 impl Transform for GaussianBlur {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_after_noise("GaussianBlur")?;
         if st.blur.is_some() {
             return Err(blur_error("a chain blurs once".into()));
         }

@@ -44,6 +44,7 @@ mod fused;
 pub mod geometry;
 mod hsv;
 mod mix;
+mod noise;
 mod photometric;
 mod plan;
 pub mod policies;
@@ -60,13 +61,15 @@ pub use erase::{
 pub use fused::{FUSED_PTX, FusedKernel};
 pub use geometry::{Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate};
 pub use mix::{BatchMix, Mix, cut_box, mix_batch};
+pub use noise::{GaussianNoise, Noise, noise_batch, noise_image};
 pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
     RandomInvert, RandomPosterize, RandomSolarize,
 };
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
-    PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
+    PlanState, PostOps, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform,
+    VerticalFlip,
 };
 pub use policies::{AugmentOp, TrivialAugmentWide};
 pub use types::{

@@ -111,6 +111,9 @@ pub struct PlanState {
     /// The Gaussian blur drawn for this image, run after the fused pass on its u8 output
     /// ([`crate::GaussianBlur`]); later steps may only flip or set the output's values.
     pub blur: Option<crate::Blur>,
+    /// The Gaussian noise drawn for this image, added in place to the finished float output
+    /// ([`crate::GaussianNoise`]); later steps may only flip or set the output's layout.
+    pub noise: Option<crate::Noise>,
 }
 
 impl PlanState {
@@ -128,6 +131,7 @@ impl PlanState {
             colour: ColourOps::NONE,
             warp: None,
             blur: None,
+            noise: None,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -282,6 +286,7 @@ impl PlanState {
     /// geometry's output, and a contrast mean or a solarized edge would change if the
     /// geometry moved behind it. Flips commute with every colour operation and stay allowed.
     pub fn check_geometry(&self, step: &'static str) -> Result<(), PlanError> {
+        self.check_after_noise(step)?;
         if self.blur.is_some() {
             return Err(PlanError::Step {
                 step,
@@ -294,6 +299,19 @@ impl PlanState {
         Err(PlanError::Step {
             step,
             reason: "geometry after a colour operation; put crops and resizes first".into(),
+        })
+    }
+
+    /// Refuses a step that changes values after GaussianNoise, which is added to the finished
+    /// output (in torchvision the later step would change the noise too).
+    pub fn check_after_noise(&self, step: &'static str) -> Result<(), PlanError> {
+        if self.noise.is_none() {
+            return Ok(());
+        }
+        Err(PlanError::Step {
+            step,
+            reason: "after GaussianNoise, which is added to the finished output; put it last"
+                .into(),
         })
     }
 
@@ -310,6 +328,7 @@ impl PlanState {
         if self.spec.scale != [1.0; 3] || self.spec.bias != [0.0; 3] {
             return err("a colour operation after Normalize; put Normalize last");
         }
+        self.check_after_noise(step)?;
         if self.blur.is_some() {
             // The blur runs after the fused pass, which applies the colour operations.
             return err("a colour operation after GaussianBlur is not supported; put it first");
@@ -347,6 +366,15 @@ impl PlanState {
             spec,
         )
     }
+}
+
+/// What runs after the fused kernel for one image.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PostOps {
+    /// The blur pass's blur (the fused kernel then writes u8 HWC for it).
+    pub blur: Option<crate::Blur>,
+    /// The noise added in place to the finished output.
+    pub noise: Option<crate::Noise>,
 }
 
 /// One step of a chain.
@@ -401,12 +429,20 @@ impl Compose {
         height: u32,
         rng: &mut SampleRng,
     ) -> Result<(FusedOp, OutputSpec), PlanError> {
-        let (op, spec, blur) = self.plan_blurred(width, height, rng)?;
-        if blur.is_some() {
+        let (op, spec, post) = self.plan_post(width, height, rng)?;
+        if post.blur.is_some() {
             return Err(PlanError::Step {
                 step: "GaussianBlur",
                 reason: "the blur runs as a pass after the fused kernel, which this consumer \
                          does not launch (plan with Compose::plan_blurred)"
+                    .into(),
+            });
+        }
+        if post.noise.is_some() {
+            return Err(PlanError::Step {
+                step: "GaussianNoise",
+                reason: "the noise is added by a pass after the fused kernel, which this \
+                         consumer does not launch (plan with Compose::plan_post)"
                     .into(),
             });
         }
@@ -424,6 +460,27 @@ impl Compose {
         height: u32,
         rng: &mut SampleRng,
     ) -> Result<(FusedOp, OutputSpec, Option<crate::Blur>), PlanError> {
+        let (op, spec, post) = self.plan_post(width, height, rng)?;
+        if post.noise.is_some() {
+            return Err(PlanError::Step {
+                step: "GaussianNoise",
+                reason: "the noise is added by a pass this consumer does not launch (plan \
+                         with Compose::plan_post)"
+                    .into(),
+            });
+        }
+        Ok((op, spec, post.blur))
+    }
+
+    /// The chain's plan with every pass after the fused kernel: the blur (as
+    /// [`Compose::plan_blurred`]) and the noise, added in place to the finished float batch
+    /// ([`crate::BlurKernel::noise`], CPU twin [`crate::noise_batch`]).
+    pub fn plan_post(
+        &self,
+        width: u32,
+        height: u32,
+        rng: &mut SampleRng,
+    ) -> Result<(FusedOp, OutputSpec, PostOps), PlanError> {
         let mut st = PlanState::new(width, height);
         self.plan(&mut st, rng)?;
         if st.width == 0 || st.height == 0 {
@@ -433,7 +490,14 @@ impl Compose {
             });
         }
         let (op, spec) = st.finish();
-        Ok((op, spec, st.blur))
+        if st.noise.is_some() {
+            crate::Noise::check(&spec)?;
+        }
+        let post = PostOps {
+            blur: st.blur,
+            noise: st.noise,
+        };
+        Ok((op, spec, post))
     }
 }
 
@@ -663,6 +727,7 @@ impl Normalize {
 
 impl Transform for Normalize {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_after_noise("Normalize")?;
         if self.std.iter().any(|&s| s == 0.0 || !s.is_finite()) {
             return Err(PlanError::Step {
                 step: "Normalize",
@@ -802,6 +867,7 @@ pub struct Grey;
 
 impl Transform for Grey {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_after_noise("Grey")?;
         st.spec.grey = true;
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! The Gaussian blur pass on the GPU (kernels/blur.cu after the fused kernel) against
 //! torchvision's references (tests/media/transforms/blur) within 1 u8 step, and against the
 //! CPU twin element for element on planned chains (random crops, drawn sigmas, unblurred
-//! images in the batch, grey, every dtype and layout).
+//! images in the batch, grey, every dtype and layout); the noise pass against its twin within
+//! 1e-3 relative (f32; one step of f16/bf16).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod blur_fixtures;
@@ -10,9 +11,9 @@ use blur_fixtures::{cases, difference};
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
-    Blur, BlurKernel, Compose, FusedKernel, FusedOp, GaussianBlur, Grey, HorizontalFlip, Layout,
-    Normalize, OutputSpec, PlanState, RandomResizedCrop, SampleRng, SourceImage, ToDtype,
-    blur_batch,
+    Blur, BlurKernel, Compose, FusedKernel, FusedOp, GaussianBlur, GaussianNoise, Grey,
+    HorizontalFlip, Layout, Normalize, OutputSpec, PlanState, RandomResizedCrop, SampleRng,
+    SourceImage, ToDtype, blur_batch, noise_batch,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -174,5 +175,97 @@ fn gpu_blur_pass_matches_the_twin_on_planned_chains() {
             got == twin,
             "{dtype:?} {layout:?} grey {grey}: kernel and twin differ"
         );
+    }
+}
+
+fn load(dtype: DType, b: &[u8]) -> Vec<f32> {
+    match dtype {
+        DType::F32 => b
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+        DType::F16 => b
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        DType::BF16 => b
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        DType::U8 => b.iter().map(|&v| f32::from(v)).collect(),
+    }
+}
+
+#[test]
+fn gpu_noise_pass_matches_the_twin() {
+    let device = gpu_test_device!("gpu_noise_pass_matches_the_twin");
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("noise"));
+    let mut kernel = BlurKernel::new(&device).unwrap();
+    let mut rng = StdRng::seed_from_u64(29);
+    let unit = Normalize {
+        mean: [0.0; 3],
+        std: [1.0; 3],
+    };
+    for (dtype, layout, clip, tol) in [
+        (DType::F32, Layout::Chw, true, 1e-3f32),
+        (DType::F32, Layout::Hwc, false, 1e-3),
+        (DType::F16, Layout::Chw, true, 2e-3),
+        (DType::BF16, Layout::Hwc, false, 1e-2),
+    ] {
+        let chain = Compose::new()
+            .then(RandomResizedCrop::new(37, 21))
+            .then(GaussianBlur::square(3).unwrap())
+            .then(unit)
+            .then(ToDtype(dtype, layout))
+            .then(GaussianNoise::new(0.05, 0.2, clip).unwrap());
+        let (mut sources, mut ops, mut blurs, mut noises, mut spec) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), None);
+        for i in 0..5u64 {
+            let (w, h) = (rng.random_range(40..80), rng.random_range(30..60));
+            let px: Vec<u8> = (0..w * h * 3).map(|_| rng.random()).collect();
+            let (op, s, post) = chain.plan_post(w, h, &mut SampleRng::new(8, 3, i)).unwrap();
+            sources.push((px, w, h));
+            ops.push(op);
+            blurs.push(post.blur);
+            noises.push(if i == 3 { None } else { post.noise });
+            spec = Some(s);
+        }
+        let spec = spec.unwrap();
+        let blurred = gpu_run(&device, &stream, &pool, &sources, &ops, &spec, &blurs);
+        let out = Tensor::empty(&pool, &stream, &shape(ops.len(), &spec), dtype).unwrap();
+        stream
+            .upload(&blurred, &mut View(out.data_ptr(), blurred.len()), 0)
+            .unwrap();
+        kernel.noise(&stream, &spec, &out, &noises).unwrap();
+        let got = load(dtype, &out.to_host_bytes(&stream).unwrap());
+        let mut twin = twin_run(&sources, &ops, &spec, &blurs);
+        noise_batch(&mut twin, &spec, &noises);
+        let twin = load(dtype, &twin);
+        let before = load(dtype, &blurred);
+        let worst = got
+            .iter()
+            .zip(&twin)
+            .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
+            .fold(0.0f32, f32::max);
+        assert!(
+            worst <= tol,
+            "{dtype:?} {layout:?}: relative difference {worst}"
+        );
+        // The unnoised image stayed, the others changed.
+        let n = got.len() / ops.len();
+        assert_eq!(&got[3 * n..4 * n], &before[3 * n..4 * n]);
+        assert_ne!(&got[..n], &before[..n]);
+    }
+}
+
+/// A borrowed view of device memory, for uploading into a tensor's storage.
+struct View(gm_cuda::DevicePtr, usize);
+impl gm_cuda::DeviceMemory for View {
+    fn device_ptr(&self) -> gm_cuda::DevicePtr {
+        self.0
+    }
+    fn byte_len(&self) -> usize {
+        self.1
     }
 }
