@@ -10,7 +10,9 @@
 //! [`OutputSpec`]); nested [`sample`] structures reach their images through the
 //! [`sample::Visit`] trait. After the chain, [`RandomErasing`] (per sample) and [`BatchMix`]
 //! (MixUp/CutMix, per batch) work in place on the batch tensor ([`BatchOpsKernel`], CPU twins
-//! [`erase_batch`] and [`mix_batch`]).
+//! [`erase_batch`] and [`mix_batch`]). [`GaussianBlur`] and [`GaussianNoise`] stop the fusion:
+//! [`Compose::plan_post`] plans them as passes after the fused kernel ([`BlurKernel`], CPU
+//! twins [`blur_batch`] and [`noise_batch`]).
 //!
 //! ```
 //! use gm_transforms::cpu::{HostImage, fused};
