@@ -5,10 +5,11 @@ use gm_cuda::DType;
 use gm_transforms::{AutoAugment, AutoAugmentPolicy, RandAugment};
 use gm_transforms::{BatchMix, ErasingValue, RandomErasing};
 use gm_transforms::{
-    CenterCrop, ColorJitter, Compose, Filter, Grey, HorizontalFlip, Interp, Layout, Normalize, Pad,
-    PlanError, RandomAdjustSharpness, RandomAffine, RandomAutocontrast, RandomEqualize,
-    RandomGrayscale, RandomInvert, RandomPerspective, RandomPosterize, RandomResizedCrop,
-    RandomRotation, RandomSolarize, Resize, ToDtype, TrivialAugmentWide, VerticalFlip,
+    CenterCrop, ColorJitter, Compose, Filter, GaussianBlur, GaussianNoise, Grey, HorizontalFlip,
+    Interp, Layout, Normalize, Pad, PlanError, RandomAdjustSharpness, RandomAffine,
+    RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert, RandomPerspective,
+    RandomPosterize, RandomResizedCrop, RandomRotation, RandomSolarize, Resize, ToDtype,
+    TrivialAugmentWide, VerticalFlip,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -131,6 +132,18 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
                     }
                 };
                 let step = AutoAugment::with(policy, interp_named(&interp)?, fill)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(step);
+            }
+            "gaussian_blur" => {
+                let (kernel, sigma): ((u32, u32), (f64, f64)) = args.extract()?;
+                let step = GaussianBlur::new(kernel, sigma)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(step);
+            }
+            "gaussian_noise" => {
+                let (mean, sigma, clip): (f32, f32, bool) = args.extract()?;
+                let step = GaussianNoise::new(mean, sigma, clip)
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 chain.push(step);
             }

@@ -10,7 +10,9 @@
 //! [`OutputSpec`]); nested [`sample`] structures reach their images through the
 //! [`sample::Visit`] trait. After the chain, [`RandomErasing`] (per sample) and [`BatchMix`]
 //! (MixUp/CutMix, per batch) work in place on the batch tensor ([`BatchOpsKernel`], CPU twins
-//! [`erase_batch`] and [`mix_batch`]).
+//! [`erase_batch`] and [`mix_batch`]). [`GaussianBlur`] and [`GaussianNoise`] stop the fusion:
+//! [`Compose::plan_post`] plans them as passes after the fused kernel ([`BlurKernel`], CPU
+//! twins [`blur_batch`] and [`noise_batch`]).
 //!
 //! ```
 //! use gm_transforms::cpu::{HostImage, fused};
@@ -33,6 +35,8 @@
 //! ```
 
 mod batch_ops;
+mod blur;
+mod blur_kernel;
 pub mod colour;
 pub mod cpu;
 pub mod draw;
@@ -42,6 +46,7 @@ mod fused;
 pub mod geometry;
 mod hsv;
 mod mix;
+mod noise;
 mod photometric;
 mod plan;
 pub mod policies;
@@ -51,6 +56,8 @@ pub mod sample;
 mod types;
 
 pub use batch_ops::{BATCH_OPS_PTX, BatchOpsKernel};
+pub use blur::{Blur, GaussianBlur, blur_batch, blur_image, gaussian_kernel1d};
+pub use blur_kernel::{BLUR_PTX, BlurKernel};
 pub use colour::{ColourOp, ColourOps};
 pub use erase::{
     Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,
@@ -58,13 +65,15 @@ pub use erase::{
 pub use fused::{FUSED_PTX, FusedKernel};
 pub use geometry::{Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate};
 pub use mix::{BatchMix, Mix, cut_box, mix_batch};
+pub use noise::{GaussianNoise, Noise, noise_batch, noise_image};
 pub use photometric::{
     ColorJitter, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, RandomGrayscale,
     RandomInvert, RandomPosterize, RandomSolarize,
 };
 pub use plan::{
     CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
-    PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
+    PlanState, PostOps, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform,
+    VerticalFlip,
 };
 pub use policies::{AugmentOp, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide};
 pub use types::{

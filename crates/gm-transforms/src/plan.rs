@@ -111,6 +111,12 @@ pub struct PlanState {
     /// Whether a further warp composes with `warp` (the augmentation policies' sequences)
     /// rather than being refused.
     pub(crate) compose_warps: bool,
+    /// The Gaussian blur drawn for this image, run after the fused pass on its u8 output
+    /// ([`crate::GaussianBlur`]); later steps may only flip or set the output's values.
+    pub blur: Option<crate::Blur>,
+    /// The Gaussian noise drawn for this image, added in place to the finished float output
+    /// ([`crate::GaussianNoise`]); later steps may only flip or set the output's layout.
+    pub noise: Option<crate::Noise>,
 }
 
 impl PlanState {
@@ -128,6 +134,8 @@ impl PlanState {
             colour: ColourOps::NONE,
             warp: None,
             compose_warps: false,
+            blur: None,
+            noise: None,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -298,12 +306,32 @@ impl PlanState {
     /// geometry's output, and a contrast mean or a solarized edge would change if the
     /// geometry moved behind it. Flips commute with every colour operation and stay allowed.
     pub fn check_geometry(&self, step: &'static str) -> Result<(), PlanError> {
+        self.check_after_noise(step)?;
+        if self.blur.is_some() {
+            return Err(PlanError::Step {
+                step,
+                reason: "geometry after GaussianBlur; put crops and resizes first".into(),
+            });
+        }
         if self.colour.is_empty() {
             return Ok(());
         }
         Err(PlanError::Step {
             step,
             reason: "geometry after a colour operation; put crops and resizes first".into(),
+        })
+    }
+
+    /// Refuses a step that changes values after GaussianNoise, which is added to the finished
+    /// output (in torchvision the later step would change the noise too).
+    pub fn check_after_noise(&self, step: &'static str) -> Result<(), PlanError> {
+        if self.noise.is_none() {
+            return Ok(());
+        }
+        Err(PlanError::Step {
+            step,
+            reason: "after GaussianNoise, which is added to the finished output; put it last"
+                .into(),
         })
     }
 
@@ -319,6 +347,11 @@ impl PlanState {
         };
         if self.spec.scale != [1.0; 3] || self.spec.bias != [0.0; 3] {
             return err("a colour operation after Normalize; put Normalize last");
+        }
+        self.check_after_noise(step)?;
+        if self.blur.is_some() {
+            // The blur runs after the fused pass, which applies the colour operations.
+            return err("a colour operation after GaussianBlur is not supported; put it first");
         }
         if op.is_identity() {
             // It would cost the kernel work (and contrast a pre-pass) for nothing.
@@ -353,6 +386,15 @@ impl PlanState {
             spec,
         )
     }
+}
+
+/// What runs after the fused kernel for one image.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PostOps {
+    /// The blur pass's blur (the fused kernel then writes u8 HWC for it).
+    pub blur: Option<crate::Blur>,
+    /// The noise added in place to the finished output.
+    pub noise: Option<crate::Noise>,
 }
 
 /// One step of a chain.
@@ -398,13 +440,67 @@ impl Compose {
         self.0.is_empty()
     }
 
-    /// The fused-kernel parameters of the chain for a `width` x `height` image.
+    /// The fused-kernel parameters of the chain for a `width` x `height` image. A chain with
+    /// a [`GaussianBlur`](crate::GaussianBlur) needs a pass after the fused kernel, so it is
+    /// refused here: plan it with [`Compose::plan_blurred`].
     pub fn plan_image(
         &self,
         width: u32,
         height: u32,
         rng: &mut SampleRng,
     ) -> Result<(FusedOp, OutputSpec), PlanError> {
+        let (op, spec, post) = self.plan_post(width, height, rng)?;
+        if post.blur.is_some() {
+            return Err(PlanError::Step {
+                step: "GaussianBlur",
+                reason: "the blur runs as a pass after the fused kernel, which this consumer \
+                         does not launch (plan with Compose::plan_blurred)"
+                    .into(),
+            });
+        }
+        if post.noise.is_some() {
+            return Err(PlanError::Step {
+                step: "GaussianNoise",
+                reason: "the noise is added by a pass after the fused kernel, which this \
+                         consumer does not launch (plan with Compose::plan_post)"
+                    .into(),
+            });
+        }
+        Ok((op, spec))
+    }
+
+    /// The chain's plan for a `width` x `height` image: the fused-kernel parameters, the final
+    /// output, and the drawn blur if the chain has a [`GaussianBlur`](crate::GaussianBlur).
+    /// With a blur, the fused kernel writes [`Blur::fused_spec`](crate::Blur::fused_spec)`
+    /// (spec)` (u8 HWC), and the blur pass ([`crate::BlurKernel`], CPU twin
+    /// [`crate::blur_image`]) turns it into `spec`.
+    pub fn plan_blurred(
+        &self,
+        width: u32,
+        height: u32,
+        rng: &mut SampleRng,
+    ) -> Result<(FusedOp, OutputSpec, Option<crate::Blur>), PlanError> {
+        let (op, spec, post) = self.plan_post(width, height, rng)?;
+        if post.noise.is_some() {
+            return Err(PlanError::Step {
+                step: "GaussianNoise",
+                reason: "the noise is added by a pass this consumer does not launch (plan \
+                         with Compose::plan_post)"
+                    .into(),
+            });
+        }
+        Ok((op, spec, post.blur))
+    }
+
+    /// The chain's plan with every pass after the fused kernel: the blur (as
+    /// [`Compose::plan_blurred`]) and the noise, added in place to the finished float batch
+    /// ([`crate::BlurKernel::noise`], CPU twin [`crate::noise_batch`]).
+    pub fn plan_post(
+        &self,
+        width: u32,
+        height: u32,
+        rng: &mut SampleRng,
+    ) -> Result<(FusedOp, OutputSpec, PostOps), PlanError> {
         let mut st = PlanState::new(width, height);
         self.plan(&mut st, rng)?;
         if st.width == 0 || st.height == 0 {
@@ -413,7 +509,15 @@ impl Compose {
                 reason: format!("the output would be {}x{}", st.width, st.height),
             });
         }
-        Ok(st.finish())
+        let (op, spec) = st.finish();
+        if st.noise.is_some() {
+            crate::Noise::check(&spec)?;
+        }
+        let post = PostOps {
+            blur: st.blur,
+            noise: st.noise,
+        };
+        Ok((op, spec, post))
     }
 }
 
@@ -643,6 +747,7 @@ impl Normalize {
 
 impl Transform for Normalize {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_after_noise("Normalize")?;
         if self.std.iter().any(|&s| s == 0.0 || !s.is_finite()) {
             return Err(PlanError::Step {
                 step: "Normalize",
@@ -782,6 +887,7 @@ pub struct Grey;
 
 impl Transform for Grey {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        st.check_after_noise("Grey")?;
         st.spec.grey = true;
         Ok(())
     }

@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder, Roi};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor, nvtx};
-use gm_transforms::{BatchOpsKernel, FusedKernel, FusedOp, OutputSpec, SampleRng, SourceImage};
+use gm_transforms::{
+    BatchOpsKernel, Blur, BlurKernel, FusedKernel, FusedOp, OutputSpec, PostOps, SampleRng,
+    SourceImage,
+};
 
 use super::augment::{draw_erases, draw_mix};
 use super::batch::{Batch, Images};
@@ -24,6 +27,8 @@ pub(crate) struct GpuStage {
     pub(crate) kernel: FusedKernel,
     /// RandomErasing and MixUp/CutMix on the finished batch.
     batch_ops: BatchOpsKernel,
+    /// GaussianBlur and GaussianNoise, the passes after the fused kernel.
+    post: BlurKernel,
     pool: DevicePool,
 }
 
@@ -36,7 +41,7 @@ struct Pending {
 }
 
 /// What a slot's image and plan come to: ready, or the reason it is bad.
-type Planned = Result<(SourceImage, FusedOp, OutputSpec), SampleErrorKind>;
+type Planned = Result<(SourceImage, FusedOp, OutputSpec, PostOps), SampleErrorKind>;
 
 /// A slot with its decoded image and planned transform.
 struct Ready {
@@ -45,6 +50,7 @@ struct Ready {
     source: SourceImage,
     op: FusedOp,
     spec: OutputSpec,
+    post: PostOps,
 }
 
 impl GpuStage {
@@ -63,6 +69,7 @@ impl GpuStage {
             decoder: ImageDecoder::new(device, options)?,
             kernel: FusedKernel::new(device)?,
             batch_ops: BatchOpsKernel::new(device)?,
+            post: BlurKernel::new(device)?,
             pool,
         })
     }
@@ -176,7 +183,7 @@ impl GpuStage {
                 return None;
             }
             let mut rng = SampleRng::new(shared.seed, epoch, *samples.get(k)? as u64);
-            let (op, _) = shared.transforms.plan_image(w, h, &mut rng).ok()?;
+            let (op, ..) = shared.transforms.plan_post(w, h, &mut rng).ok()?;
             let [x0, y0, x1, y1] = op.source_window(w, h)?;
             Some(Roi {
                 x: x0,
@@ -211,7 +218,7 @@ impl GpuStage {
                     Ok(e) => plan_cached(shared, cache, e, epoch, index),
                 };
                 match planned {
-                    Ok((source, op, spec)) => {
+                    Ok((source, op, spec, post)) => {
                         tally.filled(attempt);
                         ready.push(Ready {
                             slot,
@@ -219,6 +226,7 @@ impl GpuStage {
                             source,
                             op,
                             spec,
+                            post,
                         });
                         break;
                     }
@@ -271,8 +279,24 @@ impl GpuStage {
         let _nvtx = nvtx::range(c"gm-loader: launch fused transform");
         let sources: Vec<SourceImage> = ready.iter().map(|r| r.source).collect();
         let ops: Vec<FusedOp> = ready.iter().map(|r| r.op).collect();
-        self.kernel
-            .run(&stream, &sources, &ops, &spec, &tensor, 0)?;
+        let blurs: Vec<Option<Blur>> = ready.iter().map(|r| r.post.blur).collect();
+        if blurs.iter().any(Option::is_some) {
+            // The fused kernel writes the pre-blur u8 HWC images; the blur pass the batch.
+            // Dropping the scratch fences it on the stream (pool buffers carry a fence).
+            let fspec = Blur::fused_spec(&spec);
+            let shape = batch_shape(ready.len(), &fspec);
+            let scratch = Tensor::empty(&self.pool, &stream, &shape, fspec.dtype)?;
+            self.kernel
+                .run(&stream, &sources, &ops, &fspec, &scratch, 0)?;
+            self.post.run(&stream, &scratch, &spec, &blurs, &tensor)?;
+        } else {
+            self.kernel
+                .run(&stream, &sources, &ops, &spec, &tensor, 0)?;
+        }
+        let noises: Vec<_> = ready.iter().map(|r| r.post.noise).collect();
+        if noises.iter().any(Option::is_some) {
+            self.post.noise(&stream, &spec, &tensor, &noises)?;
+        }
         let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
         let labels: Vec<_> = indices.iter().map(|&i| shared.dataset.label(i)).collect();
         if let Some(erases) = draw_erases(shared, epoch, &spec, &indices)? {
@@ -328,7 +352,7 @@ fn plan_round(
             shared.give_buffer(b);
         }
         match planned {
-            Ok((source, op, spec)) => {
+            Ok((source, op, spec, post)) => {
                 tally.filled(p.attempt);
                 ready.push(Ready {
                     slot: p.slot,
@@ -336,6 +360,7 @@ fn plan_round(
                     source,
                     op,
                     spec,
+                    post,
                 });
             }
             Err(reason) => {
@@ -361,11 +386,11 @@ fn plan_decoded(shared: &Shared, epoch: u64, index: usize, b: &DecodedBatch, i: 
         (Ok(img), Some(ptr)) => {
             let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
             let (w, h) = img.full_size;
-            let (op, spec) = shared.transforms.plan_image(w, h, &mut rng)?;
+            let (op, spec, post) = shared.transforms.plan_post(w, h, &mut rng)?;
             // The same plan as the region's: the op moves to the decoded pixels' origin.
             let op = op.shifted(img.origin.0, img.origin.1);
             let source = SourceImage::rgb8(ptr, img.width, img.height);
-            Ok((source, op, spec))
+            Ok((source, op, spec, post))
         }
         (Err(e), _) => Err(e.kind.clone().into()),
         (Ok(_), None) => Err(SampleErrorKind::Internal("decoded image without memory")),
@@ -375,8 +400,8 @@ fn plan_decoded(shared: &Shared, epoch: u64, index: usize, b: &DecodedBatch, i: 
 /// The source and plan of a cached image (sample `index`).
 fn plan_cached(shared: &Shared, cache: &Cache, e: &Entry, epoch: u64, index: usize) -> Planned {
     let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
-    let (op, spec) = shared.transforms.plan_image(e.width, e.height, &mut rng)?;
-    Ok((cache.source(e), op, spec))
+    let (op, spec, post) = shared.transforms.plan_post(e.width, e.height, &mut rng)?;
+    Ok((cache.source(e), op, spec, post))
 }
 
 /// Adds a decoded batch's timings and paths to the stats.

@@ -2,7 +2,7 @@
 
 use gm_codec::jpeg::{DecoderOptions, decode_host_with};
 use gm_transforms::cpu::{HostImage, fused};
-use gm_transforms::{OutputSpec, SampleRng};
+use gm_transforms::{Blur, OutputSpec, SampleRng, blur_image, noise_image};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -89,11 +89,22 @@ fn decode_and_transform(
     };
     let img = decode_host_with(data, &options)?;
     let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
-    let (op, spec) = shared
+    let (op, spec, post) = shared
         .transforms
-        .plan_image(img.width, img.height, &mut rng)?;
+        .plan_post(img.width, img.height, &mut rng)?;
     let src = HostImage::rgb8(&img.rgb, img.width, img.height);
     let mut out = vec![0u8; spec.image_bytes()];
-    fused(&src, &op, &spec, &mut out);
+    if let Some(blur) = &post.blur {
+        // The fused twin writes the pre-blur u8 HWC image; the blur twin the output.
+        let fspec = Blur::fused_spec(&spec);
+        let mut mid = vec![0u8; fspec.image_bytes()];
+        fused(&src, &op, &fspec, &mut mid);
+        blur_image(&mid, &spec, Some(blur), &mut out);
+    } else {
+        fused(&src, &op, &spec, &mut out);
+    }
+    if let Some(noise) = &post.noise {
+        noise_image(&mut out, &spec, noise);
+    }
     Ok((out, spec))
 }

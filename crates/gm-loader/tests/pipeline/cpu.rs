@@ -418,3 +418,56 @@ fn the_device_cache_needs_a_gpu() {
         .unwrap();
     assert!(e.to_string().contains("needs a GPU"), "{e}");
 }
+
+/// A chain with GaussianBlur and GaussianNoise runs its passes after the fused twin: a slot
+/// holds the decode, the fused twin into the pre-blur u8 image, the blur twin and the noise
+/// twin, computed here.
+#[test]
+fn blur_and_noise_run_after_the_fused_twin_on_the_cpu_path() {
+    use gm_cuda::DType;
+    use gm_transforms::{
+        Blur, GaussianBlur, GaussianNoise, Layout, Normalize, ToDtype, blur_image, noise_image,
+    };
+    let chain = || {
+        eval_chain(40)
+            .then(GaussianBlur::square(5).unwrap())
+            .then(Normalize {
+                mean: [0.0; 3],
+                std: [1.0; 3],
+            })
+            .then(ToDtype(DType::F32, Layout::Chw))
+            .then(GaussianNoise::default())
+    };
+    let reference = photos(1);
+    let mut loader = Loader::builder(photos(1))
+        .cpu()
+        .batch_size(4)
+        .transforms(chain())
+        .build()
+        .unwrap();
+    let seen = run_epoch(&mut loader, 2);
+    let (s, k) = (&seen[0], 1);
+    assert_eq!(s.shape, [s.indices.len(), 3, 40, 40]);
+    let i = s.indices[k];
+    let mut bytes = Vec::new();
+    reference.read(i, &mut bytes).unwrap();
+    let img = decode_host(&bytes, u64::MAX, true).unwrap();
+    let (op, spec, post) = chain()
+        .plan_post(img.width, img.height, &mut SampleRng::new(0, 2, i as u64))
+        .unwrap();
+    let fspec = Blur::fused_spec(&spec);
+    let mut mid = vec![0u8; fspec.image_bytes()];
+    fused(
+        &HostImage::rgb8(&img.rgb, img.width, img.height),
+        &op,
+        &fspec,
+        &mut mid,
+    );
+    let mut want = vec![0u8; spec.image_bytes()];
+    blur_image(&mid, &spec, post.blur.as_ref(), &mut want);
+    let blurred = want.clone();
+    noise_image(&mut want, &spec, &post.noise.unwrap());
+    assert_ne!(want, blurred, "the noise changed the image");
+    let slot = spec.image_bytes();
+    assert_eq!(&s.bytes[k * slot..(k + 1) * slot], &want[..]);
+}

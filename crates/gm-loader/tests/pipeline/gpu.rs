@@ -108,6 +108,58 @@ fn gpu_output_is_close_to_the_cpu_pipeline() {
     assert!(worst >= 35.0, "worst PSNR {worst:.1} dB");
 }
 
+/// GaussianBlur then Normalize and GaussianNoise on a float output: the GPU stage runs the
+/// fused kernel into the pre-blur u8 batch, the blur pass and the noise pass; the result is
+/// close to the CPU path's (same plans and noise keys; the decoders differ).
+#[test]
+fn gpu_blur_and_noise_chain_is_close_to_the_cpu_pipeline() {
+    use gm_cuda::DType;
+    use gm_transforms::{GaussianBlur, GaussianNoise, Layout, Normalize, ToDtype};
+    let device = gpu_test_device!("gpu_blur_and_noise_chain_is_close_to_the_cpu_pipeline");
+    let data: Arc<dyn Dataset> = Arc::new(demo_folder());
+    let chain = || {
+        eval_chain(64)
+            .then(GaussianBlur::new((7, 5), (0.5, 2.0)).unwrap())
+            .then(HorizontalFlip(0.5))
+            .then(Normalize {
+                mean: [0.0; 3],
+                std: [1.0; 3],
+            })
+            .then(ToDtype(DType::F32, Layout::Chw))
+            .then(GaussianNoise::new(0.0, 0.05, true).unwrap())
+    };
+    let build = |gpu: bool| {
+        let b = Loader::builder_shared(data.clone())
+            .batch_size(5)
+            .transforms(chain());
+        let b = if gpu { b.device(&device) } else { b.cpu() };
+        b.build().unwrap()
+    };
+    let g = run_epoch(&mut build(true), 1);
+    let c = run_epoch(&mut build(false), 1);
+    assert_eq!(g.len(), c.len());
+    let floats = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let mut worst = f64::INFINITY;
+    for (gb, cb) in g.iter().zip(&c) {
+        assert_eq!(gb.indices, cb.indices);
+        assert_eq!(gb.shape, cb.shape);
+        let (x, y) = (floats(&gb.bytes), floats(&cb.bytes));
+        let mse = x
+            .iter()
+            .zip(&y)
+            .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+            .sum::<f64>()
+            / x.len() as f64;
+        worst = worst.min(10.0 * (1.0 / mse.max(1e-12)).log10());
+    }
+    // As gpu_output_is_close_to_the_cpu_pipeline: the decoders differ, the passes do not.
+    assert!(worst >= 35.0, "worst PSNR {worst:.1} dB");
+}
+
 /// The decoders' run-time split (`DecoderOptions::balanced`): the same samples in the same
 /// order as the default fixed split, and pixels that differ at most as the engines and the
 /// CUDA backend do (an image may take the other path).

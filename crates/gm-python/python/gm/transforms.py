@@ -53,6 +53,8 @@ __all__ = [
     "ColorJitter",
     "Compose",
     "CutMix",
+    "GaussianBlur",
+    "GaussianNoise",
     "Grayscale",
     "InterpolationMode",
     "MixUp",
@@ -396,6 +398,63 @@ class RandomAdjustSharpness(_Colour):
         return ("random_adjust_sharpness", self.sharpness_factor, self.p)
 
 
+class GaussianBlur(Transform):
+    """torchvision's ``GaussianBlur(kernel_size, sigma=(0.1, 2.0))``: a Gaussian kernel of
+    ``kernel_size`` (an odd int, or (width, height)), sigma drawn uniformly from ``sigma`` (a
+    number, or (min, max)) per sample, reflect padding, on the uint8 image. gm runs it after
+    the fused pass, so it comes after the geometry and colour steps and before ``ToDtype`` to
+    floats and ``Normalize``; once per chain."""
+
+    def __init__(self, kernel_size: Size, sigma: Any = (0.1, 2.0)):
+        if isinstance(kernel_size, numbers.Integral):
+            ks = (int(kernel_size), int(kernel_size))
+        elif isinstance(kernel_size, collections.abc.Sequence) and len(kernel_size) in (1, 2):
+            ks = (int(kernel_size[0]), int(kernel_size[-1]))
+        else:
+            raise ValueError("Kernel size should be a tuple/list of two integers")
+        if any(k <= 0 or k % 2 == 0 for k in ks):
+            raise ValueError("Kernel size value should be an odd and positive number.")
+        if isinstance(sigma, numbers.Real):
+            s = (float(sigma), float(sigma))
+        elif isinstance(sigma, collections.abc.Sequence) and len(sigma) in (1, 2):
+            s = (float(sigma[0]), float(sigma[-1]))
+        else:
+            raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+        if not 0.0 < s[0] <= s[1]:
+            raise ValueError(f"sigma values should be positive and of the form (min, max). Got {list(s)}")
+        self.kernel_size = ks
+        self.sigma = s
+
+    def _plan(self, plan: "_Planner") -> None:
+        if plan.floating or plan.normalized:
+            raise ValueError(
+                "GaussianBlur: gm blurs the uint8 image; put it before ToDtype(float) and Normalize"
+            )
+        plan.steps.append(("gaussian_blur", self.kernel_size, self.sigma))
+
+
+class GaussianNoise(Transform):
+    """torchvision's ``GaussianNoise(mean=0.0, sigma=0.1, clip=True)`` on a float image:
+    ``x + mean + sigma * n`` (n standard normal, gm's own generator), clamped to 0..1 with
+    ``clip``. gm adds it to the finished output, so it is the chain's last step (before
+    ``RandomErasing``) and needs a float ``ToDtype`` before it."""
+
+    def __init__(self, mean: float = 0.0, sigma: float = 0.1, clip: bool = True):
+        self.mean = float(mean)
+        self.sigma = float(sigma)
+        self.clip = bool(clip)
+        if self.sigma < 0:
+            raise ValueError(f"sigma shouldn't be negative. Got {self.sigma}")
+
+    def _plan(self, plan: "_Planner") -> None:
+        if not plan.floating:
+            raise ValueError(
+                "GaussianNoise: gm adds the noise to a float output; add "
+                "ToDtype(torch.float32, scale=True) before it"
+            )
+        plan.noise = ("gaussian_noise", self.mean, self.sigma, self.clip)
+
+
 class RandomPosterize(_Colour):
     """With probability ``p``, only the top ``bits`` bits of each value are kept."""
 
@@ -737,6 +796,7 @@ class _Planner:
         self.normalized = False
         self.dtype: Union[Tuple[str, str], None] = None
         self.erasing: Union[tuple, None] = None
+        self.noise: Union[tuple, None] = None
         self.warped = False
         self.coloured = False
 
@@ -745,6 +805,15 @@ class _Planner:
             raise ValueError(
                 f"{type(t).__name__} after RandomErasing: gm erases the finished image, so "
                 "RandomErasing must be the chain's last step"
+            )
+        if (
+            self.noise is not None
+            and self.erasing is None
+            and not isinstance(t, (list, tuple, Compose, ToImage, RandomErasing))
+        ):
+            raise ValueError(
+                f"{type(t).__name__} after GaussianNoise: gm adds the noise to the finished "
+                "image, so GaussianNoise must be the chain's last step (RandomErasing may follow)"
             )
         if isinstance(t, _BatchMix):
             raise TypeError(
@@ -794,6 +863,8 @@ class _Planner:
         # torchvision's images are CHW uint8 until a ToDtype says otherwise.
         dtype, layout = self.dtype or ("uint8", "CHW")
         out.append(("dtype", dtype, layout))
+        if self.noise is not None:
+            out.append(self.noise)
         if self.erasing is not None:
             out.append(self.erasing)
         return out
