@@ -20,7 +20,8 @@ bench does with the same variable: TrivialAugmentWide (torchvision's: nearest, f
 bins) on the 224x224 uint8 crop, then after normalize RandomErasing with p 0.25 (scale
 0.02-0.33, ratio 0.3-3.3, value 0). DALI runs its own `auto_aug.trivial_augment_wide` (NN
 interpolation, fill 0, translation up to 32 pixels as torchvision) and `fn.erase` with a
-torchvision-style box drawn per sample; torchvision-gpu runs v2.TrivialAugmentWide and
+torchvision-style box drawn per sample (on the uint8 crop, filled with the ImageNet mean:
+DALI's erase takes no float16); torchvision-gpu runs v2.TrivialAugmentWide and
 v2.RandomErasing per image on the GPU tensors.
 Usage: python3 loader_pipeline_peers.py DIR
 """
@@ -174,17 +175,20 @@ def dali(files):
         if RECIPE == "timm":
             images = trivial_augment.trivial_augment_wide(images, fill_value=0,
                                                           interp_type=types.INTERP_NN)
+        if RECIPE == "timm":
+            images = dali_erase(images)
         mirror = fn.random.coin_flip(probability=0.5)
         images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
                                           crop=(224, 224), mean=[v * 255 for v in MEAN.tolist()],
                                           std=[v * 255 for v in STD.tolist()], mirror=mirror)
-        if RECIPE == "timm":
-            images = dali_erase(images)
         return images, lab.gpu()
 
     def dali_erase(images):
         # torchvision's RandomErasing box: area 2-33% of the image, log-uniform ratio
-        # 0.3-3.3, erased with probability 0.25 (a zero-sized box otherwise).
+        # 0.3-3.3, erased with probability 0.25 (a zero-sized box otherwise). DALI's erase
+        # takes no float16, so it erases the uint8 crop before crop_mirror_normalize with the
+        # ImageNet mean, which normalizes to torchvision's value 0 (the box position is
+        # uniform, so erasing before the mirror draws the same boxes).
         area = fn.random.uniform(range=[0.02, 0.33])
         ratio = dmath.exp(fn.random.uniform(range=[math.log(0.3), math.log(3.3)]))
         h = dmath.min(dmath.sqrt(area / ratio), 1.0)
@@ -193,7 +197,8 @@ def dali(files):
         shape = fn.stack(h * on, w * on)
         anchor = fn.stack(fn.random.uniform(range=[0.0, 1.0]) * (1.0 - h),
                           fn.random.uniform(range=[0.0, 1.0]) * (1.0 - w))
-        return fn.erase(images, anchor=anchor, shape=shape, axis_names="HW", fill_value=0,
+        return fn.erase(images, anchor=anchor, shape=shape, axis_names="HW",
+                        fill_value=[round(v * 255) for v in MEAN.tolist()],
                         normalized_anchor=True, normalized_shape=True)
 
     import torch

@@ -6,7 +6,9 @@
 # IMAGES (default /tmp/imagenet) and DALI as xz'd tar chunks dali.tar.xz.NN under /tmp/parts
 # (carried over several calls). Recipes (GM_BENCH_RECIPE / GM_RECIPE): plain = decode,
 # RandomResizedCrop 224, flip, normalize, f16 CHW; timm = the same plus TrivialAugmentWide
-# after the flip and RandomErasing 0.25 after normalize. ROUNDS (2) interleaved rounds.
+# after the flip and RandomErasing 0.25 after normalize. ROUNDS (2) interleaved rounds; gm at
+# the loader's default decoder settings (4 workers x 2 or 3 stages). SKIP_PEERS_GPU=1 leaves out
+# torchvision on the GPU and the fused-kernel bench.
 # Results: $OUT/recipe/*.jsonl.
 set -u
 root="$(pwd)"
@@ -20,7 +22,7 @@ nvj="$(find /usr/local/cuda* -name 'libnvjpeg.so.13*' 2>/dev/null | head -1)"
   echo "cores: $(nproc)"; date -u; git -C "$root" log -1 --format=%h 2>/dev/null
   python3 -c 'import sys, torch, torchvision; print("python", sys.version.split()[0], "torch", torch.__version__, "torchvision", torchvision.__version__)'
 } | tee "$out/env.txt"
-bundle="$root/target/gpu-bundle"
+bundle="${BUNDLE:-$root/target/gpu-bundle}"
 [ -d "$bundle/bench" ] || tar -xJf "$bundle/tests.tar.xz" -C "$bundle"
 if [ ! -e /tmp/dali/.done ]; then
     parts=$(find /tmp/parts -name 'dali.tar.xz.*' | sort)
@@ -33,13 +35,14 @@ peers="$root/bench/peers/loader_pipeline_peers.py"
 for round in $(seq 1 "${ROUNDS:-2}"); do
     for recipe in plain timm; do
         log "round $round $recipe: gm"
-        GM_BENCH_RECIPE=$recipe GM_BENCH_CONFIGS=4x2,4x3 GM_BENCH_HW_LOAD=0.6 GM_BENCH_CUDA_THREADS=8 \
+        GM_BENCH_RECIPE=$recipe GM_BENCH_CONFIGS=4x2,4x3 \
             timeout 150 "$bundle/bench/gm-loader--pipeline" "$img" >> "$out/gm.jsonl" 2>> "$out/gm.err"
         log "round $round $recipe: dali"
         GM_RECIPE=$recipe GM_PEERS=dali GM_DALI_THREADS=12,16 PYTHONPATH=/tmp/dali \
             timeout 200 python3 "$peers" "$img" >> "$out/dali.jsonl" 2>> "$out/dali.err"
     done
 done
+[ -n "${SKIP_PEERS_GPU:-}" ] && { log done; exit 0; }
 log "torchvision-gpu"
 for recipe in plain timm; do
     GM_BENCH_REPEAT=10 GM_BENCH_REPS=3 GM_RECIPE=$recipe GM_PEERS=torchvision-gpu \

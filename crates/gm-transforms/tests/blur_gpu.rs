@@ -171,11 +171,45 @@ fn gpu_blur_pass_matches_the_twin_on_planned_chains() {
         let got = gpu_run(&device, &stream, &pool, &sources, &ops, &spec, &blurs);
         let twin = twin_run(&sources, &ops, &spec, &blurs);
         assert_eq!(got.len(), twin.len());
+        // The fused pass before the blur may differ from its twin by one u8 step after the
+        // fractional resize (docs/transforms.md), and the blur keeps that step; the float
+        // conversion after it may round differently (nvcc contracts it into FMAs). So: at
+        // most one u8 step (in the output's units: 1/255/std after Normalize) plus the
+        // dtype's rounding, on at most 5% of the values.
+        let step = if dtype == DType::U8 {
+            1.0
+        } else {
+            1.0 / 255.0 / 0.224
+        };
+        let eps = match dtype {
+            DType::F32 | DType::U8 => 1e-5f32,
+            DType::F16 => 1e-3,
+            _ => 8e-3,
+        };
+        let (g, t) = (load(dtype, &got), load(dtype, &twin));
+        let mut differ = 0usize;
+        for (a, b) in g.iter().zip(&t) {
+            let d = (a - b).abs();
+            assert!(
+                d <= step + eps * b.abs().max(1.0),
+                "{dtype:?} {layout:?} grey {grey}: kernel {a} twin {b}"
+            );
+            differ += usize::from(d > eps * b.abs().max(1.0));
+        }
         assert!(
-            got == twin,
-            "{dtype:?} {layout:?} grey {grey}: kernel and twin differ"
+            differ * 20 <= g.len(),
+            "{dtype:?} {layout:?} grey {grey}: {differ} of {} values differ",
+            g.len()
         );
     }
+}
+
+/// The largest |a - b| / max(|b|, 1) over two outputs.
+fn relative(got: &[f32], want: &[f32]) -> f32 {
+    got.iter()
+        .zip(want)
+        .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
+        .fold(0.0f32, f32::max)
 }
 
 fn load(dtype: DType, b: &[u8]) -> Vec<f32> {
@@ -239,15 +273,13 @@ fn gpu_noise_pass_matches_the_twin() {
             .unwrap();
         kernel.noise(&stream, &spec, &out, &noises).unwrap();
         let got = load(dtype, &out.to_host_bytes(&stream).unwrap());
-        let mut twin = twin_run(&sources, &ops, &spec, &blurs);
+        // The twin's noise on the kernel's own blurred batch: the fused pass before it may
+        // differ from its twin by one u8 step after a fractional resize (docs/transforms.md).
+        let mut twin = blurred.clone();
         noise_batch(&mut twin, &spec, &noises);
         let twin = load(dtype, &twin);
         let before = load(dtype, &blurred);
-        let worst = got
-            .iter()
-            .zip(&twin)
-            .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
-            .fold(0.0f32, f32::max);
+        let worst = relative(&got, &twin);
         assert!(
             worst <= tol,
             "{dtype:?} {layout:?}: relative difference {worst}"
