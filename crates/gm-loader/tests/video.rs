@@ -16,8 +16,8 @@ use gm_loader::{
     surface_source,
 };
 use gm_transforms::{
-    Compose, ErasingValue, FusedKernel, HorizontalFlip, Layout, RandomErasing, RandomResizedCrop,
-    SampleRng, ToDtype, erase_image,
+    Blur, BlurKernel, Compose, ErasingValue, FusedKernel, GaussianBlur, GaussianNoise,
+    HorizontalFlip, Layout, RandomErasing, RandomResizedCrop, SampleRng, ToDtype, erase_image,
 };
 use video_common::{fixture, videos};
 
@@ -84,6 +84,46 @@ impl Reference {
             })
             .unwrap();
         out.to_host_bytes(self.session.stream()).unwrap()
+    }
+
+    /// One frame decoded alone through `chain` (which blurs): the fused kernel into u8 HWC,
+    /// then the blur pass, as the image loader runs them.
+    #[allow(clippy::too_many_arguments)]
+    fn blurred_frame(
+        &mut self,
+        chain: &Compose,
+        blur: &mut BlurKernel,
+        path: &Path,
+        frame: usize,
+        seed: u64,
+        epoch: u64,
+        episode: usize,
+    ) -> Vec<u8> {
+        let demux = self
+            .demuxers
+            .entry(path.to_path_buf())
+            .or_insert_with(|| IndexingDemuxer::open(path, IndexOptions::default()).unwrap());
+        let (w, h) = (demux.index().codec.width, demux.index().codec.height);
+        let (op, spec, post) = chain
+            .plan_post(w, h, &mut SampleRng::new(seed, epoch, episode as u64))
+            .unwrap();
+        let fspec = Blur::fused_spec(&spec);
+        let stream = self.session.stream().clone();
+        let dims =
+            |s: &gm_transforms::OutputSpec| [1, s.height as usize, s.width as usize, s.channels()];
+        let scratch = Tensor::empty(&self.pool, &stream, &dims(&fspec), DType::U8).unwrap();
+        let out = Tensor::empty(&self.pool, &stream, &dims(&spec), spec.dtype).unwrap();
+        let plan = demux.plan(&[frame]).unwrap();
+        let kernel = &mut self.kernel;
+        self.session
+            .decode(demux, &plan, &mut |d| {
+                kernel.run(d.stream, &[surface_source(d)], &[op], &fspec, &scratch, 0)?;
+                Ok(())
+            })
+            .unwrap();
+        blur.run(&stream, &scratch, &spec, &[post.blur], &out)
+            .unwrap();
+        out.to_host_bytes(&stream).unwrap()
     }
 
     /// Every frame of every clip of `batch` (made with `seed`) against decoding it alone.
@@ -225,6 +265,99 @@ fn random_erasing_takes_the_same_rectangle_from_every_frame_of_a_clip() {
         assert!(hit > 0 && hit < clips, "{hit} of {clips} clips erased");
         assert!(changed > 0, "no batch changed by erasing");
     }
+}
+
+#[test]
+fn blurred_clips_equal_each_frame_blurred_alone_and_noise_differs_per_frame() {
+    let device = gpu_test_device!(
+        "blurred_clips_equal_each_frame_blurred_alone_and_noise_differs_per_frame"
+    );
+    let stream = Stream::new(&device).unwrap();
+    let blurred = || {
+        Compose::new()
+            .then(RandomResizedCrop::new(40, 32))
+            .then(GaussianBlur::new((5, 3), (0.5, 2.0)).unwrap())
+            .then(HorizontalFlip(0.5))
+    };
+    let load = |chain: Compose| {
+        let mut l = ClipLoader::builder(VideoDataset::open(&videos(), 4, 3, 2).unwrap())
+            .device(&device)
+            .sessions(2)
+            .transforms(chain)
+            .sampler(Sampler::shuffled(9))
+            .batch_size(5)
+            .seed(4)
+            .build()
+            .unwrap();
+        collect(&mut l, 1, &stream)
+    };
+    // The blur: every frame equals that frame decoded alone, fused and blurred.
+    let chain = blurred().then(ToDtype(DType::U8, Layout::Hwc));
+    let got = load(blurred().then(ToDtype(DType::U8, Layout::Hwc)));
+    let dataset = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
+    let mut reference = Reference::new(&device);
+    let mut blur = BlurKernel::new(&device).unwrap();
+    let unblurred = load(chain_u8_without_blur());
+    let mut differs_from_unblurred = false;
+    for ((_, episodes, bytes), (_, _, plain)) in got.iter().zip(&unblurred) {
+        differs_from_unblurred |= bytes != plain;
+        let mut slot = 0;
+        for &e in episodes {
+            for (v, frames) in dataset.clip(e).unwrap().cameras {
+                for f in frames {
+                    let want =
+                        reference.blurred_frame(&chain, &mut blur, dataset.path(v), f, 4, 1, e);
+                    let mine = &bytes[slot * PER_FRAME..(slot + 1) * PER_FRAME];
+                    assert!(mine == &want[..], "clip {e} frame {f}: blurred differently");
+                    slot += 1;
+                }
+            }
+        }
+    }
+    assert!(differs_from_unblurred, "the blur changed nothing");
+    // The noise: float frames, N(0.1, 0.05) added, no clip; each frame its own noise.
+    let floats = |noise: bool| {
+        let c = blurred().then(ToDtype(DType::F32, Layout::Hwc));
+        load(if noise {
+            c.then(GaussianNoise::new(0.1, 0.05, false).unwrap())
+        } else {
+            c
+        })
+    };
+    let (clean, noisy) = (floats(false), floats(true));
+    let as_f32 = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let mut all = Vec::new();
+    for ((_, _, a), (_, _, b)) in clean.iter().zip(&noisy) {
+        let delta: Vec<f32> = as_f32(b)
+            .iter()
+            .zip(as_f32(a))
+            .map(|(x, y)| x - y)
+            .collect();
+        // Frames 0 and 1 of the first clip: different noise.
+        assert_ne!(delta[..PER_FRAME], delta[PER_FRAME..2 * PER_FRAME]);
+        all.extend(delta);
+    }
+    let n = all.len() as f64;
+    let mean = all.iter().map(|&d| f64::from(d)).sum::<f64>() / n;
+    let sd = (all
+        .iter()
+        .map(|&d| (f64::from(d) - mean).powi(2))
+        .sum::<f64>()
+        / n)
+        .sqrt();
+    assert!((mean - 0.1).abs() < 0.002, "noise mean {mean}");
+    assert!((sd - 0.05).abs() < 0.0025, "noise standard deviation {sd}");
+}
+
+fn chain_u8_without_blur() -> Compose {
+    Compose::new()
+        .then(RandomResizedCrop::new(40, 32))
+        .then(HorizontalFlip(0.5))
+        .then(ToDtype(DType::U8, Layout::Hwc))
 }
 
 /// A mixed dataset as a crawl holds it: H.264, HEVC (8- and 10-bit), VP9 (8- and 10-bit) and

@@ -133,6 +133,7 @@ impl ClipLoaderBuilder {
                 device,
                 seed: self.settings.seed,
                 erasing,
+                post_kernels: Mutex::new(Default::default()),
                 stats: Mutex::new(ClipStats::default()),
             }),
             settings: self.settings,

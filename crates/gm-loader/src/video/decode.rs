@@ -13,8 +13,8 @@ use crossbeam_channel::Sender;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
 use gm_cuda::{Device, DeviceMemory, DevicePool, DevicePtr, Event, Tensor};
 use gm_transforms::{
-    BatchOpsKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, OutputSpec, PixelFormat,
-    RandomErasing, SampleRng, SourceImage,
+    BatchOpsKernel, Blur, BlurKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, Noise,
+    OutputSpec, PixelFormat, PostOps, RandomErasing, SampleRng, SourceImage,
 };
 use parking_lot::Mutex;
 
@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     /// RandomErasing after the chain, with an erasing kernel per session stream (a kernel
     /// shared by sessions would make each session's stream wait for another's last batch).
     pub(crate) erasing: Option<(RandomErasing, Mutex<HashMap<usize, BatchOpsKernel>>)>,
+    /// The blur and noise passes' kernels, one per session stream (made on first use).
+    pub(crate) post_kernels: Mutex<HashMap<usize, BlurKernel>>,
     pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
 }
@@ -49,7 +51,11 @@ struct Filling {
     episodes: Vec<usize>,
     clips: Vec<Clip>,
     plans: Vec<Vec<FusedOp>>,
+    /// What runs after the fused kernel, per clip and camera (GaussianBlur, GaussianNoise).
+    posts: Vec<Vec<PostOps>>,
     flat: Tensor,
+    /// With a blur in the chain: the fused kernel's u8 HWC frames, which the blur pass reads.
+    scratch: Option<Tensor>,
     spec: OutputSpec,
     /// Videos of this batch not decoded yet.
     videos_left: usize,
@@ -161,14 +167,16 @@ impl Shared {
         let d = &*self.dataset;
         let mut clips = Vec::with_capacity(episodes.len());
         let mut plans = Vec::with_capacity(episodes.len());
+        let mut posts = Vec::with_capacity(episodes.len());
         let mut spec: Option<OutputSpec> = None;
         for &e in &episodes {
             let clip = d
                 .clip(e)
                 .ok_or_else(|| LoaderError::Config(format!("episode {e} is not in the dataset")))?;
             let mut ops = Vec::with_capacity(clip.cameras.len());
+            let mut post = Vec::with_capacity(clip.cameras.len());
             for (v, _) in &clip.cameras {
-                let (op, s) = self.plan(d, *v, epoch, e)?;
+                let (op, s, p) = self.plan(d, *v, epoch, e)?;
                 if let Some(want) = spec.filter(|first| *first != s) {
                     return Err(LoaderError::Plan(SampleError {
                         index: e,
@@ -178,9 +186,11 @@ impl Shared {
                 }
                 spec = Some(s);
                 ops.push(op);
+                post.push(p);
             }
             clips.push(clip);
             plans.push(ops);
+            posts.push(post);
         }
         let spec = spec.ok_or_else(|| LoaderError::Config("an empty batch".into()))?;
         let n = slots_per_clip(d) * episodes.len();
@@ -190,12 +200,27 @@ impl Shared {
             &with_item(n, &spec),
             spec.dtype,
         )?;
+        // Substitutes are planned from the same chain: a blur in any clip means the chain
+        // has one, so the scratch serves them too.
+        let scratch = if posts.iter().flatten().any(|p| p.blur.is_some()) {
+            let fspec = Blur::fused_spec(&spec);
+            Some(Tensor::empty(
+                &self.pool,
+                session.stream(),
+                &with_item(n, &fspec),
+                fspec.dtype,
+            )?)
+        } else {
+            None
+        };
         Ok(Filling {
             position,
             episodes,
             clips,
             plans,
+            posts,
             flat,
+            scratch,
             spec,
             videos_left: 0,
             bad: HashMap::new(),
@@ -209,11 +234,11 @@ impl Shared {
         v: usize,
         epoch: u64,
         episode: usize,
-    ) -> Result<(FusedOp, OutputSpec), LoaderError> {
+    ) -> Result<(FusedOp, OutputSpec, PostOps), LoaderError> {
         let codec = &d.video_index(v).codec;
         let mut rng = SampleRng::new(self.seed, epoch, episode as u64);
         self.chain
-            .plan_image(codec.width, codec.height, &mut rng)
+            .plan_post(codec.width, codec.height, &mut rng)
             .map_err(|err| {
                 LoaderError::Plan(SampleError {
                     index: episode,
@@ -300,7 +325,13 @@ impl Shared {
                 let s = slots[r as usize];
                 let Some(b) = &filling[s.batch] else { continue };
                 let op = b.plans[s.clip][s.camera];
-                kernel.run(f.stream, &[src], &[op], &b.spec, &b.flat, s.slot)?;
+                match &b.scratch {
+                    Some(scratch) => {
+                        let fspec = Blur::fused_spec(&b.spec);
+                        kernel.run(f.stream, &[src], &[op], &fspec, scratch, s.slot)?;
+                    }
+                    None => kernel.run(f.stream, &[src], &[op], &b.spec, &b.flat, s.slot)?,
+                }
             }
             Ok(())
         });
@@ -360,8 +391,9 @@ impl Shared {
             }
         };
         let mut ops = Vec::with_capacity(clip.cameras.len());
+        let mut posts = Vec::with_capacity(clip.cameras.len());
         for (v, _) in &clip.cameras {
-            let (op, s) = self.plan(&self.dataset, *v, epoch, e)?;
+            let (op, s, post) = self.plan(&self.dataset, *v, epoch, e)?;
             if s != b.spec {
                 return Err(LoaderError::Plan(SampleError {
                     index: e,
@@ -373,10 +405,12 @@ impl Shared {
                 }));
             }
             ops.push(op);
+            posts.push(post);
         }
         b.episodes[c] = e;
         b.clips[c] = clip;
         b.plans[c] = ops;
+        b.posts[c] = posts;
         self.stats.lock().substituted += 1;
         Ok(())
     }
@@ -432,27 +466,20 @@ impl Shared {
         mut b: Filling,
         bad: &[(usize, SampleErrorKind)],
     ) -> Outcome {
-        let per_clip = b.flat.numel() / b.episodes.len().max(1) * b.flat.dtype().size();
+        let clips = b.episodes.len().max(1);
         let mut keep = 0;
         for c in 0..b.episodes.len() {
             if bad.iter().any(|(x, _)| *x == c) {
                 continue;
             }
             if keep != c {
-                // Slabs of different clips never overlap, so an in-place copy is safe.
-                let storage = b.flat.storage();
-                let mut dst = InPlace(storage.device_ptr(), storage.byte_len());
-                let base = b.flat.byte_offset();
-                session.stream().copy_on_device(
-                    storage,
-                    base + c * per_clip,
-                    &mut dst,
-                    base + keep * per_clip,
-                    per_clip,
-                )?;
+                for t in std::iter::once(&b.flat).chain(&b.scratch) {
+                    move_clip(session, t, clips, c, keep)?;
+                }
             }
             b.episodes.swap(keep, c);
             b.clips.swap(keep, c);
+            b.posts.swap(keep, c);
             keep += 1;
         }
         self.stats.lock().skipped += bad.len() as u64;
@@ -467,6 +494,7 @@ impl Shared {
     fn ready(&self, session: &DecoderSession, epoch: u64, b: Filling) -> Outcome {
         let d = &*self.dataset;
         let spec = b.spec;
+        self.post_passes(session, &b)?;
         self.erase(session, epoch, &b)?;
         let event = Arc::new(Event::new(&self.device)?);
         event.record(session.stream())?;
@@ -529,6 +557,83 @@ impl Shared {
         }
         Ok(())
     }
+}
+
+impl Shared {
+    /// The blur pass (scratch to batch) and the noise pass of a finished batch: each clip's
+    /// draws on every one of its frames; the noise's key differs per frame and camera, as
+    /// torchvision's noise is independent across a video's elements.
+    fn post_passes(&self, session: &DecoderSession, b: &Filling) -> Result<(), LoaderError> {
+        let noisy = b.posts.iter().flatten().any(|p| p.noise.is_some());
+        if b.scratch.is_none() && !noisy {
+            return Ok(());
+        }
+        let t = self.dataset.frames_per_clip();
+        let per_slot: Vec<PostOps> = b
+            .posts
+            .iter()
+            .flat_map(|cams| cams.iter().flat_map(|p| std::iter::repeat_n(*p, t)))
+            .collect();
+        let mut kernels = self.post_kernels.lock();
+        let kernel = match kernels.entry(session.stream().raw() as usize) {
+            std::collections::hash_map::Entry::Occupied(k) => k.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(BlurKernel::new(&self.device)?)
+            }
+        };
+        if let Some(scratch) = &b.scratch {
+            let blurs: Vec<Option<Blur>> = per_slot.iter().map(|p| p.blur).collect();
+            kernel.run(session.stream(), scratch, &b.spec, &blurs, &b.flat)?;
+        }
+        if noisy {
+            let noises: Vec<Option<Noise>> = per_slot
+                .iter()
+                .enumerate()
+                .map(|(slot, p)| p.noise.map(|n| frame_noise(n, slot % (t * max_cams(b)))))
+                .collect();
+            kernel.noise(session.stream(), &b.spec, &b.flat, &noises)?;
+        }
+        Ok(())
+    }
+}
+
+/// The cameras per clip of a batch.
+fn max_cams(b: &Filling) -> usize {
+    b.posts.first().map_or(1, |c| c.len().max(1))
+}
+
+/// Clip `noise` for the frame at `offset` in its clip (camera-major): a key of its own, so
+/// frames do not share noise.
+fn frame_noise(noise: Noise, offset: usize) -> Noise {
+    let mut z = (offset as u64 + 1).wrapping_mul(0xd6e8_feb8_6659_fd93);
+    z ^= z >> 32;
+    Noise {
+        key: noise.key ^ z,
+        ..noise
+    }
+}
+
+/// Moves clip `from`'s slab of `t` (a batch of `clips` equal slabs) to clip `to`'s place on
+/// the session's stream; slabs of different clips never overlap, so in place is safe.
+fn move_clip(
+    session: &DecoderSession,
+    t: &Tensor,
+    clips: usize,
+    from: usize,
+    to: usize,
+) -> Result<(), LoaderError> {
+    let per_clip = t.numel() / clips * t.dtype().size();
+    let storage = t.storage();
+    let mut dst = InPlace(storage.device_ptr(), storage.byte_len());
+    let base = t.byte_offset();
+    session.stream().copy_on_device(
+        storage,
+        base + from * per_clip,
+        &mut dst,
+        base + to * per_clip,
+        per_clip,
+    )?;
+    Ok(())
 }
 
 /// The batch tensor's own memory as a copy destination.
