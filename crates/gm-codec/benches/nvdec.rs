@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use gm_codec::nvdec::{DecodedFrame, DecoderPool, DecoderSession, SurfaceFormat};
+use gm_codec::nvdec::{DecodedFrame, DecoderPool, DecoderSession, SessionTime, SurfaceFormat};
 use gm_cuda::{Device, DeviceBuffer};
 use gm_demux::{IndexOptions, IndexingDemuxer};
 
@@ -75,6 +75,16 @@ impl Lcg {
     }
 }
 
+/// Where the sessions' time went, microseconds per frame delivered.
+fn breakdown(t: &SessionTime, frames: usize) -> serde_json::Value {
+    let per = |ns: u64| (ns as f64 / 1e3 / frames.max(1) as f64 * 100.0).round() / 100.0;
+    serde_json::json!({
+        "read": per(t.read_ns), "parser": per(t.parser_ns()), "submit": per(t.submit_ns),
+        "map": per(t.map_ns), "consume": per(t.consume_ns), "retire": per(t.retire_ns),
+        "drain": per(t.drain_ns),
+    })
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -98,7 +108,11 @@ fn main() {
         // GM_BENCH_FIRST_FRAME_ONLY=1: only the first-frame latency (long videos).
         let throughput = std::env::var_os("GM_BENCH_FIRST_FRAME_ONLY").is_none();
         // Sequential: every session decodes the whole video `reps` times.
-        for sessions in [1usize, 2, 4, 7, 8].into_iter().filter(|_| throughput) {
+        // GM_BENCH_SESSIONS=7,8: only those session counts.
+        let counts: Vec<usize> = std::env::var("GM_BENCH_SESSIONS")
+            .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+            .unwrap_or_else(|_| vec![1, 2, 4, 7, 8]);
+        for sessions in counts.into_iter().filter(|_| throughput) {
             let pool = DecoderPool::new(&device, sessions, None).unwrap();
             let reps = 3;
             let warm: Vec<_> = (0..sessions)
@@ -116,16 +130,31 @@ fn main() {
                     let (d, a) = (demux.clone(), all.clone());
                     pool.submit(move |s| {
                         let mut buf = None;
-                        Ok((0..reps)
+                        let before = s.stats().time;
+                        let n = (0..reps)
                             .map(|_| decode(s, &d, &a, &mut buf))
-                            .sum::<usize>())
+                            .sum::<usize>();
+                        Ok((n, s.stats().time.since(&before)))
                     })
                 })
                 .collect();
-            let frames: usize = jobs.into_iter().map(|r| r.recv().unwrap().unwrap()).sum();
-            let fps = frames as f64 / t.elapsed().as_secs_f64();
+            let mut time = SessionTime::default();
+            let mut frames = 0;
+            for r in jobs {
+                let (n, t) = r.recv().unwrap().unwrap();
+                frames += n;
+                time.add(&t);
+            }
+            let secs = t.elapsed().as_secs_f64();
+            let fps = frames as f64 / secs;
             println!(
-                "{{\"video\":\"{name}\",\"workload\":\"sequential\",\"sessions\":{sessions},\"frames\":{frames},\"fps\":{fps:.1}}}"
+                "{}",
+                serde_json::json!({
+                    "video": name, "workload": "sequential", "sessions": sessions,
+                    "frames": frames, "fps": (fps * 10.0).round() / 10.0,
+                    "display_delay": std::env::var("GM_NVDEC_DISPLAY_DELAY").ok(),
+                    "session_us_per_frame": breakdown(&time, frames),
+                })
             );
             table.push((
                 name.clone(),

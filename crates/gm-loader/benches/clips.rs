@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gm_cuda::{DType, Device, Stream};
-use gm_loader::{ClipLoader, Sampler, VideoDataset};
+use gm_loader::{ClipLoader, ClipStats, Sampler, VideoDataset};
 use gm_transforms::{Compose, Layout, Resize, ToDtype};
 use support::{cpu_seconds, env_list, env_usize, median_spread};
 
@@ -69,7 +69,14 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     } else {
         Sampler::shuffled(7)
     };
-    let mut loader = ClipLoader::builder(dataset(&run.paths, copies, stride, run.gop_cache))
+    let mut builder = ClipLoader::builder(dataset(&run.paths, copies, stride, run.gop_cache));
+    if let Some(n) = std::env::var("GM_BENCH_BATCHES_PER_JOB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        builder = builder.batches_per_job(n);
+    }
+    let mut loader = builder
         .device(device)
         .sessions(run.sessions)
         .transforms(chain())
@@ -127,8 +134,50 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
             "decoders_destroyed": after.decoders_destroyed - before.decoders_destroyed,
             "decoder_reuses": after.decoder_reuses - before.decoder_reuses,
             "parsers_created": after.parsers_created - before.parsers_created,
+            "display_delay": std::env::var("GM_NVDEC_DISPLAY_DELAY").ok(),
+            "batches_per_job": std::env::var("GM_BENCH_BATCHES_PER_JOB").ok(),
+            "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
+            "session_us_per_frame": breakdown(&before, &after, run.sessions, wall, delivered),
         })
     );
+}
+
+/// Where the sessions' time went between two snapshots, microseconds per frame delivered:
+/// waiting for jobs (idle), planning batches (start), decoding (the session's parts), and
+/// finishing batches.
+fn breakdown(
+    before: &ClipStats,
+    after: &ClipStats,
+    sessions: usize,
+    wall: f64,
+    frames: u64,
+) -> serde_json::Value {
+    let per = |us: f64| (us / frames.max(1) as f64 * 100.0).round() / 100.0;
+    let t = after.session_time.since(&before.session_time);
+    let busy = (after.decode_us - before.decode_us) as f64;
+    let (start, finish) = (
+        (after.start_us - before.start_us) as f64,
+        (after.finish_us - before.finish_us) as f64,
+    );
+    let parts = [
+        t.read_ns,
+        t.parser_ns(),
+        t.submit_ns,
+        t.map_ns,
+        t.consume_ns,
+        t.retire_ns,
+        t.drain_ns,
+    ];
+    let decode: f64 = parts.iter().map(|&ns| ns as f64 / 1e3).sum();
+    serde_json::json!({
+        "idle": per(sessions as f64 * wall * 1e6 - busy),
+        "start": per(start), "finish": per(finish),
+        "read": per(t.read_ns as f64 / 1e3), "parser": per(t.parser_ns() as f64 / 1e3),
+        "submit": per(t.submit_ns as f64 / 1e3), "map": per(t.map_ns as f64 / 1e3),
+        "consume": per(t.consume_ns as f64 / 1e3), "retire": per(t.retire_ns as f64 / 1e3),
+        "drain": per(t.drain_ns as f64 / 1e3),
+        "other": per(busy - start - finish - decode),
+    })
 }
 
 /// The episodes of the random runs, for the peers: `[[start, ...], ...]` per batch.

@@ -206,6 +206,20 @@ fn clip_batches_equal_decoding_every_frame_alone() {
     assert_eq!(s.clips, 2 * reference_set.len() as u64);
     assert_eq!(s.frames, s.clips * 4);
     assert!(s.packets_decoded >= s.frames, "{s:?}");
+    // Where the sessions' time went: every part was met, the callbacks ran inside the parse
+    // calls, and the parts fit in the jobs' time (which is counted in whole microseconds).
+    let t = s.session_time;
+    assert!(
+        s.runs > 0 && t.parse_ns > 0 && t.map_ns > 0 && t.consume_ns > 0,
+        "{s:?}"
+    );
+    assert!(
+        t.parse_ns >= t.submit_ns + t.map_ns + t.consume_ns + t.retire_ns,
+        "{t:?}"
+    );
+    let jobs_ns = (s.decode_us + s.batches) * 1000;
+    assert!(jobs_ns >= t.read_ns + t.parse_ns + t.drain_ns, "{s:?}");
+    assert!(jobs_ns >= (s.start_us + s.finish_us) * 1000, "{s:?}");
 }
 
 #[test]

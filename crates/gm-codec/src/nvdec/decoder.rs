@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gm_cuda::{Device, DevicePtr, Event, Stream};
+use gm_cuda::{Device, DevicePtr, Event, Stream, nvtx};
 use gm_demux::{CodecInfo, Keep};
 
 use super::api::{Nvcuvid, cu};
@@ -16,7 +16,7 @@ use super::budget::DecoderBudget;
 use super::choice::{Action, Slot, choose};
 use super::format::{Capacity, DecoderFormat, SequenceFormat, chroma_name};
 use super::frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
-use super::stats::SessionStats;
+use super::stats::{SessionStats, timed};
 use super::sys;
 use crate::error::{CodecError, Result};
 
@@ -41,6 +41,9 @@ pub(super) struct Mapped {
 }
 
 /// The decoders and the run being decoded: what the parser's callbacks work on.
+/// nvcuvid's limit on a decoder's decode surfaces.
+const MAX_DECODE_SURFACES: u32 = 32;
+
 pub(super) struct State {
     pub(super) api: &'static Nvcuvid,
     pub(super) device: Device,
@@ -77,6 +80,9 @@ pub(super) struct State {
     pub(super) events: Vec<Event>,
     pub(super) next_event: usize,
     pub(super) stats: SessionStats,
+    /// Pictures the parser keeps submitted ahead of the one it displays (see
+    /// [`display_delay`](super::session::display_delay)).
+    pub(super) display_delay: u32,
 }
 
 impl State {
@@ -187,7 +193,9 @@ impl State {
     /// [`choose`] pick a live decoder (reconfigured if its size changed) or create one.
     /// Returns the decode surfaces the parser should use.
     fn sequence(&mut self, fmt: &sys::CUVIDEOFORMAT) -> Result<c_int> {
-        let want = SequenceFormat::of(fmt);
+        let mut want = SequenceFormat::of(fmt);
+        // Pictures queued ahead of display hold decode surfaces of their own.
+        want.surfaces = (want.surfaces + self.display_delay).min(MAX_DECODE_SURFACES);
         self.check_caps(
             want.codec,
             want.chroma,
@@ -377,8 +385,11 @@ impl State {
                 reason: "picture data before any sequence header".into(),
             });
         };
+        let api = self.api;
         // SAFETY: the parser hands us valid picture parameters for our decoder.
-        let code = unsafe { (self.api.decode_picture)(decoder, pic) };
+        let code = timed(&mut self.stats.time.submit_ns, || unsafe {
+            (api.decode_picture)(decoder, pic)
+        });
         cu(code, "cuvidDecodePicture", &self.file)
     }
 
@@ -413,10 +424,14 @@ impl State {
         };
         let mut ptr: u64 = 0;
         let mut pitch: u32 = 0;
-        // SAFETY: maps a displayed picture of our decoder; unmapped in `retire`/`drain_ring`.
-        let code = unsafe {
-            (self.api.map_video_frame)(decoder, disp.picture_index, &mut ptr, &mut pitch, &mut proc)
-        };
+        let api = self.api;
+        let code = timed(&mut self.stats.time.map_ns, || {
+            let _nvtx = nvtx::range(c"NVDEC: map a picture");
+            // SAFETY: maps a displayed picture of our decoder; unmapped in `retire`/`drain_ring`.
+            unsafe {
+                (api.map_video_frame)(decoder, disp.picture_index, &mut ptr, &mut pitch, &mut proc)
+            }
+        });
         cu(code, "cuvidMapVideoFrame64", &self.file)?;
         let keep = &self.keeps[k];
         let frame = DecodedFrame {
@@ -442,14 +457,19 @@ impl State {
             status: frame_status,
             stream: &self.stream,
         };
+        let mut consume_ns = 0;
         let result = match self.consumer {
-            Some(c) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                // SAFETY: set by `decode` for the duration of the parse calls that reach here.
-                unsafe { (*c)(&frame) }
-            }))
+            Some(c) => timed(&mut consume_ns, || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    // SAFETY: set by `decode` for the duration of the parse calls that reach
+                    // here.
+                    unsafe { (*c)(&frame) }
+                }))
+            })
             .unwrap_or_else(|_| Err(CodecError::Consumer("the consumer panicked".into()))),
             None => Ok(()),
         };
+        self.stats.time.consume_ns += consume_ns;
         self.delivered[k] = true;
         self.stats.frames += 1;
         let slot = self.next_event;
@@ -461,7 +481,10 @@ impl State {
             event: slot,
         });
         if self.ring.len() >= self.events.len() {
-            self.retire_oldest()?;
+            let mut retire_ns = 0;
+            let retired = timed(&mut retire_ns, || self.retire_oldest());
+            self.stats.time.retire_ns += retire_ns;
+            retired?;
         }
         recorded?;
         result
@@ -469,6 +492,7 @@ impl State {
 
     fn retire_oldest(&mut self) -> Result<()> {
         if let Some(m) = self.ring.pop_front() {
+            let _nvtx = nvtx::range(c"NVDEC: wait for a mapped frame's consumers, unmap");
             let waited = self.events[m.event].synchronize();
             // SAFETY: mapped by `display` on `m.decoder` (live: decoders are destroyed only
             // after the ring is drained), unmapped once, after the consumer's work finished.

@@ -17,4 +17,4 @@ pub use budget::DecoderBudget;
 pub use frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
 pub use pool::DecoderPool;
 pub use session::DecoderSession;
-pub use stats::SessionStats;
+pub use stats::{SessionStats, SessionTime};

@@ -18,7 +18,7 @@ use super::choice::LIVE_DECODERS;
 use super::decoder::{Consumer, State, on_decode, on_display, on_sequence};
 use super::format::OUTPUT_SURFACES;
 use super::frame::{ColourInfo, DecodedFrame};
-use super::stats::SessionStats;
+use super::stats::{SessionStats, timed};
 use super::sys;
 use crate::error::{CodecError, Result};
 
@@ -82,6 +82,7 @@ impl DecoderSession {
                 events,
                 next_event: 0,
                 stats: SessionStats::default(),
+                display_delay: display_delay(),
             }),
             parsers: Vec::new(),
         })
@@ -130,7 +131,9 @@ impl DecoderSession {
         let p = self.ensure_parser(codec.codec)?;
         self.state.device.bind_to_thread()?;
         let result = self.run_plan(p, source, plan, consumer);
-        let drained = self.state.drain_ring();
+        let mut drain_ns = 0;
+        let drained = timed(&mut drain_ns, || self.state.drain_ring());
+        self.state.stats.time.drain_ns += drain_ns;
         self.state.consumer = None;
         if result.is_err() {
             // A run cut short leaves pictures in the parser; the next plan starts clean.
@@ -161,8 +164,9 @@ impl DecoderSession {
         for run in &plan.runs {
             let packets = {
                 let _nvtx = nvtx::range(c"gm-codec: read a run's packets");
-                source.read_run(run)?
+                timed(&mut self.state.stats.time.read_ns, || source.read_run(run))?
             };
+            self.state.stats.runs += 1;
             let _nvtx = nvtx::range(c"NVDEC: decode a run");
             let nal = source.codec().codec.is_nal();
             let ordinal = (!nal).then(|| packets.iter().map(|p| p.pts).collect());
@@ -208,9 +212,13 @@ impl DecoderSession {
             },
             timestamp: pts,
         };
+        let (api, parser) = (self.state.api, self.parsers[p].handle);
+        let mut parse_ns = 0;
         // SAFETY: the parser is live; the payload outlives the call; callbacks get our state.
-        let code =
-            unsafe { (self.state.api.parse_video_data)(self.parsers[p].handle, &mut packet) };
+        let code = timed(&mut parse_ns, || unsafe {
+            (api.parse_video_data)(parser, &mut packet)
+        });
+        self.state.stats.time.parse_ns += parse_ns;
         if let Some(e) = self.state.error.take() {
             return Err(e);
         }
@@ -231,7 +239,7 @@ impl DecoderSession {
         let mut params = sys::CUVIDPARSERPARAMS {
             CodecType: cuvid_codec(codec),
             ulMaxNumDecodeSurfaces: 1,
-            ulMaxDisplayDelay: 0,
+            ulMaxDisplayDelay: self.state.display_delay,
             pUserData: (&mut *self.state as *mut State).cast(),
             pfnSequenceCallback: Some(on_sequence),
             pfnDecodePicture: Some(on_decode),
@@ -257,6 +265,24 @@ impl DecoderSession {
         unsafe { (self.state.api.destroy_video_parser)(parser.handle) };
     }
 }
+
+/// How many pictures the parser submits ahead of the one it hands to the display callback
+/// (nvcuvid's `ulMaxDisplayDelay`). With 0 the engine holds one picture of a session at a time
+/// and waits while the host maps it and enqueues the consumer's work; a few pictures ahead keep
+/// it busy meanwhile, at the cost of one decode surface each. `GM_NVDEC_DISPLAY_DELAY` (0 to
+/// 8) overrides the default, for measuring.
+pub(super) fn display_delay() -> u32 {
+    static DELAY: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("GM_NVDEC_DISPLAY_DELAY")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .map_or(DEFAULT_DISPLAY_DELAY, |d| d.min(8))
+    })
+}
+
+/// See [`display_delay`].
+const DEFAULT_DISPLAY_DELAY: u32 = 1;
 
 /// nvcuvid's code for `codec`.
 fn cuvid_codec(codec: Codec) -> u32 {

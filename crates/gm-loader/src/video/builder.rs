@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 
 use super::dataset::VideoDataset;
 use super::decode::Shared;
+use super::jobs::{cut, job_sizes};
 use super::pipeline::ClipEpoch;
 use super::stats::ClipStats;
 use crate::bad_samples::BadSamplePolicy;
@@ -83,8 +84,10 @@ impl ClipLoaderBuilder {
         self
     }
 
-    /// Consecutive batches per decoding job (default: 8 with a sequential sampler, where
-    /// consecutive batches continue the same videos, and 1 with a shuffled one).
+    /// Consecutive batches per decoding job, at most (default: 8 with a sequential sampler,
+    /// where consecutive batches continue the same videos, and 1 with a shuffled one). An
+    /// epoch is cut into a multiple of the session count of jobs, as equal as the batches
+    /// allow, so that no session idles through a last, partial round.
     pub fn batches_per_job(mut self, n: usize) -> Self {
         self.batches_per_job = Some(n.max(1));
         self
@@ -240,14 +243,9 @@ impl ClipLoader {
     fn start(&mut self, epoch: u64, first: usize) -> ClipEpoch<'static> {
         let batches = self.settings.batches(self.shared.dataset.len(), epoch);
         let end = batches.len();
-        let jobs: Vec<Vec<(usize, Vec<usize>)>> = batches
-            .into_iter()
-            .enumerate()
-            .skip(first)
-            .collect::<Vec<_>>()
-            .chunks(self.batches_per_job)
-            .map(<[_]>::to_vec)
-            .collect();
+        let todo: Vec<(usize, Vec<usize>)> = batches.into_iter().enumerate().skip(first).collect();
+        let sizes = job_sizes(todo.len(), self.decoders.sessions(), self.batches_per_job);
+        let jobs = cut(&todo, &sizes);
         ClipEpoch::spawn(
             jobs,
             &self.shared,

@@ -110,6 +110,8 @@ impl Shared {
         for (position, episodes) in batches {
             filling.push(Some(self.start_batch(session, epoch, position, episodes)?));
         }
+        let started_us = started.elapsed().as_micros() as u64;
+        let mut finish_us = 0;
         let (order, wanted) = requests(&mut filling);
         let mut next_to_send = 0;
         for v in order {
@@ -136,9 +138,11 @@ impl Shared {
                 let Some(b) = filling[next_to_send].take() else {
                     break;
                 };
+                let t = Instant::now();
                 let r = self.finish_batch(session, kernel, epoch, b);
                 let fatal = r.is_err();
                 let _ = out.send(r);
+                finish_us += t.elapsed().as_micros() as u64;
                 if fatal {
                     return Ok(());
                 }
@@ -153,6 +157,10 @@ impl Shared {
         s.decoders_destroyed += after.decoders_destroyed - before.decoders_destroyed;
         s.decoder_reuses += after.decoder_reuses - before.decoder_reuses;
         s.parsers_created += after.parsers_created - before.parsers_created;
+        s.runs += after.runs - before.runs;
+        s.session_time.add(&after.time.since(&before.time));
+        s.start_us += started_us;
+        s.finish_us += finish_us;
         Ok(())
     }
 

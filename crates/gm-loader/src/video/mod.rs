@@ -14,6 +14,7 @@ mod batch;
 mod builder;
 mod dataset;
 mod decode;
+mod jobs;
 mod pipeline;
 mod stats;
 

@@ -1,5 +1,7 @@
 //! Counters of a clip loader.
 
+use gm_codec::nvdec::SessionTime;
+
 use crate::error::SampleError;
 
 /// What a [`ClipLoader`](super::ClipLoader) has done so far (all epochs).
@@ -22,8 +24,19 @@ pub struct ClipStats {
     pub skipped: u64,
     /// The first 16 distinct bad clips, with file and reason.
     pub first_bad: Vec<SampleError>,
-    /// Time the decoding jobs took, summed over sessions, microseconds.
+    /// Time the decoding jobs took, summed over sessions, microseconds. Sessions times the
+    /// epoch's wall time less this is the time sessions waited for jobs.
     pub decode_us: u64,
+    /// Of `decode_us`: planning the jobs' batches and taking their memory from the pool.
+    pub start_us: u64,
+    /// Of `decode_us`: finishing batches (bad clips replaced, blur, ready events) and handing
+    /// them to the consumer's queue.
+    pub finish_us: u64,
+    /// Of `decode_us`: where the NVDEC sessions' time went (reading packets, parsing,
+    /// submitting, mapping, the fused kernel's launches, waiting on mapped frames).
+    pub session_time: SessionTime,
+    /// Decode runs (a keyframe to the last frame wanted; each ends with a parser flush).
+    pub runs: u64,
     /// Time the consumer waited for batches, microseconds.
     pub wait_us: u64,
     /// NVDEC decoders created, summed over sessions.
