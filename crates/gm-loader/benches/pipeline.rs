@@ -10,6 +10,8 @@
 //! (0 or 1) the CUDA share's Huffman decoding on the GPU, `GM_BENCH_GPU_HUFFMAN` the CUDA
 //! backend's GPU-Huffman size threshold, `GM_BENCH_REGION` (0 or 1) whether the CUDA backend
 //! decodes only the crop's region;
+//! `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
+//! budget (the host's, or that number of cores) instead;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
 //! (a shorter side, default 0 = off) adds a run from the device cache.
@@ -28,7 +30,7 @@ use std::time::Instant;
 
 use gm_codec::jpeg::{DecoderOptions, Split};
 use gm_cuda::{DType, Device, Stream};
-use gm_loader::{DeviceCache, ListFile, Loader, Sampler};
+use gm_loader::{CorePlan, DeviceCache, ListFile, Loader, Sampler};
 use gm_transforms::{
     Compose, ErasingValue, HorizontalFlip, Layout, Normalize, RandomErasing, RandomResizedCrop,
     ToDtype, TrivialAugmentWide,
@@ -125,16 +127,21 @@ impl Settings {
 }
 
 fn build(device: &Device, list: &PathBuf, set: &Settings, workers: usize, stages: usize) -> Loader {
-    let b = Loader::builder(ListFile::new(list).unwrap())
+    let mut b = Loader::builder(ListFile::new(list).unwrap());
+    b = match cores() {
+        // The loader's own choice from its core budget.
+        Some(Some(n)) => b.cores(n),
+        Some(None) => b,
+        None => b.decoder(set.decoder.clone()).workers(workers),
+    };
+    let b = b
         .device(device)
-        .decoder(set.decoder.clone())
         .blocking_sync(Some(set.blocking_sync))
         .region_decode(set.region_decode)
         .gpu_stages(stages)
         .sampler(Sampler::shuffled(0))
         .batch_size(256)
         .drop_last(true)
-        .workers(workers)
         .prefetch(3)
         .transforms(chain());
     match erasing() {
@@ -143,6 +150,13 @@ fn build(device: &Device, list: &PathBuf, set: &Settings, workers: usize, stages
     }
     .build()
     .unwrap()
+}
+
+/// `GM_BENCH_CORES`: unset, the settings above; `auto`, the loader's defaults (its core
+/// budget from the host and the launcher's variables); a number, that core budget.
+fn cores() -> Option<Option<usize>> {
+    let v = std::env::var("GM_BENCH_CORES").ok()?;
+    Some(v.trim().parse().ok())
 }
 
 /// One epoch as a training loop consumes it: wait for each batch on the consumer's stream,
@@ -174,7 +188,9 @@ fn main() {
     );
     let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).unwrap();
     let set = Settings::from_env();
-    let decoder = &set.decoder;
+    // What the loader runs with when its core budget decides (printed as its settings).
+    let plan = cores().map(|c| c.map_or_else(CorePlan::from_env, CorePlan::for_cores));
+    let decoder = plan.as_ref().map_or(&set.decoder, |p| &p.decoder);
     let consumer = Stream::new(&device).unwrap();
     let repeat = env_usize("GM_BENCH_REPEAT", 50);
     let reps = env_usize("GM_BENCH_REPS", 3);
@@ -188,6 +204,7 @@ fn main() {
         })
         .collect();
     for &(w, stages) in &configs {
+        let w = plan.as_ref().map_or(w, |p| p.workers);
         let free0 = device.info().unwrap().free_memory;
         let mut l = build(&device, &list, &set, w, stages);
         epoch(&mut l, 0, &consumer);
@@ -201,7 +218,9 @@ fn main() {
         let s = l.stats();
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            "{{\"bench\":\"pipeline\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            plan.as_ref()
+                .map_or("null".to_string(), |p| p.cores.to_string()),
             if timm_recipe() { "timm" } else { "plain" },
             device.ordinal(),
             decoder.split.hw_load(),

@@ -70,7 +70,9 @@ pub use image::{
     Batch, Dataset, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder, Images,
     InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, Waited, cached_size,
 };
-pub use image::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE};
+pub use image::{
+    CorePlan, ENGINES_ONLY_BELOW, LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, default_core_budget,
+};
 pub use progress::Progress;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use shards::{ShardError, WebDataset, WebDatasetBuilder};

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use gm_codec::jpeg::DecoderOptions;
-use gm_loader::{BadSamplePolicy, Batch as RustBatch, DeviceCache, Images, Loader, Sampler};
+use gm_loader::{
+    BadSamplePolicy, Batch as RustBatch, CorePlan, DeviceCache, Images, Loader, Sampler,
+};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyStopIteration, PyValueError};
 use pyo3::prelude::*;
@@ -135,9 +137,9 @@ impl ImageLoader {
     #[new]
     #[pyo3(signature = (
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
-        rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=4, stages=2,
+        rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=None, stages=2,
         prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
-        truncated="refuse", storage=None
+        truncated="refuse", storage=None, cores=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -152,7 +154,7 @@ impl ImageLoader {
         world_size: Option<usize>,
         drop_last: bool,
         bad_samples: &str,
-        workers: usize,
+        workers: Option<usize>,
         stages: usize,
         prefetch: usize,
         device_cache: Option<u32>,
@@ -161,6 +163,7 @@ impl ImageLoader {
         mix: Option<&Bound<'_, PyAny>>,
         truncated: &str,
         storage: Option<&Bound<'_, PyDict>>,
+        cores: Option<usize>,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
         let truncated = crate::decode::parse_truncated(truncated)?;
@@ -179,6 +182,8 @@ impl ImageLoader {
         let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
         let placement = device::parse(device)?;
         let gpu = device::resolve(py, &placement)?;
+        // The core budget's decoder settings, with the caller's policy for truncated files.
+        let plan = cores.map_or_else(CorePlan::from_env, CorePlan::for_cores);
         let mut b = Loader::builder_shared(dataset)
             .sampler(sampler)
             .seed(seed)
@@ -186,13 +191,18 @@ impl ImageLoader {
             .drop_last(drop_last)
             .transforms(chain)
             .bad_samples(policy_named(bad_samples)?)
-            .workers(workers)
             .gpu_stages(stages.max(1))
             .prefetch(prefetch)
             .decoder(DecoderOptions {
                 truncated,
-                ..DecoderOptions::for_loader()
+                ..plan.decoder
             });
+        if let Some(n) = cores {
+            b = b.cores(n);
+        }
+        if let Some(n) = workers {
+            b = b.workers(n);
+        }
         b = match (&gpu, &placement) {
             (Some(d), _) => b.device(d),
             (None, Placement::Cpu) => b.cpu(),

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 
 use super::cache::DeviceCache;
 use super::context::Shared;
+use super::cores::CorePlan;
 use super::dataset::Dataset;
 use super::gpu_stage::GpuStage;
 use super::pipeline::{Epoch, EpochPlan};
@@ -35,9 +36,10 @@ pub struct LoaderBuilder {
     settings: Settings,
     transforms: Compose,
     output: Option<(DType, Layout)>,
-    workers: usize,
+    workers: Option<usize>,
     prefetch: usize,
-    decoder: DecoderOptions,
+    decoder: Option<DecoderOptions>,
+    cores: Option<usize>,
     gpu_stages: usize,
     cache: Option<DeviceCache>,
     blocking_sync: Option<bool>,
@@ -142,9 +144,22 @@ impl LoaderBuilder {
         self
     }
 
-    /// Host worker threads reading files (default 4; on the CPU path they also decode).
+    /// Host worker threads reading files (on the CPU path they also decode). Default: from
+    /// the core budget ([`LoaderBuilder::cores`]; 2 to 4 on the GPU path, the budget up to 32
+    /// on the CPU path).
     pub fn workers(mut self, n: usize) -> Self {
-        self.workers = n;
+        self.workers = Some(n);
+        self
+    }
+
+    /// The host cores this loader may use (default [`default_core_budget`](crate::default_core_budget): the process's
+    /// cores divided by the processes of its node under torchrun or Slurm). Below
+    /// [`ENGINES_ONLY_BELOW`](crate::ENGINES_ONLY_BELOW) cores the GPU path decodes on the engines alone, which needs a
+    /// third of the host time per image of the CUDA backend's share; from there on it adds
+    /// that share ([`CorePlan`]). [`LoaderBuilder::decoder`] and [`LoaderBuilder::workers`]
+    /// override what the budget picks. Batches are bit-reproducible for a fixed budget.
+    pub fn cores(mut self, n: usize) -> Self {
+        self.cores = Some(n.max(1));
         self
     }
 
@@ -187,10 +202,11 @@ impl LoaderBuilder {
     }
 
     /// Decoder settings (backend, engine share, threads, size limit, EXIF orientation). The
-    /// output format is always RGB: the transform does the rest. Default:
-    /// [`DecoderOptions::for_loader`].
+    /// output format is always RGB: the transform does the rest. Default: the core budget's
+    /// ([`CorePlan::decoder`]; [`DecoderOptions::for_loader`] from [`ENGINES_ONLY_BELOW`](crate::ENGINES_ONLY_BELOW)
+    /// cores up).
     pub fn decoder(mut self, options: DecoderOptions) -> Self {
-        self.decoder = options;
+        self.decoder = Some(options);
         self
     }
 
@@ -207,8 +223,23 @@ impl LoaderBuilder {
             chain.push(ToDtype(dtype, layout));
         }
         let (device, placement) = pick_device(&self.settings.placement)?;
-        let mut decoder = self.decoder;
+        let plan = self
+            .cores
+            .map_or_else(CorePlan::from_env, CorePlan::for_cores);
+        let mut decoder = self.decoder.unwrap_or_else(|| plan.decoder.clone());
         decoder.format = PixelFormat::Rgb;
+        let workers = self.workers.unwrap_or(if device.is_some() {
+            plan.workers
+        } else {
+            plan.cpu_workers
+        });
+        tracing::info!(
+            cores = plan.cores,
+            workers,
+            engine_share = decoder.split.hw_load(),
+            cuda_threads = decoder.cuda.threads,
+            "image loader settings"
+        );
         let (gpu, pool, placement) = match device {
             Some(d) => {
                 let (stages, pool, what) =
@@ -259,7 +290,7 @@ impl LoaderBuilder {
             batch_pool: pool,
             placement,
             settings: self.settings,
-            workers: self.workers.max(1),
+            workers: workers.max(1),
             prefetch: self.prefetch.max(1),
         })
     }
@@ -331,9 +362,10 @@ impl Loader {
             settings: Settings::new(32),
             transforms: Compose::new(),
             output: None,
-            workers: 4,
+            workers: None,
             prefetch: 2,
-            decoder: DecoderOptions::for_loader(),
+            decoder: None,
+            cores: None,
             gpu_stages: 2,
             cache: None,
             blocking_sync: Some(LOADER_BLOCKING_SYNC),

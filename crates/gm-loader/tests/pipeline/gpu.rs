@@ -450,3 +450,48 @@ fn the_device_cache_serves_the_same_batches_without_decoding_again() {
         other => panic!("expected CacheTooLarge, got {other}"),
     }
 }
+
+#[test]
+fn a_small_core_budget_decodes_on_the_engines_alone_and_repeats_its_batches() {
+    let device = gpu_test_device!("a_small_core_budget_decodes_on_the_engines_alone");
+    let data: Arc<dyn Dataset> = Arc::new(photos(6));
+    let build = |cores: usize| {
+        Loader::builder_shared(data.clone())
+            .device(&device)
+            .cores(cores)
+            .sampler(Sampler::shuffled(4))
+            .batch_size(16)
+            .transforms(eval_chain(64))
+            .build()
+            .unwrap()
+    };
+    let mut small = build(2);
+    let a = run_epoch(&mut small, 1);
+    let paths = small.stats().paths;
+    // What the engines take, they all take: only what they cannot decode goes elsewhere.
+    let mut engines_only = Loader::builder_shared(data.clone())
+        .device(&device)
+        .decoder(gm_loader::CorePlan::for_cores(2).decoder)
+        .sampler(Sampler::shuffled(4))
+        .batch_size(16)
+        .transforms(eval_chain(64))
+        .build()
+        .unwrap();
+    let b = run_epoch(&mut engines_only, 1);
+    assert_same(&a, &b, "a 2-core budget is the engines-only decoder");
+    let mut again = build(3);
+    assert_same(&a, &run_epoch(&mut again, 1), "the same plan for 3 cores");
+    let mut large = build(16);
+    run_epoch(&mut large, 1);
+    let big = large.stats().paths;
+    eprintln!("paths: 2 cores {paths:?}, 16 cores {big:?}");
+    assert!(
+        paths.hardware > 0 && paths.hardware >= big.hardware,
+        "{paths:?} {big:?}"
+    );
+    assert!(paths.cuda <= big.cuda, "{paths:?} {big:?}");
+    assert!(
+        big.cuda > 0,
+        "from 10 cores the CUDA backend takes a share: {big:?}"
+    );
+}

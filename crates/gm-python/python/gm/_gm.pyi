@@ -108,7 +108,11 @@ class ImageLoader:
     ``shuffle``/``seed`` order the samples (and seed the augmentations); ``rank`` and
     ``world_size`` shard them (read from torchrun's RANK/WORLD_SIZE when not given);
     ``bad_samples`` is "skip" (a warning and a counter), "substitute" or "fail"
-    (BadSampleError); ``workers`` host threads read files; ``stages`` GPU stages decode;
+    (BadSampleError); ``cores`` is the host cores the loader may use (default: the process's
+    cores divided by torchrun's LOCAL_WORLD_SIZE or Slurm's SLURM_NTASKS_PER_NODE): below 10 it
+    decodes on the JPEG engines alone, which costs a third of the host time per image of
+    nvJPEG's CUDA backend; ``workers`` host threads read files (default: from ``cores``, 2 to
+    4); ``stages`` GPU stages decode;
     ``prefetch`` batches wait ready; ``device_cache`` (a shorter side in pixels) keeps every
     image decoded and resized in GPU memory after the first epoch; ``prefetch_next_epoch``
     starts the next epoch behind the last batches of the running one (used if the next
@@ -144,7 +148,7 @@ class ImageLoader:
         world_size: Optional[int] = None,
         drop_last: bool = False,
         bad_samples: Literal["skip", "substitute", "fail"] = "skip",
-        workers: int = 4,
+        workers: Optional[int] = None,
         stages: int = 2,
         prefetch: int = 2,
         device_cache: Optional[int] = None,
@@ -153,6 +157,7 @@ class ImageLoader:
         mix: Union[MixUp, CutMix, Sequence[Union[MixUp, CutMix]], None] = None,
         truncated: Literal["refuse", "decode"] = "refuse",
         storage: Optional[StorageOptions] = None,
+        cores: Optional[int] = None,
     ) -> None: ...
     def __len__(self) -> int:
         """Batches per epoch (for this rank)."""

@@ -1,0 +1,126 @@
+//! How the image loader spends the host cores it is given.
+//!
+//! The engines (NVJPG) need about 80 µs of host time per ImageNet-sized JPEG; the CUDA backend's
+//! share needs about 3x that per image it takes, for its Huffman decoding on the CPU. Pinned to
+//! C cores on an H100 host (2026-11-23, bench/results/2026-11-23-h100-cores), engines alone gave
+//! 20.0k images/s on 2 cores, 26.3k on 4 and 27.8-29.3k on 6 and 8, where the 0.8 engine share
+//! with 4 CUDA threads gave 7.1k, 13.3k, 18.5k and 19.9k: below about 10 cores the CUDA share
+//! only takes cores from the engines' feeders. With the whole 16-core host it adds up to 10%
+//! over the engines alone, at 3-5 times the cores. A plan depends only on the budget, so
+//! batches are bit-reproducible for a fixed budget (the split decides which decoder decodes
+//! which image).
+
+use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split};
+
+/// Below this many cores the loader decodes on the engines alone.
+pub const ENGINES_ONLY_BELOW: usize = 10;
+
+/// What the image loader does with a budget of host cores: its reader threads and its
+/// decoder's split between the engines and the CUDA backend, with that backend's threads.
+#[derive(Debug, Clone)]
+pub struct CorePlan {
+    /// The budget this plan is for.
+    pub cores: usize,
+    /// Host threads reading files for the GPU path.
+    pub workers: usize,
+    /// Host threads reading and decoding files for the CPU path.
+    pub cpu_workers: usize,
+    /// The decoder settings.
+    pub decoder: DecoderOptions,
+}
+
+impl CorePlan {
+    /// The plan for `cores` host cores (at least 1).
+    pub fn for_cores(cores: usize) -> CorePlan {
+        let cores = cores.max(1);
+        let decoder = if cores < ENGINES_ONLY_BELOW {
+            // One CUDA thread stays for what the engines cannot take (progressive and
+            // CMYK JPEGs, other formats go to the CPU).
+            DecoderOptions {
+                split: Split::Fixed { hw_load: 1.0 },
+                cuda: CudaWorkers {
+                    threads: 1,
+                    ..DecoderOptions::for_loader().cuda
+                },
+                ..DecoderOptions::for_loader()
+            }
+        } else {
+            DecoderOptions::for_loader()
+        };
+        CorePlan {
+            cores,
+            workers: cores.saturating_sub(2).clamp(2, 4),
+            cpu_workers: cores.min(32),
+            decoder,
+        }
+    }
+
+    /// The plan for [`default_core_budget`].
+    pub fn from_env() -> CorePlan {
+        CorePlan::for_cores(default_core_budget())
+    }
+}
+
+/// The cores a loader takes when it is not told: the cores this process may run on, divided
+/// by the processes of this node when a launcher says how many there are (`LOCAL_WORLD_SIZE`
+/// from torchrun, `SLURM_NTASKS_PER_NODE` from Slurm), as one loader per GPU shares a host.
+pub fn default_core_budget() -> usize {
+    let host = std::thread::available_parallelism().map_or(1, |n| n.get());
+    core_budget(host, |k| std::env::var(k).ok())
+}
+
+/// [`default_core_budget`] for `host` cores and any variable lookup.
+pub(crate) fn core_budget(host: usize, var: impl Fn(&str) -> Option<String>) -> usize {
+    let local = ["LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE"]
+        .iter()
+        .find_map(|k| var(k).and_then(|v| v.trim().parse::<usize>().ok()))
+        .filter(|&n| n > 0)
+        .unwrap_or(1);
+    (host / local).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_budgets_decode_on_the_engines_alone() {
+        for cores in [1, 2, 4, 8, 9] {
+            let p = CorePlan::for_cores(cores);
+            assert_eq!(p.decoder.split, Split::Fixed { hw_load: 1.0 }, "{cores}");
+            assert_eq!(p.decoder.cuda.threads, 1);
+            assert!((2..=4).contains(&p.workers));
+        }
+        assert_eq!(CorePlan::for_cores(2).workers, 2);
+        assert_eq!(CorePlan::for_cores(6).workers, 4);
+        assert_eq!(CorePlan::for_cores(0).cores, 1);
+    }
+
+    #[test]
+    fn large_budgets_keep_the_loaders_split() {
+        let p = CorePlan::for_cores(14);
+        assert_eq!(p.decoder.split, DecoderOptions::for_loader().split);
+        assert_eq!(p.decoder.cuda.threads, 4);
+        assert_eq!((p.workers, p.cpu_workers), (4, 14));
+        assert_eq!(CorePlan::for_cores(128).cpu_workers, 32);
+    }
+
+    #[test]
+    fn the_budget_is_shared_by_the_processes_of_a_node() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(core_budget(64, env(&[])), 64);
+        assert_eq!(core_budget(64, env(&[("LOCAL_WORLD_SIZE", "4")])), 16);
+        assert_eq!(core_budget(112, env(&[("SLURM_NTASKS_PER_NODE", "8")])), 14);
+        assert_eq!(core_budget(4, env(&[("LOCAL_WORLD_SIZE", "8")])), 1);
+        // Nonsense is ignored, not fatal: the budget only tunes threads.
+        assert_eq!(core_budget(16, env(&[("LOCAL_WORLD_SIZE", "zero")])), 16);
+        assert_eq!(core_budget(16, env(&[("LOCAL_WORLD_SIZE", "0")])), 16);
+    }
+}
