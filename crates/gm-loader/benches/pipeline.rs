@@ -10,7 +10,9 @@
 //! (0 or 1) the CUDA share's Huffman decoding on the GPU, `GM_BENCH_GPU_HUFFMAN` the CUDA
 //! backend's GPU-Huffman size threshold, `GM_BENCH_REGION` (0 or 1) whether the CUDA backend
 //! decodes only the crop's region;
-//! `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
+//! `GM_BENCH_SHARDS` (a brace pattern or a comma-separated list of WebDataset shards, paths or
+//! URLs with their `.idx`) reads the images from those shards, listed `GM_BENCH_REPEAT` times,
+//! instead of DIR's files; `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
 //! budget (the host's, or that number of cores) instead;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
@@ -26,11 +28,12 @@ mod support;
 use support::{cpu_seconds, env_flag, env_usize, rss_kb};
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use gm_codec::jpeg::{DecoderOptions, Split};
 use gm_cuda::{DType, Device, Stream};
-use gm_loader::{CorePlan, DeviceCache, ListFile, Loader, Sampler};
+use gm_loader::{CorePlan, Dataset, DeviceCache, ListFile, Loader, Sampler, WebDataset};
 use gm_transforms::{
     Compose, ErasingValue, HorizontalFlip, Layout, Normalize, RandomErasing, RandomResizedCrop,
     ToDtype, TrivialAugmentWide,
@@ -62,6 +65,10 @@ fn erasing() -> Option<RandomErasing> {
     })
 }
 
+fn list_path() -> PathBuf {
+    std::env::temp_dir().join(format!("gm-loader-bench-{}.txt", std::process::id()))
+}
+
 fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
     // The list lives in the temp directory: its paths must not be relative to ours.
     let dir = std::fs::canonicalize(dir).expect("the image directory");
@@ -77,7 +84,7 @@ fn list(dir: &PathBuf, repeat: usize) -> PathBuf {
             text.push_str(&format!("{} {}\n", f.display(), (i + r) % 1000));
         }
     }
-    let path = std::env::temp_dir().join(format!("gm-loader-bench-{}.txt", std::process::id()));
+    let path = list_path();
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -126,8 +133,35 @@ impl Settings {
     }
 }
 
-fn build(device: &Device, list: &PathBuf, set: &Settings, workers: usize, stages: usize) -> Loader {
-    let mut b = Loader::builder(ListFile::new(list).unwrap());
+/// The images: `GM_BENCH_SHARDS` (a brace pattern or a comma-separated list of WebDataset
+/// shards, paths or URLs, read through their `.idx`; listed `GM_BENCH_REPEAT` times), or else
+/// the folder's JPEGs in a list file. Returns the dataset and what it is, for the report.
+fn dataset(dir: &PathBuf, repeat: usize) -> (Arc<dyn Dataset>, String) {
+    let Ok(spec) = std::env::var("GM_BENCH_SHARDS") else {
+        let list = list(dir, repeat);
+        return (Arc::new(ListFile::new(&list).unwrap()), "folder".into());
+    };
+    let shards: Vec<String> = spec
+        .split(',')
+        .flat_map(|p| gm_loader::shards::expand(p.trim()).unwrap())
+        .collect();
+    let kind = match shards[0].split_once("://") {
+        Some((scheme, _)) => format!("shards over {scheme}"),
+        None => "shards".into(),
+    };
+    let all = (0..repeat).flat_map(|_| shards.iter().cloned());
+    let data = WebDataset::from_shards(all).open().unwrap();
+    (Arc::new(data), kind)
+}
+
+fn build(
+    device: &Device,
+    data: &Arc<dyn Dataset>,
+    set: &Settings,
+    workers: usize,
+    stages: usize,
+) -> Loader {
+    let mut b = Loader::builder_shared(data.clone());
     b = match cores() {
         // The loader's own choice from its core budget.
         Some(Some(n)) => b.cores(n),
@@ -194,7 +228,7 @@ fn main() {
     let consumer = Stream::new(&device).unwrap();
     let repeat = env_usize("GM_BENCH_REPEAT", 50);
     let reps = env_usize("GM_BENCH_REPS", 3);
-    let list = list(&dir, repeat);
+    let (data, source) = dataset(&dir, repeat);
     let configs: Vec<(usize, usize)> = std::env::var("GM_BENCH_CONFIGS")
         .unwrap_or_else(|_| "4x1,4x2,4x3,6x4".into())
         .split(',')
@@ -206,7 +240,7 @@ fn main() {
     for &(w, stages) in &configs {
         let w = plan.as_ref().map_or(w, |p| p.workers);
         let free0 = device.info().unwrap().free_memory;
-        let mut l = build(&device, &list, &set, w, stages);
+        let mut l = build(&device, &data, &set, w, stages);
         epoch(&mut l, 0, &consumer);
         let mut runs: Vec<(usize, f64, f64, f64)> = (1..=reps)
             .map(|e| epoch(&mut l, e as u64, &consumer))
@@ -218,7 +252,7 @@ fn main() {
         let s = l.stats();
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            "{{\"bench\":\"pipeline\",\"source\":\"{source}\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
             plan.as_ref()
                 .map_or("null".to_string(), |p| p.cores.to_string()),
             if timm_recipe() { "timm" } else { "plain" },
@@ -257,7 +291,7 @@ fn main() {
     let cache_side = env_usize("GM_BENCH_CACHE", 0);
     if cache_side > 0 {
         let t = Instant::now();
-        let mut l = Loader::builder(ListFile::new(&list).unwrap())
+        let mut l = Loader::builder_shared(data.clone())
             .device(&device)
             .sampler(Sampler::shuffled(0))
             .batch_size(256)
@@ -287,7 +321,7 @@ fn main() {
     if soak > 0 {
         let (w, stages) = configs.last().copied().unwrap_or((4, 2));
         let free0 = device.info().unwrap().free_memory;
-        let mut l = build(&device, &list, &set, w, stages);
+        let mut l = build(&device, &data, &set, w, stages);
         let (mut done, mut next_mark, mut e) = (0usize, 0usize, 0u64);
         let t = Instant::now();
         while done < soak {
@@ -311,5 +345,5 @@ fn main() {
             }
         }
     }
-    let _ = std::fs::remove_file(&list);
+    let _ = std::fs::remove_file(list_path());
 }
