@@ -244,3 +244,23 @@ def test_the_next_epoch_started_ahead_is_the_same_epoch(many_folder, no_dist_env
         assert [x[0] for x in a] == [x[0] for x in f]
         for x, y in zip(a, f):
             np.testing.assert_array_equal(x[2], y[2])
+
+
+def test_a_core_budget_changes_the_threads_not_the_batches(many_folder, no_dist_env, monkeypatch):
+    # The budget picks readers (and, on the GPU, the decoder split); on the CPU path the
+    # batches stay the same whatever it is, and torchrun's LOCAL_WORLD_SIZE only divides it.
+    def run(**kw):
+        chain = [T.RandomResizedCrop(24), T.RandomHorizontalFlip()]
+        return collect(gm.ImageLoader(str(many_folder), batch_size=4, transforms=chain, shuffle=True,
+                                      seed=3, device="cpu", **kw))
+
+    one = run(cores=1)
+    many = run(cores=6)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")
+    shared = run()
+    assert [b[0] for b in one] == [b[0] for b in many] == [b[0] for b in shared]
+    for (_, la, ia), (_, lb, ib), (_, lc, ic) in zip(one, many, shared):
+        assert np.array_equal(la, lb) and np.array_equal(ia, ib)
+        assert np.array_equal(la, lc) and np.array_equal(ia, ic)
+    with pytest.raises(OverflowError):
+        gm.ImageLoader(str(many_folder), batch_size=4, device="cpu", cores=-1)
