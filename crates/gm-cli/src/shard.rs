@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use gm_loader::shards::{ShardWriter, expand, index_path, index_shard, sample_key};
 use gm_loader::{Dataset, ImageFolder, VIDEO_EXTENSIONS};
-use gm_storage::{Location, Storage};
+use gm_storage::{Location, RemoteUrl, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `gm shard`.
@@ -16,9 +16,11 @@ pub struct ShardArgs {
     /// An image folder (`<class>/<image>`, labels in `.cls`) or a directory of videos.
     #[arg(long, requires = "to", conflicts_with = "index")]
     from: Option<PathBuf>,
-    /// The directory to write `<prefix>-000000.tar`, ... and their `.idx` into.
+    /// The directory to write `<prefix>-000000.tar`, ... and their `.idx` into, or a URL
+    /// prefix (`s3://bucket/train/`, ...): each shard and its `.idx` is uploaded as soon as it
+    /// is finished, from a temporary copy that is removed after the upload.
     #[arg(long)]
-    to: Option<PathBuf>,
+    to: Option<String>,
     /// Target shard size: bytes, or with a unit (KB, MB, GB, KiB, MiB, GiB).
     #[arg(long, default_value = "1GB", value_parser = parse_size)]
     size: u64,
@@ -29,6 +31,8 @@ pub struct ShardArgs {
     /// `train-{000000..000099}.tar`), written next to each.
     #[arg(long, num_args = 1.., required_unless_present = "from")]
     index: Vec<String>,
+    #[command(flatten)]
+    storage: crate::source::StorageArgs,
 }
 
 /// `1GB`, `512MiB`, `1000`.
@@ -57,9 +61,23 @@ fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: &ShardArgs) -> Result<()> {
+    let storage = args.storage.storage()?;
     match (&args.from, &args.to) {
-        (Some(from), Some(to)) => pack(from, to, args),
-        _ => index_all(&args.index),
+        (Some(from), Some(to)) => match Location::parse(to)? {
+            Location::Local(dir) => pack(from, &Target::Dir(dir), args),
+            Location::Remote(url) => {
+                let staging = std::env::temp_dir().join(format!("gm-shard-{}", std::process::id()));
+                let target = Target::Url {
+                    prefix: url,
+                    staging: staging.clone(),
+                    storage,
+                };
+                let done = pack(from, &target, args);
+                let _ = std::fs::remove_dir_all(&staging);
+                done
+            }
+        },
+        _ => index_all(&args.index, &storage),
     }
 }
 
@@ -79,7 +97,64 @@ fn bar(total: u64, template: &str) -> ProgressBar {
     bar
 }
 
-fn pack(from: &Path, to: &Path, args: &ShardArgs) -> Result<()> {
+/// Where `gm shard --to` puts the shards.
+enum Target {
+    Dir(PathBuf),
+    /// A URL prefix; shards are written to `staging` first and uploaded one by one.
+    Url {
+        prefix: RemoteUrl,
+        staging: PathBuf,
+        storage: Storage,
+    },
+}
+
+impl Target {
+    /// The directory the writer writes into.
+    fn dir(&self) -> &Path {
+        match self {
+            Target::Dir(d) => d,
+            Target::Url { staging, .. } => staging,
+        }
+    }
+
+    /// Uploads finished shard `n` (and its `.idx`) and removes the local copies; nothing for
+    /// a directory.
+    fn finished(&self, prefix: &str, n: usize) -> Result<()> {
+        let Target::Url {
+            prefix: url,
+            staging,
+            storage,
+        } = self
+        else {
+            return Ok(());
+        };
+        let tar = format!("{prefix}-{n:06}.tar");
+        for name in [tar.clone(), format!("{prefix}-{n:06}.idx")] {
+            let local = staging.join(&name);
+            let bytes =
+                std::fs::read(&local).with_context(|| format!("reading {}", local.display()))?;
+            let key = match url.key().trim_end_matches('/') {
+                "" => name.clone(),
+                dir => format!("{dir}/{name}"),
+            };
+            let dest = url.with_key(&key);
+            storage
+                .put(&dest, bytes)
+                .with_context(|| format!("uploading {tar} to {dest}"))?;
+            let _ = std::fs::remove_file(&local);
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Target::Dir(d) => d.display().to_string(),
+            Target::Url { prefix, .. } => prefix.to_string(),
+        }
+    }
+}
+
+fn pack(from: &Path, to: &Target, args: &ShardArgs) -> Result<()> {
     let items = match ImageFolder::new(from) {
         Ok(folder) => image_items(&folder)?,
         Err(_) => video_items(from)?,
@@ -99,8 +174,9 @@ fn pack(from: &Path, to: &Path, args: &ShardArgs) -> Result<()> {
         "  {bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec}, eta {eta} {msg}",
     );
     let started = Instant::now();
-    let mut writer = ShardWriter::new(to, &args.prefix, args.size)
-        .with_context(|| format!("creating {}", to.display()))?;
+    let mut writer = ShardWriter::new(to.dir(), &args.prefix, args.size)
+        .with_context(|| format!("creating {}", to.dir().display()))?;
+    let mut uploaded = 0;
     for item in &items {
         let bytes = std::fs::read(&item.path)
             .with_context(|| format!("reading {}", item.path.display()))?;
@@ -114,15 +190,23 @@ fn pack(from: &Path, to: &Path, args: &ShardArgs) -> Result<()> {
             .with_context(|| format!("writing {} into a shard", item.path.display()))?;
         progress.inc(bytes.len() as u64);
         progress.set_message(format!("shard {}", writer.shards_written()));
+        while uploaded < writer.shards_written() {
+            to.finished(&args.prefix, uploaded)?;
+            uploaded += 1;
+        }
     }
     let shards = writer.finish().context("finishing the last shard")?;
+    while uploaded < shards.len() {
+        to.finished(&args.prefix, uploaded)?;
+        uploaded += 1;
+    }
     progress.finish_and_clear();
     println!(
         "{} samples ({:.1} MB) -> {} shards with .idx in {} ({:.1} s)",
         items.len(),
         total as f64 / 1e6,
         shards.len(),
-        to.display(),
+        to.describe(),
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -187,19 +271,18 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 /// Indexes shards and writes each `.idx` next to its shard (a PUT for remote ones).
-fn index_all(patterns: &[String]) -> Result<()> {
+fn index_all(patterns: &[String], storage: &Storage) -> Result<()> {
     let mut names = Vec::new();
     for p in patterns {
         names.extend(expand(p)?);
     }
-    let storage = Storage::global();
     let progress = bar(
         names.len() as u64,
         "  {bar:40} {pos}/{len} shards, {per_sec}, eta {eta}",
     );
     let mut samples = 0;
     for name in &names {
-        let (index, cut) = index_shard(name, &storage)?;
+        let (index, cut) = index_shard(name, storage)?;
         if let Some(cut) = cut {
             bail!(
                 "{name}: the shard is cut short after {} samples: {cut}",

@@ -329,3 +329,56 @@ fn probe_of_a_bucket_prefix_indexes_every_video_as_the_local_folder() {
     assert!(total["bytes_read"].as_u64().unwrap() < total["file_size"].as_u64().unwrap());
     assert!(local["total"].get("requests").is_none());
 }
+
+fn shard_to(to: &str, extra: &[String]) -> String {
+    let run = gm()
+        .args(["shard", "--from"])
+        .arg(demo_images())
+        .args(["--to", to, "--size", "0.4MB", "--prefix", "demo"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    text
+}
+
+#[test]
+fn shard_to_s3_uploads_the_shards_and_indexes_a_local_run_writes() {
+    let name = "shard_to_s3_uploads_the_shards_and_indexes_a_local_run_writes";
+    let Some(server) = s3_or_skip(name) else {
+        return;
+    };
+    let bucket = server.bucket("shard-to", StorageOptions::default());
+    let local = std::env::temp_dir().join(format!("gm-shard-to-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&local);
+    shard_to(local.to_str().unwrap(), &[]);
+    let prefix = bucket.url("train/").to_string();
+    let said = shard_to(&prefix, &s3_args(&server.endpoint()));
+    assert!(said.contains(&prefix), "{said}");
+    let storage = gm_storage::Storage::new(server.options(StorageOptions::default()));
+    let mut files: Vec<String> = std::fs::read_dir(&local)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "several shards and their .idx: {files:?}");
+    let listed = storage.list(&bucket.url("train/")).unwrap();
+    let keys: Vec<String> = listed.iter().map(|o| o.url.key().to_string()).collect();
+    let want: Vec<String> = files.iter().map(|f| format!("train/{f}")).collect();
+    assert_eq!(keys, want, "the same objects as the local files");
+    for f in &files {
+        let (bytes, _) = storage
+            .get(&bucket.url(&format!("train/{f}")), None, None)
+            .unwrap();
+        assert!(
+            bytes == std::fs::read(local.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&local);
+}
