@@ -1,10 +1,12 @@
-//! Fuzzes the JPEG header parser, the decoder choice, the truncation check and the CPU
-//! fallback decoder on arbitrary bytes, and the sniffing and CPU decoding of the other formats
-//! (PNG, BMP, WebP, TIFF through the `image` crate, with our allocation bounds).
+//! Fuzzes the JPEG header parser, the decoder choice, the truncation and damage checks and the
+//! CPU decoders (zune-jpeg and libjpeg-turbo) on arbitrary bytes, and the sniffing and CPU
+//! decoding of the other formats (PNG, BMP, WebP, TIFF through the `image` crate, with our
+//! allocation bounds).
 #![no_main]
 
 use gm_codec::jpeg::{
-    DEFAULT_MAX_PIXELS, SourceFormat, decode_other_rgb, decode_rgb, parse, route, sniff,
+    DEFAULT_MAX_PIXELS, SourceFormat, decode_other_rgb, decode_rgb, parse, route, scan_damaged,
+    sniff,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -15,6 +17,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = info.subsampling();
         let _ = route(&info, true, true, DEFAULT_MAX_PIXELS);
         let _ = info.has_end_marker(data);
+        let _ = scan_damaged(data, info.scan_offset);
         let _ = info.oriented_size(true);
         // Bounded so that a header claiming a huge image does not exhaust the fuzzer's memory.
         if u64::from(info.width) * u64::from(info.height) <= 1 << 20 {

@@ -43,7 +43,7 @@ pub enum CodecError {
     },
     /// Creating a decoder would pass the pool's GPU memory budget.
     #[error(
-        "decoder memory budget exhausted: {requested} bytes requested, {in_use} of {budget} bytes in use by other sessions"
+        "out of decoder memory: an NVDEC decoder needs {requested} bytes, {in_use} of the {budget}-byte budget (0: none set) are in use by other sessions, and the GPU or the budget has no room; lower the number of decode sessions, or free GPU memory"
     )]
     OutOfDecoderMemory {
         /// Bytes the new decoder needs.

@@ -161,6 +161,13 @@ fn broken_headers_are_errors() {
     assert!(matches!(parse(&zero), Err(HeaderError::Malformed(_))));
     zero[5] = 1; // a segment length below 2
     assert!(parse(&zero).is_err());
+    // An APPn or comment that claims a length below 2 is read as libjpeg reads it: its length
+    // field only.
+    for marker in [0xE0, 0xFE] {
+        let mut short = vec![0xFF, 0xD8, 0xFF, marker, 0, 1];
+        short.extend_from_slice(&full[2..]);
+        assert_eq!(parse(&short).map(|i| i.width), Ok(64));
+    }
     let no_frame = [0xFF, 0xD8, 0xFF, 0xDA, 0, 2];
     assert!(
         matches!(parse(&no_frame), Err(HeaderError::Malformed(m)) if m.contains("before the frame header"))
@@ -354,7 +361,10 @@ fn junk_before_header_markers_is_skipped_as_libjpeg_does() {
     let original = std::fs::read(fixtures().join("jpeg/baboon-201x151-420.jpg")).unwrap();
     let clean = parse(&original).unwrap();
     assert!(clean.extraneous.is_empty());
-    let reference = gm_codec::jpeg::decode_rgb(&original, &clean, false).unwrap();
+    // A file with junk is damaged, and libjpeg-turbo (the reference) decodes it: its pixels
+    // are those of the same coefficients arithmetic-coded, which only libjpeg-turbo decodes.
+    let twin = std::fs::read(fixtures().join("jpeg/baboon-201x151-420-arith.jpg")).unwrap();
+    let reference = gm_codec::jpeg::decode_rgb(&twin, &parse(&twin).unwrap(), false).unwrap();
     // Plain junk, junk holding a stuffed 0xFF00 (not a marker), and a lone byte: libjpeg
     // skips each to the next marker with an "extraneous bytes" warning.
     for junk in [
@@ -367,8 +377,8 @@ fn junk_before_header_markers_is_skipped_as_libjpeg_does() {
         assert_eq!(info.extraneous, vec![at..at + junk.len()], "{junk:?}");
         assert_eq!((info.width, info.height), (201, 151));
         assert_eq!(&*info.without_extraneous(&data), &original[..]);
-        // Routed to the CPU (nvJPEG refuses such streams), which decodes the cleaned copy to
-        // exactly the pixels of the file without junk.
+        // Routed to the CPU (nvJPEG refuses such streams), where libjpeg-turbo skips the junk
+        // and decodes exactly the pixels of the file without it.
         assert_eq!(
             route(&info, true, true, DEFAULT_MAX_PIXELS).unwrap(),
             Backend::Cpu
@@ -386,7 +396,10 @@ fn junk_before_header_markers_is_skipped_as_libjpeg_does() {
 fn truncated_jpegs_are_refused_or_decoded_as_libjpeg_does_by_option() {
     use gm_codec::jpeg::{DecoderOptions, Truncated, decode_host, decode_host_with};
     let whole = std::fs::read(fixtures().join("jpeg/baboon-201x151-420.jpg")).unwrap();
-    let full = decode_host(&whole, DEFAULT_MAX_PIXELS, false).unwrap();
+    // A cut file is decoded by libjpeg-turbo; its pixels of the whole image are those of the
+    // arithmetic-coded twin (same coefficients), which only libjpeg-turbo decodes.
+    let twin = std::fs::read(fixtures().join("jpeg/baboon-201x151-420-arith.jpg")).unwrap();
+    let full = decode_host(&twin, DEFAULT_MAX_PIXELS, false).unwrap();
     let cut = &whole[..whole.len() * 3 / 5];
     assert!(matches!(
         decode_host(cut, DEFAULT_MAX_PIXELS, false),

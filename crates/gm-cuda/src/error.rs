@@ -70,6 +70,42 @@ pub enum CudaError {
     /// larger than its storage, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The GPU (or, for pinned buffers, the host) had no memory left for an allocation.
+    #[error(
+        "out of {} memory: {what} needs {} but {} of the GPU's {} are free (other processes and \
+         gm's own pools and caches hold the rest); lower the batch size or output size, the \
+         number of workers, GPU stages or decode sessions, or the device cache, or free memory \
+         elsewhere",
+        if *.pinned { "pinned host" } else { "GPU" },
+        human_bytes(*.bytes),
+        human_bytes(*.free),
+        human_bytes(*.total)
+    )]
+    OutOfMemory {
+        /// What needed the memory (a pool's buffer, a cache, a kernel's parameters).
+        what: String,
+        /// Bytes asked for.
+        bytes: usize,
+        /// Whether it was pinned host memory rather than device memory.
+        pinned: bool,
+        /// Free device memory when the allocation failed (0 if it could not be read).
+        free: usize,
+        /// Total device memory (0 if it could not be read).
+        total: usize,
+    },
+}
+
+/// `bytes` as bytes, or MiB or GiB with one decimal, for messages.
+pub fn human_bytes(bytes: usize) -> String {
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if bytes < 1 << 20 {
+        format!("{bytes} bytes")
+    } else if b >= 1024.0 * MIB {
+        format!("{:.1} GiB", b / (1024.0 * MIB))
+    } else {
+        format!("{:.1} MiB", b / MIB)
+    }
 }
 
 impl CudaError {
@@ -77,6 +113,59 @@ impl CudaError {
         CudaError::Driver {
             op: op.into(),
             source,
+        }
+    }
+
+    /// An allocation's error: [`CudaError::OutOfMemory`] (with the device's free and total
+    /// memory read now) when the driver ran out of memory, else the driver error of `op`.
+    pub(crate) fn allocation(
+        source: DriverError,
+        op: impl FnOnce() -> String,
+        bytes: usize,
+        pinned: bool,
+    ) -> Self {
+        if source.0 != cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            return CudaError::driver(op(), source);
+        }
+        let (free, total) = cudarc::driver::result::mem_get_info().unwrap_or((0, 0));
+        CudaError::OutOfMemory {
+            what: if pinned {
+                "a pinned buffer"
+            } else {
+                "a device buffer"
+            }
+            .into(),
+            bytes,
+            pinned,
+            free,
+            total,
+        }
+    }
+
+    /// Whether the GPU (or pinned host memory) ran out: the loader may go on with smaller
+    /// settings.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, CudaError::OutOfMemory { .. })
+    }
+
+    /// The same error with an out-of-memory's `what` replaced by `what`, for the layer that
+    /// knows what the memory was for; other errors pass through.
+    pub fn needed_by(self, what: impl FnOnce() -> String) -> Self {
+        match self {
+            CudaError::OutOfMemory {
+                bytes,
+                pinned,
+                free,
+                total,
+                ..
+            } => CudaError::OutOfMemory {
+                what: what(),
+                bytes,
+                pinned,
+                free,
+                total,
+            },
+            other => other,
         }
     }
 

@@ -60,7 +60,9 @@ impl DeviceBuffer {
         } else {
             device.bind_to_thread()?;
             // SAFETY: plain allocation; the pointer is owned by the returned buffer.
-            unsafe { result::malloc_sync(bytes) }.during(|| format!("cuMemAlloc({bytes} bytes)"))?
+            unsafe { result::malloc_sync(bytes) }.map_err(|e| {
+                CudaError::allocation(e, || format!("cuMemAlloc({bytes} bytes)"), bytes, false)
+            })?
         };
         Ok(DeviceBuffer {
             ptr: DevicePtr(ptr),
@@ -178,8 +180,9 @@ impl PinnedBuffer {
                     0
                 };
             // SAFETY: plain allocation; the pointer is owned by the returned buffer.
-            let raw = unsafe { result::malloc_host(bytes, flags) }
-                .during(|| format!("cuMemHostAlloc({bytes} bytes)"))?;
+            let raw = unsafe { result::malloc_host(bytes, flags) }.map_err(|e| {
+                CudaError::allocation(e, || format!("cuMemHostAlloc({bytes} bytes)"), bytes, true)
+            })?;
             let ptr = NonNull::new(raw.cast::<u8>()).ok_or_else(|| {
                 CudaError::InvalidArgument("cuMemHostAlloc returned a null pointer".into())
             })?;

@@ -191,6 +191,9 @@ impl<B: PoolBuffer> Core<B> {
                 }
             }
         };
+        let buf = buf.map_err(|e| {
+            e.needed_by(|| format!("a {class}-byte buffer of the `{}` pool", self.name))
+        });
         let mut st = self.state.lock();
         match buf {
             Ok(buf) => {
@@ -490,8 +493,15 @@ mod tests {
                 limit_bytes: limit,
             },
             Box::new(move |bytes| {
-                if device_bytes.is_some_and(|max| l.load(Ordering::SeqCst) + bytes > max) {
-                    return Err(CudaError::InvalidArgument("simulated out of memory".into()));
+                let held = l.load(Ordering::SeqCst);
+                if device_bytes.is_some_and(|max| held + bytes > max) {
+                    return Err(CudaError::OutOfMemory {
+                        what: "a device buffer".into(),
+                        bytes,
+                        pinned: false,
+                        free: device_bytes.unwrap_or(0) - held,
+                        total: device_bytes.unwrap_or(0),
+                    });
                 }
                 l.fetch_add(bytes, Ordering::SeqCst);
                 Ok(HostBuf(vec![0; bytes], l.clone()))
@@ -612,8 +622,16 @@ mod tests {
         assert_eq!((s.bytes_held, s.bytes_in_use), (8192, 8192));
         assert_eq!(live.load(Ordering::SeqCst), 8192);
         // Nothing left to give back: the driver's error comes through and the books balance.
+        // It says which pool's buffer needed how much, and how to need less.
         let err = core.take(512).unwrap_err();
-        assert!(err.to_string().contains("simulated out of memory"));
+        assert!(err.is_out_of_memory());
+        assert_eq!(
+            err.to_string(),
+            "out of GPU memory: a 512-byte buffer of the `test` pool needs 512 bytes but 0 bytes \
+             of the GPU's 8192 bytes are free (other processes and gm's own pools and caches hold \
+             the rest); lower the batch size or output size, the number of workers, GPU stages \
+             or decode sessions, or the device cache, or free memory elsewhere"
+        );
         let s = core.stats();
         assert_eq!(
             (s.bytes_held, s.bytes_in_use, s.buffers_in_use),

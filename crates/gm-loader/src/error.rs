@@ -202,6 +202,22 @@ pub enum LoaderError {
     Resume(String),
 }
 
+impl LoaderError {
+    /// Whether the GPU ran out of memory (batch buffers, decoder pools, NVDEC surfaces, the
+    /// device cache): the message says what needed how much, and a loader built with smaller
+    /// settings (batch or output size, workers, stages, sessions, cache) can go on.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            LoaderError::Cuda(e) | LoaderError::Decoder(gm_codec::jpeg::DecoderError::Cuda(e)) => {
+                e.is_out_of_memory()
+            }
+            LoaderError::Codec(gm_codec::CodecError::Cuda(e)) => e.is_out_of_memory(),
+            LoaderError::Codec(gm_codec::CodecError::OutOfDecoderMemory { .. }) => true,
+            _ => false,
+        }
+    }
+}
+
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()

@@ -10,4 +10,18 @@ for s in 2x2:420 2x1:422 1x2:440; do
     cjpeg -quality 92 -sample "${s%%:*}" -outfile "baboon-201x151-${s##*:}.jpg" /tmp/gm-baboon-crop.ppm
 done
 rm -f /tmp/gm-baboon-crop.ppm
+
+# Layouts the CPU path hands to libjpeg-turbo (issue 25), made from the 4:2:0 file by jpegtran
+# without re-quantizing: arithmetic coding, one scan per component (sequential, SOF0), and a
+# 4:2:0 image smaller than one MCU. Their reference pixels are djpeg's (libjpeg-turbo 2.1.5,
+# Debian), as MD5s of its RGB output in libjpeg_djpeg.md5.
+jpegtran -arithmetic -outfile baboon-201x151-420-arith.jpg baboon-201x151-420.jpg
+printf '0;\n1;\n2;\n' > /tmp/gm-scans.txt
+jpegtran -scans /tmp/gm-scans.txt -outfile baboon-201x151-420-one-scan-per-component.jpg baboon-201x151-420.jpg
+rm -f /tmp/gm-scans.txt
+jpegtran -crop 12x10+0+0 -outfile baboon-12x10-420.jpg baboon-201x151-420.jpg
+for f in baboon-201x151-420-arith baboon-201x151-420-one-scan-per-component baboon-12x10-420; do
+    # The pixels after the PPM header's three lines.
+    echo "$(djpeg -ppm "$f.jpg" | tail -n +4 | md5sum | cut -d' ' -f1)  $f.jpg"
+done > libjpeg_djpeg.md5
 ls -la

@@ -1,5 +1,5 @@
-//! The CPU fallback: zune-jpeg decoding to interleaved RGB, and EXIF orientation applied the
-//! way PIL's `exif_transpose` does.
+//! The CPU fallback: zune-jpeg, and libjpeg-turbo where zune-jpeg differs from it, decoding to
+//! interleaved RGB; EXIF orientation applied the way PIL's `exif_transpose` does.
 
 use zune_core::bytestream::ZCursor;
 use zune_core::colorspace::ColorSpace;
@@ -8,7 +8,8 @@ use zune_jpeg::JpegDecoder;
 use zune_jpeg::errors::DecodeErrors;
 
 use super::error::ImageErrorKind;
-use super::header::JpegInfo;
+use super::header::{Coding, JpegInfo, scan_damaged};
+use super::libjpeg;
 use super::types::PixelFormat;
 
 /// A decoded image in host memory, interleaved RGB, 8 bits per sample.
@@ -22,27 +23,118 @@ pub struct RgbImage {
     pub rgb: Vec<u8>,
 }
 
-/// Decodes `data` (whose header is `info`) with zune-jpeg; with `apply_orientation`, the
-/// image is turned upright as its EXIF orientation says.
+/// Decodes `data` (whose header is `info`) on the CPU; with `apply_orientation`, the image is
+/// turned upright as its EXIF orientation says.
+///
+/// zune-jpeg decodes what it decodes as libjpeg-turbo does; libjpeg-turbo itself takes the
+/// rest: arithmetic coding, the layouts where zune-jpeg's output differs (see
+/// [`needs_libjpeg`]), files cut short (decoded only when the caller's policy allows, with
+/// libjpeg's grey rows) or damaged after their header ([`scan_damaged`]), and any file
+/// zune-jpeg refuses, so that whatever libjpeg-turbo decodes
+/// (damaged data it recovers included) is decoded, and what it refuses is refused with its
+/// reason.
 pub fn decode_rgb(
     data: &[u8],
     info: &JpegInfo,
     apply_orientation: bool,
 ) -> Result<RgbImage, ImageErrorKind> {
+    let damaged = !info.has_end_marker(data) || scan_damaged(data, info.scan_offset);
+    let img = if damaged || needs_libjpeg(info) {
+        decode_libjpeg(data, info)?
+    } else {
+        match decode_zune(data, info) {
+            Ok(img) => img,
+            // libjpeg-turbo is the reference: its verdict on a file zune-jpeg refuses stands,
+            // with both reasons when it refuses too.
+            Err(zune) => {
+                decode_libjpeg(data, info).map_err(|libjpeg| with_reason(libjpeg, &zune))?
+            }
+        }
+    };
+    Ok(if apply_orientation {
+        orient(&img, info.orientation)
+    } else {
+        img
+    })
+}
+
+/// Whether zune-jpeg is known to decode images of header `info` differently from
+/// libjpeg-turbo (or not at all), so libjpeg-turbo decodes them first:
+/// - arithmetic coding, which zune-jpeg does not implement;
+/// - sequential files coded as one scan per component: zune-jpeg 0.5 returns wrong colours
+///   without an error (imagetestsuite's 865db3dd, 6.3 dB against djpeg);
+/// - subsampled images smaller than one MCU, whose edge chroma zune-jpeg upsamples
+///   differently (20-33 dB against djpeg on 2x2 to 4x4 4:2:0 images);
+/// - files with junk bytes between header segments: a sign of damage, and damaged data is
+///   concealed differently by each decoder; libjpeg-turbo's recovery is the reference.
+pub fn needs_libjpeg(info: &JpegInfo) -> bool {
+    let (h, v) = info.max_sampling();
+    let below_one_mcu =
+        (h > 1 || v > 1) && (info.width < 8 * u32::from(h) || info.height < 8 * u32::from(v));
+    let one_scan_per_component = matches!(info.coding, Coding::Baseline | Coding::Extended)
+        && info.components.len() > 1
+        && usize::from(info.first_scan_components) < info.components.len();
+    matches!(info.coding, Coding::Arithmetic { .. })
+        || one_scan_per_component
+        || below_one_mcu
+        || !info.extraneous.is_empty()
+}
+
+/// `kind` with `other`'s reason added after its own.
+fn with_reason(kind: ImageErrorKind, other: &ImageErrorKind) -> ImageErrorKind {
+    let also = |r: String| format!("{r}; {}", reason_of(other));
+    match kind {
+        ImageErrorKind::Truncated(r) => ImageErrorKind::Truncated(also(r)),
+        ImageErrorKind::TooLarge(r) => ImageErrorKind::TooLarge(also(r)),
+        ImageErrorKind::Unsupported(r) => ImageErrorKind::Unsupported(also(r)),
+        ImageErrorKind::Corrupt(r) => ImageErrorKind::Corrupt(also(r)),
+        other_kind => other_kind,
+    }
+}
+
+fn reason_of(kind: &ImageErrorKind) -> String {
+    match kind {
+        ImageErrorKind::Truncated(r)
+        | ImageErrorKind::TooLarge(r)
+        | ImageErrorKind::Unsupported(r)
+        | ImageErrorKind::Corrupt(r) => r.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// libjpeg-turbo's decode (grey comes back as RGB, CMYK/YCCK converted as zune-jpeg does).
+fn decode_libjpeg(data: &[u8], info: &JpegInfo) -> Result<RgbImage, ImageErrorKind> {
+    let cmyk = info.components.len() == 4;
+    let decoded = libjpeg::decode_rgb(data, info.width, info.height, cmyk)?;
+    if let Some(warning) = &decoded.warning {
+        tracing::debug!(%warning, "libjpeg-turbo recovered damaged data");
+    }
+    Ok(RgbImage {
+        width: info.width,
+        height: info.height,
+        rgb: decoded.rgb,
+    })
+}
+
+/// zune-jpeg's decode to interleaved RGB.
+fn decode_zune(data: &[u8], info: &JpegInfo) -> Result<RgbImage, ImageErrorKind> {
     // 4:1:0 chroma: zune-jpeg 0.4 upsampled it wrongly and it was refused; 0.5 decodes Go's
     // video-001.q50.410.jpeg at 36.5 dB against ffmpeg (luma 50.6 dB), so it is decoded.
     // zune-jpeg 0.5 reads RGB-coded files (Adobe transform 0, or component ids R, G, B) as
     // RGB itself: every file is asked for RGB.
-    let out = ColorSpace::RGB;
+    // Strict: where zune-jpeg would conceal damage its own way (a bad Huffman code, data
+    // ending inside a scan), it stops, and libjpeg-turbo recovers the file as the reference
+    // does, or refuses it as the reference does.
     let options = DecoderOptions::default()
-        .jpeg_set_out_colorspace(out)
+        .set_strict_mode(true)
+        .jpeg_set_out_colorspace(ColorSpace::RGB)
         .set_max_width(info.width as usize)
         .set_max_height(info.height as usize);
     // A last guard: zune-jpeg 0.4.21 panicked on a corrupt scan the jpeg_header fuzz target
     // found (tests/media/regressions/zune-bitstream-panic.jpeg; 0.5 decodes it). A bad file
     // must be an error, never the end of an epoch; the tests check nothing reaches this.
-    let data = info.without_extraneous(data);
     let decoded = std::panic::catch_unwind(|| {
+        let data = info.without_extraneous(data);
         let mut decoder = JpegDecoder::new_with_options(ZCursor::new(&*data), options);
         let pixels = decoder.decode().map_err(zune_error)?;
         let dims = decoder
@@ -66,15 +158,10 @@ pub fn decode_rgb(
             pixels.len()
         )));
     }
-    let img = RgbImage {
+    Ok(RgbImage {
         width,
         height,
         rgb: pixels,
-    };
-    Ok(if apply_orientation {
-        orient(&img, info.orientation)
-    } else {
-        img
     })
 }
 

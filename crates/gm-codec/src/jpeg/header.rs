@@ -13,7 +13,14 @@ pub enum Coding {
     Progressive,
     /// SOF3: lossless.
     Lossless,
-    /// SOF9-SOF11 and SOF13-SOF15: arithmetic coding, or hierarchical (differential) frames.
+    /// SOF9 (sequential) or SOF10 (progressive): arithmetic coding, which only libjpeg-turbo
+    /// decodes here.
+    Arithmetic {
+        /// SOF10.
+        progressive: bool,
+    },
+    /// SOF5-SOF7, SOF11 and SOF13-SOF15: hierarchical (differential) frames or lossless
+    /// arithmetic coding, which no decoder here reads (nor libjpeg-turbo 2).
     Other(u8),
 }
 
@@ -70,12 +77,23 @@ pub struct JpegInfo {
     pub orientation: u8,
     /// Byte offset of the first start-of-scan marker.
     pub scan_offset: usize,
+    /// Components in the first scan: fewer than the frame's when the image is coded as one
+    /// scan per component (non-interleaved), as some encoders write baseline files.
+    pub first_scan_components: u8,
     /// Runs of extraneous bytes before markers in the header (junk or padding that libjpeg
     /// skips with a warning), as byte ranges of the input; empty for a well-formed file.
     pub extraneous: Vec<std::ops::Range<usize>>,
 }
 
 impl JpegInfo {
+    /// The largest horizontal and vertical sampling factors: an MCU is 8 times these pixels
+    /// wide and high.
+    pub fn max_sampling(&self) -> (u8, u8) {
+        self.components
+            .iter()
+            .fold((1, 1), |(h, v), c| (h.max(c.h), v.max(c.v)))
+    }
+
     /// The subsampling of the components.
     pub fn subsampling(&self) -> Subsampling {
         match self.components.as_slice() {
@@ -179,9 +197,14 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
                 "end of image before any scan".into(),
             ));
         }
-        let len = usize::from(be16(data, pos)?);
+        let mut len = usize::from(be16(data, pos)?);
         if len < 2 {
-            return Err(HeaderError::Malformed(format!("segment length {len}")));
+            // libjpeg skips nothing of an APPn or comment segment that says it is shorter
+            // than its own length field, and reads on after the field.
+            if !matches!(marker, 0xE0..=0xEF | 0xFE) {
+                return Err(HeaderError::Malformed(format!("segment length {len}")));
+            }
+            len = 2;
         }
         let seg = data.get(pos + 2..pos + len).ok_or(HeaderError::Truncated)?;
         match marker {
@@ -218,6 +241,7 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
                     adobe_transform,
                     orientation,
                     scan_offset: pos - 2,
+                    first_scan_components: seg.first().copied().unwrap_or(0),
                     extraneous,
                 });
             }
@@ -296,6 +320,8 @@ fn read_frame(marker: u8, seg: &[u8]) -> Result<Frame, HeaderError> {
         0xC1 => Coding::Extended,
         0xC2 => Coding::Progressive,
         0xC3 => Coding::Lossless,
+        0xC9 => Coding::Arithmetic { progressive: false },
+        0xCA => Coding::Arithmetic { progressive: true },
         m => Coding::Other(m),
     };
     Ok(Frame {
@@ -343,4 +369,75 @@ fn exif_orientation(tiff: &[u8]) -> Option<u8> {
         }
     }
     None
+}
+
+/// Whether the data from the first scan on breaks the JPEG syntax in a way libjpeg-turbo
+/// recovers from with a warning: junk between segments, a marker that cannot appear inside
+/// entropy-coded data, restart markers out of order, or a segment running past the end. Each
+/// decoder conceals such damage its own way, so the CPU path hands these files to
+/// libjpeg-turbo, the reference. One pass over the bytes, no decoding; data cut short (no
+/// end-of-image marker) is not counted here.
+pub fn scan_damaged(data: &[u8], scan_offset: usize) -> bool {
+    let mut pos = scan_offset;
+    loop {
+        // At a marker: 0xFF, fill bytes, the code; or at the end of data cut short.
+        if pos >= data.len() {
+            return false;
+        }
+        if data.get(pos) != Some(&0xFF) {
+            return true;
+        }
+        while data.get(pos + 1) == Some(&0xFF) {
+            pos += 1;
+        }
+        let Some(&marker) = data.get(pos + 1) else {
+            return false;
+        };
+        pos += 2;
+        match marker {
+            0xD9 => return false,
+            0xC0..=0xCF | 0xDA..=0xDF | 0xE0..=0xEF | 0xFE => {
+                let Ok(len) = be16(data, pos) else {
+                    return false;
+                };
+                let len = usize::from(len);
+                if len < 2 || pos + len > data.len() {
+                    return true;
+                }
+                pos += len;
+                if marker == 0xDA {
+                    match entropy_end(data, pos) {
+                        Some(end) => pos = end,
+                        None => return true,
+                    }
+                }
+            }
+            _ => return true,
+        }
+    }
+}
+
+/// Where the entropy-coded data starting at `pos` ends (at the marker after it, or at the end
+/// of the data); `None` when a marker inside it is not a restart marker in sequence.
+fn entropy_end(data: &[u8], mut pos: usize) -> Option<usize> {
+    let mut next_rst = 0xD0u8;
+    loop {
+        let Some(at) = data.get(pos..).and_then(|d| memchr::memchr(0xFF, d)) else {
+            return Some(data.len());
+        };
+        pos += at;
+        match data.get(pos + 1) {
+            None => return Some(data.len()),
+            Some(0x00) => pos += 2,
+            Some(0xFF) => pos += 1,
+            Some(&m @ 0xD0..=0xD7) => {
+                if m != next_rst {
+                    return None;
+                }
+                next_rst = if m == 0xD7 { 0xD0 } else { m + 1 };
+                pos += 2;
+            }
+            Some(_) => return Some(pos),
+        }
+    }
 }

@@ -13,7 +13,8 @@
 //!
 //! Beside it: [`decode_host`] decodes one image on the CPU with the batched decoder's checks;
 //! [`color`] turns decoded YCbCr planes into RGB with the CPU decoders' chroma upsampling (a
-//! kernel and its CPU twin); [`cpu`] is the CPU fallback (zune-jpeg) and EXIF orientation;
+//! kernel and its CPU twin); [`cpu`] is the CPU fallback (zune-jpeg, and libjpeg-turbo where zune-jpeg differs from it) and
+//! EXIF orientation;
 //! [`formats`] tells formats apart and decodes the non-JPEG ones on the CPU.
 
 pub mod color;
@@ -23,6 +24,7 @@ pub mod error;
 pub mod formats;
 pub mod header;
 mod host;
+mod libjpeg;
 pub mod nvjpeg;
 mod nvjpeg_sys;
 pub mod options;
@@ -33,11 +35,11 @@ mod split;
 pub mod types;
 
 pub use color::{ycc_to_rgb_device, ycc_to_rgb_host};
-pub use cpu::{RgbImage, decode_rgb, orient, to_layout};
+pub use cpu::{RgbImage, decode_rgb, needs_libjpeg, orient, to_layout};
 pub use decoder::ImageDecoder;
 pub use error::{DecoderError, ImageError, ImageErrorKind, ParseOptionError};
 pub use formats::{SourceFormat, decode_other_rgb, sniff};
-pub use header::{Coding, Component, HeaderError, JpegInfo, Subsampling, parse};
+pub use header::{Coding, Component, HeaderError, JpegInfo, Subsampling, parse, scan_damaged};
 pub use host::{decode_host, decode_host_with};
 pub use nvjpeg::{NvJpeg, NvJpegError, SetupError};
 pub use options::{BackendChoice, ChromaUpsampling, CudaWorkers, DecoderOptions, Split, Truncated};

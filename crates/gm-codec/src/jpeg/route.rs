@@ -85,7 +85,9 @@ pub fn route(
         Coding::Baseline | Coding::Progressive if gpu_ok && cuda && sub != Subsampling::Other => {
             Ok(Backend::Cuda)
         }
-        Coding::Baseline | Coding::Extended | Coding::Progressive => Ok(Backend::Cpu),
+        Coding::Baseline | Coding::Extended | Coding::Progressive | Coding::Arithmetic { .. } => {
+            Ok(Backend::Cpu)
+        }
         Coding::Lossless => Err(RouteError::Unsupported("lossless JPEG".into())),
         Coding::Other(m) => Err(RouteError::Unsupported(format!(
             "frame type SOF{}",

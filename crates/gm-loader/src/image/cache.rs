@@ -180,7 +180,8 @@ pub(crate) fn build(
     let images = entries.iter().filter(|e| e.is_ok()).count();
     check_room(device, total, images, spec)?;
     let memory = Tensor::new(
-        DeviceBuffer::alloc(device, total.max(1))?,
+        DeviceBuffer::alloc(device, total.max(1))
+            .map_err(|e| e.needed_by(|| format!("the device cache of {images} images")))?,
         &[total.max(1)],
         DType::U8,
     )?;

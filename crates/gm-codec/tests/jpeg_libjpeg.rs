@@ -1,0 +1,185 @@
+//! The CPU path's libjpeg-turbo half (issue 25): the layouts zune-jpeg cannot decode as
+//! libjpeg-turbo does go to libjpeg-turbo, and their pixels equal `djpeg`'s (libjpeg-turbo
+//! 2.1.5) exactly, as MD5s made by tests/media/jpeg/make_jpegs.sh; damage after the header is
+//! recovered as libjpeg recovers it, and a fatal error after a warning is still a refusal.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod common;
+
+use common::fixtures;
+use gm_codec::jpeg::{
+    Coding, DEFAULT_MAX_PIXELS, DecoderOptions, ImageErrorKind, Truncated, decode_host,
+    decode_host_with, decode_rgb, needs_libjpeg, parse, scan_damaged,
+};
+use md5::{Digest, Md5};
+
+fn jpeg(name: &str) -> Vec<u8> {
+    std::fs::read(fixtures().join("jpeg").join(name)).unwrap()
+}
+
+/// file name -> MD5 of djpeg's RGB pixels.
+fn djpeg_md5s() -> Vec<(String, String)> {
+    std::fs::read_to_string(fixtures().join("jpeg/libjpeg_djpeg.md5"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (md5, name) = l.split_once("  ").unwrap();
+            (name.to_string(), md5.to_string())
+        })
+        .collect()
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn layouts_zune_jpeg_gets_wrong_go_to_libjpeg_and_equal_djpeg() {
+    let md5s = djpeg_md5s();
+    assert_eq!(md5s.len(), 3);
+    for (name, want) in md5s {
+        let data = jpeg(&name);
+        let info = parse(&data).unwrap();
+        assert!(needs_libjpeg(&info), "{name}");
+        let img = decode_rgb(&data, &info, false).unwrap();
+        assert_eq!((img.width, img.height), (info.width, info.height), "{name}");
+        assert_eq!(md5_hex(&img.rgb), want, "{name}: not djpeg's pixels");
+    }
+    let arith = parse(&jpeg("baboon-201x151-420-arith.jpg")).unwrap();
+    assert_eq!(arith.coding, Coding::Arithmetic { progressive: false });
+    let split = parse(&jpeg("baboon-201x151-420-one-scan-per-component.jpg")).unwrap();
+    assert_eq!(
+        (split.coding, split.first_scan_components),
+        (Coding::Baseline, 1)
+    );
+    // The Huffman-coded original stays with zune-jpeg, within a few steps of djpeg (its
+    // fancy upsampling rounds differently: 27% of values differ, by at most 4, 50.5 dB); the
+    // arithmetic and one-scan files hold the same coefficients (jpegtran is lossless).
+    let plain = jpeg("baboon-201x151-420.jpg");
+    let info = parse(&plain).unwrap();
+    assert!(!needs_libjpeg(&info) && !scan_damaged(&plain, info.scan_offset));
+    let zune = decode_rgb(&plain, &info, false).unwrap();
+    let arith = jpeg("baboon-201x151-420-arith.jpg");
+    let libjpeg = decode_rgb(&arith, &parse(&arith).unwrap(), false).unwrap();
+    let max_step = zune
+        .rgb
+        .iter()
+        .zip(&libjpeg.rgb)
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap();
+    assert!(
+        (1..=4).contains(&max_step),
+        "zune-jpeg vs libjpeg-turbo: {max_step}"
+    );
+}
+
+/// `data` with `junk` inserted before the second start-of-scan marker.
+fn with_junk_before_second_scan(data: &[u8], junk: &[u8]) -> Vec<u8> {
+    let sos: Vec<usize> = data
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| *w == [0xFF, 0xDA])
+        .map(|(i, _)| i)
+        .collect();
+    // The second scan's DHT (if any) sits before it; junk goes right before the SOS.
+    let at = sos[1];
+    [&data[..at], junk, &data[at..]].concat()
+}
+
+#[test]
+fn junk_between_scans_is_recovered_as_libjpeg_recovers_it() {
+    let name = "baboon-201x151-420-one-scan-per-component.jpg";
+    let data = jpeg(name);
+    let damaged = with_junk_before_second_scan(&data, &[0x12, 0x34, 0x56]);
+    let info = parse(&damaged).unwrap();
+    assert!(info.extraneous.is_empty(), "the junk is after the header");
+    assert!(scan_damaged(&damaged, info.scan_offset));
+    assert!(!scan_damaged(&data, parse(&data).unwrap().scan_offset));
+    // libjpeg skips the junk with a warning and decodes the same pixels.
+    let want = djpeg_md5s().into_iter().find(|(n, _)| n == name).unwrap().1;
+    let img = decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap();
+    assert_eq!(md5_hex(&img.rgb), want);
+}
+
+#[test]
+fn a_fatal_error_after_a_warning_is_a_refusal_with_libjpegs_reason() {
+    let data = jpeg("baboon-201x151-420-one-scan-per-component.jpg");
+    let mut damaged = with_junk_before_second_scan(&data, &[0x12, 0x34]);
+    // The second scan asks for Huffman tables 3/3, which no DHT defines: fatal in libjpeg,
+    // after the junk's warning.
+    let sos = damaged
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| *w == [0xFF, 0xDA])
+        .map(|(i, _)| i)
+        .nth(1)
+        .unwrap();
+    damaged[sos + 6] = 0x33;
+    let err = decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap_err();
+    let ImageErrorKind::Corrupt(why) = &err else {
+        panic!("{err:?}");
+    };
+    assert!(
+        why.contains("libjpeg-turbo") && why.contains("Huffman table"),
+        "{why}"
+    );
+}
+
+#[test]
+fn cut_files_decode_with_libjpegs_grey_rows_only_when_asked() {
+    let data = jpeg("baboon-201x151-420.jpg");
+    let cut = &data[..data.len() / 2];
+    assert!(matches!(
+        decode_host(cut, DEFAULT_MAX_PIXELS, false),
+        Err(ImageErrorKind::Truncated(_))
+    ));
+    let options = DecoderOptions {
+        apply_orientation: false,
+        truncated: Truncated::Decode,
+        ..DecoderOptions::default()
+    };
+    let part = decode_host_with(cut, &options).unwrap();
+    // libjpeg-turbo's pixels of the whole file: those of its arithmetic-coded twin.
+    let whole = decode_host(
+        &jpeg("baboon-201x151-420-arith.jpg"),
+        DEFAULT_MAX_PIXELS,
+        false,
+    )
+    .unwrap();
+    let row = 201 * 3;
+    assert_eq!(part.rgb[..8 * row], whole.rgb[..8 * row]);
+    // libjpeg decodes what was never coded as zero coefficients: every block keeps the last
+    // DC value, so the last row is one flat colour, unlike the whole image's.
+    let last = &part.rgb[150 * row..];
+    assert!(last.chunks(3).all(|p| p == &last[..3]), "{:?}", &last[..12]);
+    assert_ne!(last, &whole.rgb[150 * row..]);
+}
+
+#[test]
+fn scan_damage_is_found_without_decoding() {
+    let data = jpeg("baboon-201x151-420.jpg");
+    let info = parse(&data).unwrap();
+    let scan = info.scan_offset;
+    assert!(!scan_damaged(&data, scan));
+    // A restart marker where none can be in sequence, a TEM marker inside the data, and a
+    // segment running past the end.
+    let end = data.len() - 2;
+    for bad in [
+        vec![0xFF, 0xD3],
+        vec![0xFF, 0x01],
+        vec![0xFF, 0xFE, 0xFF, 0xF0],
+    ] {
+        let damaged = [&data[..end - 100], &bad[..], &data[end - 100..]].concat();
+        assert!(scan_damaged(&damaged, scan), "{bad:x?}");
+    }
+    // No end-of-image marker is not damage here (the truncation policy decides).
+    assert!(!scan_damaged(&data[..end], scan));
+    // Nothing in arbitrary bytes makes it panic or loop.
+    for cut in (0..data.len()).step_by(97) {
+        let _ = scan_damaged(&data[..cut], scan.min(cut));
+    }
+}
