@@ -54,7 +54,7 @@ def many_folder(tmp_path: pathlib.Path) -> pathlib.Path:
     """96 small JPEGs in three classes (copies of a real photograph in three chroma
     subsamplings), for epochs with many batches."""
     root = tmp_path / "many"
-    sources = sorted((MEDIA / "jpeg").glob("*.jpg"))  # three 201x151 photographs
+    sources = sorted((MEDIA / "jpeg").glob("baboon-201x151-4[0-9][0-9].jpg"))  # 420, 422, 440
     assert len(sources) == 3
     for c, src in enumerate(sources):
         d = root / f"class{c}"
