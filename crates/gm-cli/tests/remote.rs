@@ -204,17 +204,9 @@ fn demo_images() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/images"))
 }
 
-fn demo(images: &str, out: &Path, extra: &[String]) -> String {
-    let run = gm()
-        .args([
-            "demo", "--cpu", "--epochs", "1", "--batch", "8", "--size", "64",
-        ])
-        .args(["--images", images])
-        .args(extra)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
+/// The stdout of `cmd`, which must succeed (its output is the failure report).
+fn stdout_of_success(cmd: &mut std::process::Command) -> String {
+    let run = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&run.stdout).into_owned();
     assert!(
         run.status.success(),
@@ -222,6 +214,18 @@ fn demo(images: &str, out: &Path, extra: &[String]) -> String {
         String::from_utf8_lossy(&run.stderr)
     );
     text
+}
+
+fn demo(images: &str, out: &Path, extra: &[String]) -> String {
+    stdout_of_success(
+        gm().args([
+            "demo", "--cpu", "--epochs", "1", "--batch", "8", "--size", "64",
+        ])
+        .args(["--images", images])
+        .args(extra)
+        .arg("--out")
+        .arg(out),
+    )
 }
 
 #[test]
@@ -331,20 +335,12 @@ fn probe_of_a_bucket_prefix_indexes_every_video_as_the_local_folder() {
 }
 
 fn shard_to(to: &str, extra: &[String]) -> String {
-    let run = gm()
-        .args(["shard", "--from"])
-        .arg(demo_images())
-        .args(["--to", to, "--size", "0.4MB", "--prefix", "demo"])
-        .args(extra)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&run.stdout).into_owned();
-    assert!(
-        run.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    text
+    stdout_of_success(
+        gm().args(["shard", "--from"])
+            .arg(demo_images())
+            .args(["--to", to, "--size", "0.4MB", "--prefix", "demo"])
+            .args(extra),
+    )
 }
 
 #[test]

@@ -2,14 +2,15 @@
 //! libjpeg-turbo does go to libjpeg-turbo, and their pixels equal `djpeg`'s (libjpeg-turbo
 //! 2.1.5) exactly, as MD5s made by tests/media/jpeg/make_jpegs.sh; damage after the header is
 //! recovered as libjpeg recovers it, and a fatal error after a warning is still a refusal.
+//! (Cut files: jpeg_header's truncation test.)
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
 
 use common::fixtures;
 use gm_codec::jpeg::{
-    Coding, DEFAULT_MAX_PIXELS, DecoderOptions, ImageErrorKind, Truncated, decode_host,
-    decode_host_with, decode_rgb, needs_libjpeg, parse, scan_damaged,
+    Coding, DEFAULT_MAX_PIXELS, ImageErrorKind, decode_host, decode_rgb, needs_libjpeg, parse,
+    scan_damaged,
 };
 use md5::{Digest, Md5};
 
@@ -127,36 +128,6 @@ fn a_fatal_error_after_a_warning_is_a_refusal_with_libjpegs_reason() {
         why.contains("libjpeg-turbo") && why.contains("Huffman table"),
         "{why}"
     );
-}
-
-#[test]
-fn cut_files_decode_with_libjpegs_grey_rows_only_when_asked() {
-    let data = jpeg("baboon-201x151-420.jpg");
-    let cut = &data[..data.len() / 2];
-    assert!(matches!(
-        decode_host(cut, DEFAULT_MAX_PIXELS, false),
-        Err(ImageErrorKind::Truncated(_))
-    ));
-    let options = DecoderOptions {
-        apply_orientation: false,
-        truncated: Truncated::Decode,
-        ..DecoderOptions::default()
-    };
-    let part = decode_host_with(cut, &options).unwrap();
-    // libjpeg-turbo's pixels of the whole file: those of its arithmetic-coded twin.
-    let whole = decode_host(
-        &jpeg("baboon-201x151-420-arith.jpg"),
-        DEFAULT_MAX_PIXELS,
-        false,
-    )
-    .unwrap();
-    let row = 201 * 3;
-    assert_eq!(part.rgb[..8 * row], whole.rgb[..8 * row]);
-    // libjpeg decodes what was never coded as zero coefficients: every block keeps the last
-    // DC value, so the last row is one flat colour, unlike the whole image's.
-    let last = &part.rgb[150 * row..];
-    assert!(last.chunks(3).all(|p| p == &last[..3]), "{:?}", &last[..12]);
-    assert_ne!(last, &whole.rgb[150 * row..]);
 }
 
 #[test]

@@ -96,7 +96,7 @@ pub enum CudaError {
 }
 
 /// `bytes` as bytes, or MiB or GiB with one decimal, for messages.
-pub fn human_bytes(bytes: usize) -> String {
+fn human_bytes(bytes: usize) -> String {
     const MIB: f64 = (1u64 << 20) as f64;
     let b = bytes as f64;
     if bytes < 1 << 20 {

@@ -46,7 +46,7 @@ pub use driver::{
     BINDINGS_CUDA_VERSION, MAX_CONNECTIONS, MAX_CONNECTIONS_VAR, available, driver_cuda_version,
     init, max_connections, nvidia_driver_version,
 };
-pub use error::{CudaError, Result, human_bytes};
+pub use error::{CudaError, Result};
 pub use import::Imported;
 pub use memory::{DeviceBuffer, DeviceMemory, DevicePtr, PinnedBuffer};
 pub use module::{Kernel, KernelArg, KernelArgs, LaunchConfig, Module};

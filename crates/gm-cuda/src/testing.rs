@@ -7,6 +7,8 @@
 use std::io::Write;
 
 use crate::device::Device;
+use crate::error::Result;
+use crate::memory::DeviceBuffer;
 
 /// The variable that turns skips into failures.
 pub const REQUIRE_GPU_VAR: &str = "GM_REQUIRE_GPU";
@@ -45,6 +47,25 @@ macro_rules! gpu_test_device {
             None => return,
         }
     };
+}
+
+/// Allocates device memory until at most `leave` bytes (plus one 16 MiB step) of `device` stay
+/// free, for tests of what happens when another process holds the GPU: run it in a child
+/// process and keep the buffers alive.
+pub fn hold_all_but(device: &Device, leave: usize) -> Result<Vec<DeviceBuffer>> {
+    let mut held = Vec::new();
+    let mut chunk = 1usize << 30;
+    while chunk >= 16 << 20 {
+        if device.info()?.free_memory <= leave + chunk {
+            chunk /= 2;
+            continue;
+        }
+        match DeviceBuffer::alloc(device, chunk) {
+            Ok(b) => held.push(b),
+            Err(_) => chunk /= 2,
+        }
+    }
+    Ok(held)
 }
 
 #[cfg(test)]

@@ -30,10 +30,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gm_cuda::{DType, Device, DeviceBuffer, Stream};
+use gm_cuda::testing::hold_all_but;
+use gm_cuda::{DType, Device, Stream};
 use gm_loader::{
-    ClipLoader, CorePlan, Dataset, ImageFolder, Loader, LoaderError, LoaderState, Sampler,
-    VideoDataset, Waited,
+    Batch, ClipBatch, ClipEpoch, ClipLoader, CorePlan, Dataset, Epoch, ImageFolder, Loader,
+    LoaderError, LoaderState, Sampler, VideoDataset, Waited,
 };
 use gm_transforms::{CenterCrop, Compose, Layout, Resize, ToDtype};
 use parking_lot::Mutex;
@@ -108,12 +109,52 @@ fn hash(px: &[u8]) -> u64 {
     h.finish()
 }
 
-/// Waits for the next item within the watchdog's bound.
-fn bounded<T>(w: Waited<Result<T, LoaderError>>, e: u64) -> Option<T> {
-    match w {
-        Waited::Ready(Some(b)) => Some(b.unwrap()),
-        Waited::Ready(None) => None,
-        Waited::Pending => panic!("watchdog: no batch in {WATCHDOG:?} (epoch {e})"),
+/// What [`drain`] needs of an epoch of either loader.
+trait Batches {
+    type Batch;
+    fn next_within(&mut self, timeout: Duration) -> Waited<Result<Self::Batch, LoaderError>>;
+    fn state(&self) -> LoaderState;
+}
+
+impl Batches for Epoch<'_> {
+    type Batch = Batch;
+    fn next_within(&mut self, timeout: Duration) -> Waited<Result<Batch, LoaderError>> {
+        self.next_timeout(timeout)
+    }
+    fn state(&self) -> LoaderState {
+        Epoch::state(self)
+    }
+}
+
+impl Batches for ClipEpoch<'_> {
+    type Batch = ClipBatch;
+    fn next_within(&mut self, timeout: Duration) -> Waited<Result<ClipBatch, LoaderError>> {
+        self.next_timeout(timeout)
+    }
+    fn state(&self) -> LoaderState {
+        ClipEpoch::state(self)
+    }
+}
+
+/// Hands each batch of epoch `e` to `each`, every wait bounded by the watchdog; stops after
+/// `stop_after` batches when given and returns the state there.
+fn drain<E: Batches>(
+    mut epoch: E,
+    e: u64,
+    stop_after: Option<usize>,
+    mut each: impl FnMut(E::Batch),
+) -> Option<LoaderState> {
+    let mut n = 0;
+    loop {
+        match epoch.next_within(WATCHDOG) {
+            Waited::Ready(Some(b)) => each(b.unwrap()),
+            Waited::Ready(None) => return None,
+            Waited::Pending => panic!("watchdog: no batch in {WATCHDOG:?} (epoch {e})"),
+        }
+        n += 1;
+        if stop_after == Some(n) {
+            return Some(epoch.state());
+        }
     }
 }
 
@@ -133,23 +174,17 @@ impl Target for Images {
         sample: &mut dyn FnMut(Key, u64),
     ) -> Option<LoaderState> {
         let data = self.0.dataset().clone();
-        let mut epoch = match from {
+        let epoch = match from {
             Some(s) => self.0.resume(s).unwrap(),
             None => self.0.epoch(e),
         };
-        let mut n = 0;
-        while let Some(b) = bounded(epoch.next_timeout(WATCHDOG), e) {
+        drain(epoch, e, stop_after, |b| {
             let bytes = b.images.to_host_bytes(None).unwrap();
             let per = bytes.len() / b.indices.len().max(1);
             for (&i, px) in b.indices.iter().zip(bytes.chunks(per)) {
                 sample((PathBuf::from(data.name(i)), 0), hash(px));
             }
-            n += 1;
-            if stop_after == Some(n) {
-                return Some(epoch.state());
-            }
-        }
-        None
+        })
     }
     fn pool_bytes(&self) -> usize {
         self.0.batch_pool_stats().map(|s| s.bytes_held).unwrap_or(0)
@@ -177,38 +212,23 @@ impl Target for Clips {
         stop_after: Option<usize>,
         sample: &mut dyn FnMut(Key, u64),
     ) -> Option<LoaderState> {
-        let paths: Vec<PathBuf> = (0..self.0.dataset().len())
-            .filter_map(|i| self.0.dataset().locate(i))
-            .map(|(v, _)| self.0.dataset().path(v).to_path_buf())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
+        let ds = self.0.dataset();
+        let videos: Vec<PathBuf> = (0..ds.scenes() * ds.cameras())
+            .map(|v| ds.path(v).to_path_buf())
             .collect();
-        let _ = paths;
-        let data_paths = |v: usize| self.0.dataset().path(v).to_path_buf();
-        let videos: Vec<PathBuf> = (0..self.0.dataset().len())
-            .map(|i| self.0.dataset().locate(i).map(|(v, _)| v).unwrap_or(0))
-            .max()
-            .map(|last| (0..=last).map(data_paths).collect())
-            .unwrap_or_default();
         let stream = self.1.clone();
-        let mut epoch = match from {
+        let epoch = match from {
             Some(s) => self.0.resume(s).unwrap(),
             None => self.0.epoch(e),
         };
-        let mut n = 0;
-        while let Some(b) = bounded(epoch.next_timeout(WATCHDOG), e) {
+        drain(epoch, e, stop_after, |b| {
             let bytes = b.frames.to_host_bytes(&stream).unwrap();
             let per = bytes.len() / b.episodes.len().max(1);
             for (src, px) in b.sources.iter().zip(bytes.chunks(per)) {
                 let (v, frames) = &src[0];
                 sample((videos[*v].clone(), frames[0]), hash(px));
             }
-            n += 1;
-            if stop_after == Some(n) {
-                return Some(epoch.state());
-            }
-        }
-        None
+        })
     }
     fn pool_bytes(&self) -> usize {
         0
@@ -541,20 +561,7 @@ fn make_folder(demo: &Path, root: &Path, copies: usize) {
 /// Holds all but `leave_mib` of the GPU's free memory until stdin closes.
 fn hog(leave_mib: usize) {
     let device = Device::new(0).unwrap();
-    let leave = leave_mib << 20;
-    let mut held = Vec::new();
-    let mut chunk = 1usize << 30;
-    while chunk >= 16 << 20 {
-        let free = device.info().unwrap().free_memory;
-        if free <= leave + chunk {
-            chunk /= 2;
-            continue;
-        }
-        match DeviceBuffer::alloc(&device, chunk) {
-            Ok(b) => held.push(b),
-            Err(_) => chunk /= 2,
-        }
-    }
+    let held = hold_all_but(&device, leave_mib << 20).unwrap();
     let bytes: usize = held.iter().map(|b| b.len()).sum();
     println!("hog ready: holding {bytes} bytes");
     std::io::stdout().flush().unwrap();

@@ -14,7 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
 use common::*;
-use gm_cuda::{DType, Device, DeviceBuffer, gpu_test_device};
+use gm_cuda::testing::hold_all_but;
+use gm_cuda::{DType, Device, gpu_test_device};
 use gm_loader::{Dataset, Loader, LoaderError};
 use gm_transforms::{Layout, ToDtype};
 
@@ -33,20 +34,7 @@ fn gpu_memory_hog_for_the_oom_test() {
         return;
     };
     let device = Device::new(0).unwrap();
-    let leave = leave << 20;
-    let mut held = Vec::new();
-    let mut chunk = 1usize << 30;
-    while chunk >= 16 << 20 {
-        let free = device.info().unwrap().free_memory;
-        if free <= leave + chunk {
-            chunk /= 2;
-            continue;
-        }
-        match DeviceBuffer::alloc(&device, chunk) {
-            Ok(b) => held.push(b),
-            Err(_) => chunk /= 2,
-        }
-    }
+    let held = hold_all_but(&device, leave << 20).unwrap();
     let held_bytes: usize = held.iter().map(|b| b.len()).sum();
     println!("hog ready: holding {held_bytes} bytes");
     std::io::stdout().flush().unwrap();

@@ -38,8 +38,10 @@ pub fn decode_rgb(
     info: &JpegInfo,
     apply_orientation: bool,
 ) -> Result<RgbImage, ImageErrorKind> {
-    let damaged = !info.has_end_marker(data) || scan_damaged(data, info.scan_offset);
-    let img = if damaged || needs_libjpeg(info) {
+    // The header's verdict first: the damage check passes over every byte.
+    let libjpeg_first =
+        needs_libjpeg(info) || !info.has_end_marker(data) || scan_damaged(data, info.scan_offset);
+    let img = if libjpeg_first {
         decode_libjpeg(data, info)?
     } else {
         match decode_zune(data, info) {
@@ -80,26 +82,16 @@ pub fn needs_libjpeg(info: &JpegInfo) -> bool {
         || !info.extraneous.is_empty()
 }
 
-/// `kind` with `other`'s reason added after its own.
-fn with_reason(kind: ImageErrorKind, other: &ImageErrorKind) -> ImageErrorKind {
-    let also = |r: String| format!("{r}; {}", reason_of(other));
-    match kind {
-        ImageErrorKind::Truncated(r) => ImageErrorKind::Truncated(also(r)),
-        ImageErrorKind::TooLarge(r) => ImageErrorKind::TooLarge(also(r)),
-        ImageErrorKind::Unsupported(r) => ImageErrorKind::Unsupported(also(r)),
-        ImageErrorKind::Corrupt(r) => ImageErrorKind::Corrupt(also(r)),
-        other_kind => other_kind,
+/// `kind` with `other` (zune-jpeg's verdict) added after its reason.
+fn with_reason(mut kind: ImageErrorKind, other: &ImageErrorKind) -> ImageErrorKind {
+    if let ImageErrorKind::Truncated(r)
+    | ImageErrorKind::TooLarge(r)
+    | ImageErrorKind::Unsupported(r)
+    | ImageErrorKind::Corrupt(r) = &mut kind
+    {
+        r.push_str(&format!("; {other}"));
     }
-}
-
-fn reason_of(kind: &ImageErrorKind) -> String {
-    match kind {
-        ImageErrorKind::Truncated(r)
-        | ImageErrorKind::TooLarge(r)
-        | ImageErrorKind::Unsupported(r)
-        | ImageErrorKind::Corrupt(r) => r.clone(),
-        other => other.to_string(),
-    }
+    kind
 }
 
 /// libjpeg-turbo's decode (grey comes back as RGB, CMYK/YCCK converted as zune-jpeg does).
@@ -116,7 +108,8 @@ fn decode_libjpeg(data: &[u8], info: &JpegInfo) -> Result<RgbImage, ImageErrorKi
     })
 }
 
-/// zune-jpeg's decode to interleaved RGB.
+/// zune-jpeg's decode to interleaved RGB; files with header junk never get here (they go to
+/// libjpeg-turbo, which skips it itself).
 fn decode_zune(data: &[u8], info: &JpegInfo) -> Result<RgbImage, ImageErrorKind> {
     // 4:1:0 chroma: zune-jpeg 0.4 upsampled it wrongly and it was refused; 0.5 decodes Go's
     // video-001.q50.410.jpeg at 36.5 dB against ffmpeg (luma 50.6 dB), so it is decoded.
@@ -134,8 +127,7 @@ fn decode_zune(data: &[u8], info: &JpegInfo) -> Result<RgbImage, ImageErrorKind>
     // found (tests/media/regressions/zune-bitstream-panic.jpeg; 0.5 decodes it). A bad file
     // must be an error, never the end of an epoch; the tests check nothing reaches this.
     let decoded = std::panic::catch_unwind(|| {
-        let data = info.without_extraneous(data);
-        let mut decoder = JpegDecoder::new_with_options(ZCursor::new(&*data), options);
+        let mut decoder = JpegDecoder::new_with_options(ZCursor::new(data), options);
         let pixels = decoder.decode().map_err(zune_error)?;
         let dims = decoder
             .info()

@@ -107,7 +107,8 @@ pub(crate) fn decode_rgb(
     let size = c_ulong::try_from(data.len()).map_err(|_| too_large())?;
     let mut out = vec![0u8; width as usize * height as usize * bytes_per_pixel as usize];
     let tj = Decompressor::new()?;
-    let mut run = |flags: c_int| {
+    // Ok, or whether TurboJPEG called it a warning and its message.
+    let mut run = |flags: c_int| -> Result<(), (bool, String)> {
         // SAFETY: `data` is `size` readable bytes; `out` holds `height` rows of `pitch`
         // bytes, and with the frame's own size asked for, TurboJPEG scales by 1/1 and writes
         // exactly that. libjpeg's errors return here through its own setjmp inside
@@ -125,21 +126,24 @@ pub(crate) fn decode_rgb(
                 flags,
             )
         };
+        if rc == 0 {
+            return Ok(());
+        }
         // SAFETY: the handle is live.
-        let code = unsafe { tjGetErrorCode(tj.0) };
-        (rc, code, tj.message())
+        let warned = unsafe { tjGetErrorCode(tj.0) } == TJERR_WARNING;
+        Err((warned, tj.message()))
     };
     // TurboJPEG 2 cannot say whether a fatal error followed a warning, and keeps the message
     // of the first warning or of the fatal error. So: stop at the first warning and note its
     // message; then decode through the damage. If the final message is still that warning,
     // libjpeg recovered; any other message is the fatal error that ended the decode.
     let warning = match run(TJFLAG_STOPONWARNING) {
-        (0, _, _) => None,
-        (_, code, message) if code != TJERR_WARNING => return Err(kind_of(&message)),
-        (_, _, first_warning) => match run(0) {
-            (0, _, _) => None,
-            (_, _, message) if message == first_warning => Some(message),
-            (_, _, message) => return Err(kind_of(&message)),
+        Ok(()) => None,
+        Err((false, fatal)) => return Err(kind_of(&fatal)),
+        Err((true, first_warning)) => match run(0) {
+            Ok(()) => None,
+            Err((_, message)) if message == first_warning => Some(message),
+            Err((_, fatal)) => return Err(kind_of(&fatal)),
         },
     };
     let rgb = if cmyk { cmyk_to_rgb(&out) } else { out };
