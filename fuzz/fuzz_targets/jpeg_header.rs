@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = info.subsampling();
         let _ = route(&info, true, true, DEFAULT_MAX_PIXELS);
         let _ = info.has_end_marker(data);
-        let _ = scan_damaged(data, info.scan_offset);
+        let _ = scan_damaged(data, &info);
         let _ = info.oriented_size(true);
         // Bounded so that a header claiming a huge image does not exhaust the fuzzer's memory.
         if u64::from(info.width) * u64::from(info.height) <= 1 << 20 {

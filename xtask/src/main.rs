@@ -8,6 +8,7 @@ mod ptx;
 mod report;
 mod servers;
 mod test;
+mod tools;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,7 @@ tasks:
   ptx [--check]         compile crates/*/kernels/*.cu to the committed .ptx with NVRTC 12.0;
                         --check only reports PTX that is missing or older than its source
   bindings [--out FILE] generate the nvcuvid bindings from nv-codec-headers with bindgen
+  demo [ARGS]           the main job: `gm demo` built in release (cmake fetched if missing)
   test [--rust|--python] the tests: cargo test --workspace, then the Python package installed
                         with pip into a fresh virtual environment and its pytest suite
   test-servers          make (or reuse) gm-storage's test servers' venv and print the
@@ -31,7 +33,19 @@ tasks:
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root()?;
+    if matches!(
+        args.first().map(String::as_str),
+        Some("demo" | "test" | "gpu-bundle" | "bench")
+    ) {
+        tools::ensure_cmake(&root)?;
+    }
     match args.first().map(String::as_str) {
+        Some("demo") => run_cmd(
+            std::process::Command::new(test::cargo())
+                .args(["run", "--release", "-q", "-p", "gm-cli", "--", "demo"])
+                .args(&args[1..])
+                .current_dir(&root),
+        ),
         Some("ptx") => ptx::run(&root, args.iter().any(|a| a == "--check")),
         Some("bindings") => {
             let out = flag_value(&args, "--out")

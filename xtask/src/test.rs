@@ -33,7 +33,8 @@ pub fn run(root: &Path, parts: &Parts) -> Result<()> {
     Ok(())
 }
 
-fn cargo() -> String {
+/// The cargo that started this task.
+pub fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 

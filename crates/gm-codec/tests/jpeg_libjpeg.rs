@@ -61,7 +61,7 @@ fn layouts_zune_jpeg_gets_wrong_go_to_libjpeg_and_equal_djpeg() {
     // arithmetic and one-scan files hold the same coefficients (jpegtran is lossless).
     let plain = jpeg("baboon-201x151-420.jpg");
     let info = parse(&plain).unwrap();
-    assert!(!needs_libjpeg(&info) && !scan_damaged(&plain, info.scan_offset));
+    assert!(!needs_libjpeg(&info) && !scan_damaged(&plain, &info));
     let zune = decode_rgb(&plain, &info, false).unwrap();
     let arith = jpeg("baboon-201x151-420-arith.jpg");
     let libjpeg = decode_rgb(&arith, &parse(&arith).unwrap(), false).unwrap();
@@ -98,8 +98,8 @@ fn junk_between_scans_is_recovered_as_libjpeg_recovers_it() {
     let damaged = with_junk_before_second_scan(&data, &[0x12, 0x34, 0x56]);
     let info = parse(&damaged).unwrap();
     assert!(info.extraneous.is_empty(), "the junk is after the header");
-    assert!(scan_damaged(&damaged, info.scan_offset));
-    assert!(!scan_damaged(&data, parse(&data).unwrap().scan_offset));
+    assert!(scan_damaged(&damaged, &info));
+    assert!(!scan_damaged(&data, &parse(&data).unwrap()));
     // libjpeg skips the junk with a warning and decodes the same pixels.
     let want = djpeg_md5s().into_iter().find(|(n, _)| n == name).unwrap().1;
     let img = decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap();
@@ -134,8 +134,7 @@ fn a_fatal_error_after_a_warning_is_a_refusal_with_libjpegs_reason() {
 fn scan_damage_is_found_without_decoding() {
     let data = jpeg("baboon-201x151-420.jpg");
     let info = parse(&data).unwrap();
-    let scan = info.scan_offset;
-    assert!(!scan_damaged(&data, scan));
+    assert!(!scan_damaged(&data, &info));
     // A restart marker where none can be in sequence, a TEM marker inside the data, and a
     // segment running past the end.
     let end = data.len() - 2;
@@ -145,12 +144,114 @@ fn scan_damage_is_found_without_decoding() {
         vec![0xFF, 0xFE, 0xFF, 0xF0],
     ] {
         let damaged = [&data[..end - 100], &bad[..], &data[end - 100..]].concat();
-        assert!(scan_damaged(&damaged, scan), "{bad:x?}");
+        assert!(scan_damaged(&damaged, &info), "{bad:x?}");
     }
     // No end-of-image marker is not damage here (the truncation policy decides).
-    assert!(!scan_damaged(&data[..end], scan));
+    assert!(!scan_damaged(&data[..end], &info));
     // Nothing in arbitrary bytes makes it panic or loop.
     for cut in (0..data.len()).step_by(97) {
-        let _ = scan_damaged(&data[..cut], scan.min(cut));
+        let _ = scan_damaged(&data[..cut], &info);
     }
+}
+
+/// The offsets of `data`'s start-of-scan markers.
+fn scans(data: &[u8]) -> Vec<usize> {
+    data.windows(2)
+        .enumerate()
+        .filter(|(_, w)| *w == [0xFF, 0xDA])
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Where the Ss byte of the scan header at `sos` is (after its component list).
+fn spectral_start(data: &[u8], sos: usize) -> usize {
+    sos + 5 + 2 * usize::from(data[sos + 4])
+}
+
+#[test]
+fn sequential_scan_parameters_out_of_range_are_decoded_as_libjpeg_decodes_them() {
+    // libjpeg warns ("Invalid SOS parameters for sequential JPEG") and decodes all 64
+    // coefficients anyway, so the pixels are the undamaged file's (whose MD5 is its
+    // arithmetic-coded twin's: the same coefficients); zune-jpeg differs from those by up to
+    // 4 steps (above), so the MD5 shows libjpeg-turbo decoded it.
+    let mut data = jpeg("baboon-201x151-420.jpg");
+    let at = spectral_start(&data, scans(&data)[0]);
+    assert_eq!(data[at..at + 3], [0, 63, 0]);
+    data[at + 1] = 62;
+    let info = parse(&data).unwrap();
+    assert!(scan_damaged(&data, &info));
+    let want = djpeg_md5s()
+        .into_iter()
+        .find(|(n, _)| n == "baboon-201x151-420-arith.jpg")
+        .unwrap()
+        .1;
+    let img = decode_host(&data, DEFAULT_MAX_PIXELS, false).unwrap();
+    assert_eq!(md5_hex(&img.rgb), want);
+}
+
+#[test]
+fn progressive_scan_parameters_libjpeg_rejects_are_refused_with_its_reason() {
+    let data = jpeg("baboon-201x151-420-progressive.jpg");
+    let info = parse(&data).unwrap();
+    assert_eq!(info.coding, Coding::Progressive);
+    assert!(!scan_damaged(&data, &info));
+    assert!(decode_host(&data, DEFAULT_MAX_PIXELS, false).is_ok());
+    // Each break of libjpeg's rules (imagetestsuite b0b8914c has the first: a refinement
+    // two bits at once, Ah=10 Al=11, which zune-jpeg accepted), in the second scan (an AC
+    // band of one component: 01 05 02, Ss Se Ah/Al).
+    let sos = scans(&data)[1];
+    let at = spectral_start(&data, sos);
+    assert_eq!(data[at..at + 3], [1, 5, 0x02]);
+    for (offset, value) in [(2, 0xAB), (2, 0x0E), (0, 6), (1, 64), (0, 0)] {
+        let mut bad = data.clone();
+        bad[at + offset] = value;
+        assert!(scan_damaged(&bad, &info), "byte {offset} = {value:#x}");
+        let err = decode_host(&bad, DEFAULT_MAX_PIXELS, false).unwrap_err();
+        let ImageErrorKind::Corrupt(why) = &err else {
+            panic!("byte {offset} = {value:#x}: {err:?}");
+        };
+        assert!(
+            why.contains("libjpeg-turbo") && why.contains("progressive"),
+            "{why}"
+        );
+    }
+}
+
+#[test]
+fn a_stuffed_zero_after_fill_bytes_in_the_header_is_junk_as_libjpeg_reads_it() {
+    // imagetestsuite f6b4389c and a jpeg-decoder fuzz input have `FF FF 00` between
+    // segments: libjpeg discards it with a warning; gm's header reader used to take 0x00 for
+    // a marker and stop.
+    let data = jpeg("baboon-201x151-420.jpg");
+    let dqt = data.windows(2).position(|w| w == [0xFF, 0xDB]).unwrap();
+    let damaged = [&data[..dqt], &[0x12, 0xFF, 0xFF, 0x00, 0x34], &data[dqt..]].concat();
+    let info = parse(&damaged).unwrap();
+    assert_eq!(info.extraneous, vec![dqt..dqt + 5]);
+    assert_eq!((info.width, info.height), (201, 151));
+    let want = djpeg_md5s()
+        .into_iter()
+        .find(|(n, _)| n == "baboon-201x151-420-arith.jpg")
+        .unwrap()
+        .1;
+    let img = decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap();
+    assert_eq!(md5_hex(&img.rgb), want);
+}
+
+#[test]
+fn damaged_files_are_recovered_exactly_as_libjpeg_turbo_recovers_them() {
+    // Three of jpeg-decoder's fuzz inputs (tests/media/jpeg-damaged): junk before the scan,
+    // a bad Huffman code, out-of-range scan parameters with the data cut short. mozjpeg's
+    // copy of libjpeg, used before, recovered each differently from djpeg (and Pillow).
+    let dir = fixtures().join("jpeg-damaged");
+    let md5s = std::fs::read_to_string(dir.join("libjpeg_djpeg.md5")).unwrap();
+    let mut checked = 0;
+    for line in md5s.lines() {
+        let (want, name) = line.split_once("  ").unwrap();
+        let data = std::fs::read(dir.join(name)).unwrap();
+        let info = parse(&data).unwrap();
+        let img = decode_rgb(&data, &info, false).unwrap();
+        assert_eq!(md5_hex(&img.rgb), want, "{name}");
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
 }

@@ -40,7 +40,7 @@ pub fn decode_rgb(
 ) -> Result<RgbImage, ImageErrorKind> {
     // The header's verdict first: the damage check passes over every byte.
     let libjpeg_first =
-        needs_libjpeg(info) || !info.has_end_marker(data) || scan_damaged(data, info.scan_offset);
+        needs_libjpeg(info) || !info.has_end_marker(data) || scan_damaged(data, info);
     let img = if libjpeg_first {
         decode_libjpeg(data, info)?
     } else {

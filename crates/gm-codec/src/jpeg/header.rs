@@ -179,7 +179,9 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
         while data.get(pos) == Some(&0xFF) && data.get(pos + 1) == Some(&0xFF) {
             pos += 1;
         }
-        if data.get(pos).is_some_and(|&b| b != 0xFF) {
+        // Junk, or an 0xFF followed by 0x00 (a stuffed byte, not a marker): libjpeg discards
+        // both up to the next marker with an "extraneous bytes" warning.
+        if data.get(pos).is_some_and(|&b| b != 0xFF) || data.get(pos + 1) == Some(&0x00) {
             let start = pos;
             pos = next_marker(data, pos).ok_or(HeaderError::Truncated)?;
             extraneous.push(start..pos);
@@ -251,11 +253,15 @@ pub fn parse(data: &[u8]) -> Result<JpegInfo, HeaderError> {
     }
 }
 
-/// Where the next marker starts at or after `pos`: libjpeg's rule for junk between segments,
-/// skipping bytes up to a 0xFF that is followed by a marker code (not a stuffed 0x00).
+/// Where the next marker starts at or after `pos` (its last fill byte): libjpeg's rule for
+/// junk between segments, skipping bytes up to a 0xFF that is followed by a marker code (not
+/// a stuffed 0x00).
 fn next_marker(data: &[u8], mut pos: usize) -> Option<usize> {
     loop {
         pos += data.get(pos..)?.iter().position(|&b| b == 0xFF)?;
+        while data.get(pos + 1) == Some(&0xFF) {
+            pos += 1;
+        }
         match data.get(pos + 1)? {
             0x00 => pos += 2,
             _ => return Some(pos),
@@ -371,14 +377,23 @@ fn exif_orientation(tiff: &[u8]) -> Option<u8> {
     None
 }
 
-/// Whether the data from the first scan on breaks the JPEG syntax in a way libjpeg-turbo
-/// recovers from with a warning: junk between segments, a marker that cannot appear inside
-/// entropy-coded data, restart markers out of order, or a segment running past the end. Each
-/// decoder conceals such damage its own way, so the CPU path hands these files to
-/// libjpeg-turbo, the reference. One pass over the bytes, no decoding; data cut short (no
-/// end-of-image marker) is not counted here.
-pub fn scan_damaged(data: &[u8], scan_offset: usize) -> bool {
-    let mut pos = scan_offset;
+/// Whether the data from the first scan of `info`'s image on breaks the JPEG syntax in a way
+/// libjpeg-turbo recovers from with a warning, or stops on: junk between segments, a marker
+/// that cannot appear inside entropy-coded data, restart markers out of order, a segment
+/// running past the end, or scan parameters the frame's coding does not allow. Each decoder
+/// conceals such damage its own way (or accepts what libjpeg refuses), so the CPU path hands
+/// these files to libjpeg-turbo, the reference. One pass over the bytes, no decoding; data cut
+/// short (no end-of-image marker) is not counted here.
+pub fn scan_damaged(data: &[u8], info: &JpegInfo) -> bool {
+    // Lossless and hierarchical scans use these fields otherwise; libjpeg-turbo 2 reads neither.
+    let progressive = match info.coding {
+        Coding::Baseline | Coding::Extended | Coding::Arithmetic { progressive: false } => {
+            Some(false)
+        }
+        Coding::Progressive | Coding::Arithmetic { progressive: true } => Some(true),
+        Coding::Lossless | Coding::Other(_) => None,
+    };
+    let mut pos = info.scan_offset;
     loop {
         // At a marker: 0xFF, fill bytes, the code; or at the end of data cut short.
         if pos >= data.len() {
@@ -406,6 +421,10 @@ pub fn scan_damaged(data: &[u8], scan_offset: usize) -> bool {
                 }
                 pos += len;
                 if marker == 0xDA {
+                    let seg = data.get(pos + 2 - len..pos).unwrap_or_default();
+                    if progressive.is_some_and(|p| scan_parameters_bad(seg, p)) {
+                        return true;
+                    }
                     match entropy_end(data, pos) {
                         Some(end) => pos = end,
                         None => return true,
@@ -415,6 +434,28 @@ pub fn scan_damaged(data: &[u8], scan_offset: usize) -> bool {
             _ => return true,
         }
     }
+}
+
+/// Whether the spectral selection and successive approximation of scan header `seg` (SOS
+/// without its length) break libjpeg's rules: a sequential scan must cover all 64
+/// coefficients at full precision (libjpeg warns and decodes it as such); a progressive one
+/// must be a DC scan (Ss = Se = 0) or a one-component AC band within 1..=63, refine one bit
+/// at a time (Al = Ah - 1) and shift by at most 13 (libjpeg stops).
+fn scan_parameters_bad(seg: &[u8], progressive: bool) -> bool {
+    let n = usize::from(seg.first().copied().unwrap_or(0));
+    let Some(&[ss, se, a]) = seg.get(1 + 2 * n..4 + 2 * n) else {
+        return true;
+    };
+    let (ah, al) = (a >> 4, a & 0x0F);
+    if !progressive {
+        return (ss, se, ah, al) != (0, 63, 0, 0);
+    }
+    let band_bad = if ss == 0 {
+        se != 0
+    } else {
+        ss > se || se > 63 || n != 1
+    };
+    band_bad || (ah != 0 && al + 1 != ah) || al > 13
 }
 
 /// Where the entropy-coded data starting at `pos` ends (at the marker after it, or at the end

@@ -1,58 +1,25 @@
-//! libjpeg-turbo's decoder (the copy mozjpeg-sys builds and links statically), for what
-//! zune-jpeg cannot decode as libjpeg-turbo does: arithmetic coding, baseline images coded as
-//! one scan per component, images smaller than one MCU, and damaged files libjpeg recovers.
+//! libjpeg-turbo's decoder (3.1, the copy turbojpeg-sys builds from source and links
+//! statically), for what zune-jpeg cannot decode as libjpeg-turbo does: arithmetic coding,
+//! baseline images coded as one scan per component, images smaller than one MCU, lossless
+//! files and damaged files libjpeg recovers.
 //!
 //! Only the TurboJPEG API is used: it keeps libjpeg's `setjmp`/`longjmp` error handling inside
-//! C and returns an error code, so no error unwinds through Rust (mozjpeg's own Rust wrapper
-//! turns libjpeg errors into panics, which this project does not allow even when caught).
+//! C and returns an error code, so no error unwinds through Rust.
 
 use std::ffi::CStr;
-use std::os::raw::{c_char, c_int, c_uchar, c_ulong, c_void};
+use std::os::raw::c_int;
+
+use turbojpeg_sys as tj;
 
 use super::error::ImageErrorKind;
 
-// Links mozjpeg-sys's static library, which holds the functions declared below; without a
-// use of the crate, rustc would leave it out of the link.
-use mozjpeg_sys as _;
-
-// The TurboJPEG 2.x API of mozjpeg-sys's `turbojpeg_api` feature (turbojpeg.h); mozjpeg-sys
-// compiles it but declares no Rust bindings for it.
-unsafe extern "C" {
-    fn tjInitDecompress() -> *mut c_void;
-    fn tjDecompress2(
-        handle: *mut c_void,
-        jpeg: *const c_uchar,
-        jpeg_size: c_ulong,
-        dst: *mut c_uchar,
-        width: c_int,
-        pitch: c_int,
-        height: c_int,
-        pixel_format: c_int,
-        flags: c_int,
-    ) -> c_int;
-    fn tjGetErrorStr2(handle: *mut c_void) -> *mut c_char;
-    fn tjGetErrorCode(handle: *mut c_void) -> c_int;
-    fn tjDestroy(handle: *mut c_void) -> c_int;
-}
-
-/// `TJPF_RGB`: 3 bytes a pixel, R G B.
-const TJPF_RGB: c_int = 0;
-/// `TJPF_CMYK`: 4 bytes a pixel, C M Y K as stored (Adobe files store them inverted); YCCK
-/// comes out converted to that CMYK.
-const TJPF_CMYK: c_int = 11;
-/// `TJERR_WARNING`: a warning was emitted (damaged or cut data recovered), and perhaps a fatal
-/// error after it: TurboJPEG 2 reports a warning whenever one came first.
-const TJERR_WARNING: c_int = 0;
-/// `TJFLAG_STOPONWARNING`: stop at the first warning.
-const TJFLAG_STOPONWARNING: c_int = 1 << 13;
-
 /// A TurboJPEG decompressor, destroyed on drop.
-struct Decompressor(*mut c_void);
+struct Decompressor(tj::tjhandle);
 
 impl Decompressor {
     fn new() -> Result<Self, ImageErrorKind> {
-        // SAFETY: no arguments; a null handle is checked below.
-        let h = unsafe { tjInitDecompress() };
+        // SAFETY: no pointers passed; a null handle is checked below.
+        let h = unsafe { tj::tj3Init(tj::TJINIT_TJINIT_DECOMPRESS as c_int) };
         if h.is_null() {
             return Err(ImageErrorKind::Unsupported(
                 "libjpeg-turbo could not create a decompressor (out of memory)".into(),
@@ -61,10 +28,33 @@ impl Decompressor {
         Ok(Self(h))
     }
 
+    /// Sets TurboJPEG parameter `param`; Err with its message when it refuses.
+    fn set(&self, param: tj::TJPARAM, value: c_int) -> Result<(), String> {
+        // SAFETY: the handle is live; parameters are plain integers.
+        if unsafe { tj::tj3Set(self.0, param as c_int, value) } == 0 {
+            Ok(())
+        } else {
+            Err(self.message())
+        }
+    }
+
+    /// TurboJPEG parameter `param` (after a header was read: the image's).
+    fn get(&self, param: tj::TJPARAM) -> c_int {
+        // SAFETY: the handle is live.
+        unsafe { tj::tj3Get(self.0, param as c_int) }
+    }
+
+    /// Whether the last call's error was a warning (libjpeg recovered, or went on to a fatal
+    /// error: TurboJPEG reports the first).
+    fn warned(&self) -> bool {
+        // SAFETY: the handle is live.
+        unsafe { tj::tj3GetErrorCode(self.0) == tj::TJERR_TJERR_WARNING as c_int }
+    }
+
     fn message(&self) -> String {
         // SAFETY: the handle is live; TurboJPEG returns a pointer to a NUL-terminated string
         // it owns (per handle), valid until the next call on the handle.
-        let p = unsafe { tjGetErrorStr2(self.0) };
+        let p = unsafe { tj::tj3GetErrorStr(self.0) };
         if p.is_null() {
             return "unknown error".into();
         }
@@ -75,8 +65,8 @@ impl Decompressor {
 
 impl Drop for Decompressor {
     fn drop(&mut self) {
-        // SAFETY: the handle came from tjInitDecompress and is destroyed once.
-        unsafe { tjDestroy(self.0) };
+        // SAFETY: the handle came from tj3Init and is destroyed once.
+        unsafe { tj::tj3Destroy(self.0) };
     }
 }
 
@@ -100,47 +90,51 @@ pub(crate) fn decode_rgb(
     cmyk: bool,
 ) -> Result<Decoded, ImageErrorKind> {
     let too_large = || ImageErrorKind::TooLarge(format!("{width}x{height} for libjpeg-turbo"));
-    let (format, bytes_per_pixel) = if cmyk { (TJPF_CMYK, 4) } else { (TJPF_RGB, 3) };
+    let (format, bytes_per_pixel) = if cmyk {
+        (tj::TJPF_TJPF_CMYK, 4)
+    } else {
+        (tj::TJPF_TJPF_RGB, 3)
+    };
     let w = c_int::try_from(width).map_err(|_| too_large())?;
-    let h = c_int::try_from(height).map_err(|_| too_large())?;
     let pitch = w.checked_mul(bytes_per_pixel).ok_or_else(too_large)?;
-    let size = c_ulong::try_from(data.len()).map_err(|_| too_large())?;
     let mut out = vec![0u8; width as usize * height as usize * bytes_per_pixel as usize];
+    let size = tj::size_t::try_from(data.len()).map_err(|_| too_large())?;
     let tj = Decompressor::new()?;
+    read_header(&tj, data, size, width, height)?;
     // Ok, or whether TurboJPEG called it a warning and its message.
-    let mut run = |flags: c_int| -> Result<(), (bool, String)> {
-        // SAFETY: `data` is `size` readable bytes; `out` holds `height` rows of `pitch`
-        // bytes, and with the frame's own size asked for, TurboJPEG scales by 1/1 and writes
-        // exactly that. libjpeg's errors return here through its own setjmp inside
-        // tjDecompress2.
+    let mut run = |stop_on_warning: bool| -> Result<(), (bool, String)> {
+        tj.set(
+            tj::TJPARAM_TJPARAM_STOPONWARNING,
+            c_int::from(stop_on_warning),
+        )
+        .map_err(|m| (false, m))?;
+        // SAFETY: `data` is `size` readable bytes; the header read above says the image
+        // is `width` x `height` at 8 bits, and with no scaling factor set TurboJPEG writes
+        // exactly `height` rows of `pitch` bytes, which `out` holds. libjpeg's errors return
+        // here through its own setjmp inside tj3Decompress8.
         let rc = unsafe {
-            tjDecompress2(
+            tj::tj3Decompress8(
                 tj.0,
                 data.as_ptr(),
                 size,
                 out.as_mut_ptr(),
-                w,
                 pitch,
-                h,
-                format,
-                flags,
+                format as c_int,
             )
         };
         if rc == 0 {
             return Ok(());
         }
-        // SAFETY: the handle is live.
-        let warned = unsafe { tjGetErrorCode(tj.0) } == TJERR_WARNING;
-        Err((warned, tj.message()))
+        Err((tj.warned(), tj.message()))
     };
-    // TurboJPEG 2 cannot say whether a fatal error followed a warning, and keeps the message
-    // of the first warning or of the fatal error. So: stop at the first warning and note its
+    // TurboJPEG cannot say whether a fatal error followed a warning, and keeps the message of
+    // the first warning or of the fatal error. So: stop at the first warning and note its
     // message; then decode through the damage. If the final message is still that warning,
     // libjpeg recovered; any other message is the fatal error that ended the decode.
-    let warning = match run(TJFLAG_STOPONWARNING) {
+    let warning = match run(true) {
         Ok(()) => None,
         Err((false, fatal)) => return Err(kind_of(&fatal)),
-        Err((true, first_warning)) => match run(0) {
+        Err((true, first_warning)) => match run(false) {
             Ok(()) => None,
             Err((_, message)) if message == first_warning => Some(message),
             Err((_, fatal)) => return Err(kind_of(&fatal)),
@@ -148,6 +142,43 @@ pub(crate) fn decode_rgb(
     };
     let rgb = if cmyk { cmyk_to_rgb(&out) } else { out };
     Ok(Decoded { rgb, warning })
+}
+
+/// Reads `data`'s header into `tj` and checks that libjpeg sees the `width` x `height`
+/// 8-bit image gm's header reader saw: the output buffer is sized from gm's reading.
+fn read_header(
+    tj: &Decompressor,
+    data: &[u8],
+    size: tj::size_t,
+    width: u32,
+    height: u32,
+) -> Result<(), ImageErrorKind> {
+    // SAFETY: `data` is `size` readable bytes; errors return through setjmp in C.
+    let rc = unsafe { tj::tj3DecompressHeader(tj.0, data.as_ptr(), size) };
+    // A warning (junk before a marker, an odd JFIF version) still gives the header; the
+    // decode below tells whether libjpeg recovers.
+    if rc != 0 && !tj.warned() {
+        return Err(kind_of(&tj.message()));
+    }
+    let seen = (
+        tj.get(tj::TJPARAM_TJPARAM_JPEGWIDTH),
+        tj.get(tj::TJPARAM_TJPARAM_JPEGHEIGHT),
+        tj.get(tj::TJPARAM_TJPARAM_PRECISION),
+    );
+    if seen.2 != 8 {
+        return Err(ImageErrorKind::Unsupported(format!(
+            "{}-bit samples (8-bit JPEGs are decoded)",
+            seen.2
+        )));
+    }
+    if (u32::try_from(seen.0), u32::try_from(seen.1)) != (Ok(width), Ok(height)) {
+        return Err(ImageErrorKind::Corrupt(format!(
+            "libjpeg-turbo reads the image as {}x{}, the first frame header says \
+             {width}x{height}",
+            seen.0, seen.1
+        )));
+    }
+    Ok(())
 }
 
 /// Inverted CMYK to RGB: each of C, M, Y times K / 255, rounded as zune-jpeg rounds it
