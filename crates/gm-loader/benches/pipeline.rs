@@ -12,7 +12,8 @@
 //! decodes only the crop's region;
 //! `GM_BENCH_SHARDS` (a brace pattern or a comma-separated list of WebDataset shards, paths or
 //! URLs with their `.idx`) reads the images from those shards, listed `GM_BENCH_REPEAT` times,
-//! instead of DIR's files; `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
+//! instead of DIR's files, with `GM_BENCH_STORAGE_CONCURRENCY` requests in flight for remote
+//! ones (gm-storage's default otherwise, 64); `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
 //! budget (the host's, or that number of cores) instead;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
@@ -150,7 +151,17 @@ fn dataset(dir: &PathBuf, repeat: usize) -> (Arc<dyn Dataset>, String) {
         None => "shards".into(),
     };
     let all = (0..repeat).flat_map(|_| shards.iter().cloned());
-    let data = WebDataset::from_shards(all).open().unwrap();
+    let mut builder = WebDataset::from_shards(all);
+    // Remote shards: requests in flight (gm-storage's `concurrency`, default 64).
+    if let Ok(n) = std::env::var("GM_BENCH_STORAGE_CONCURRENCY") {
+        let n = n.parse().expect("GM_BENCH_STORAGE_CONCURRENCY: a count");
+        let options = gm_storage::StorageOptions {
+            concurrency: n,
+            ..Default::default()
+        };
+        builder = builder.storage(gm_storage::Storage::new(options));
+    }
+    let data = builder.open().unwrap();
     (Arc::new(data), kind)
 }
 
