@@ -255,3 +255,24 @@ fn damaged_files_are_recovered_exactly_as_libjpeg_turbo_recovers_them() {
     }
     assert_eq!(checked, 3);
 }
+
+#[test]
+fn a_fatal_header_error_after_a_warning_is_refused_with_libjpegs_reason() {
+    // Junk before the first DHT (a warning), then that DHT's table index out of range (fatal
+    // in libjpeg's header reading): TurboJPEG reports the pair as a warning and leaves the
+    // header unread; gm must give libjpeg's reason, not a size mismatch.
+    let data = jpeg("baboon-201x151-420.jpg");
+    let dht = data.windows(2).position(|w| w == [0xFF, 0xC4]).unwrap();
+    let mut damaged = [&data[..dht], &[0x12, 0x34], &data[dht..]].concat();
+    damaged[dht + 2 + 4] = 0x1F; // Tc = 1, Th = 15
+    let info = parse(&damaged).unwrap();
+    assert!(!info.extraneous.is_empty());
+    let err = decode_rgb(&damaged, &info, false).unwrap_err();
+    let ImageErrorKind::Corrupt(why) = &err else {
+        panic!("{err:?}");
+    };
+    assert!(
+        why.contains("libjpeg-turbo") && why.contains("DHT") && !why.contains("-1x-1"),
+        "{why}"
+    );
+}

@@ -155,16 +155,17 @@ fn read_header(
 ) -> Result<(), ImageErrorKind> {
     // SAFETY: `data` is `size` readable bytes; errors return through setjmp in C.
     let rc = unsafe { tj::tj3DecompressHeader(tj.0, data.as_ptr(), size) };
-    // A warning (junk before a marker, an odd JFIF version) still gives the header; the
-    // decode below tells whether libjpeg recovers.
-    if rc != 0 && !tj.warned() {
-        return Err(kind_of(&tj.message()));
-    }
     let seen = (
         tj.get(tj::TJPARAM_TJPARAM_JPEGWIDTH),
         tj.get(tj::TJPARAM_TJPARAM_JPEGHEIGHT),
         tj.get(tj::TJPARAM_TJPARAM_PRECISION),
     );
+    // A warning (junk before a marker, an odd JFIF version) still gives the header; the
+    // decode below tells whether libjpeg recovers. A fatal error after a warning is also
+    // reported as a warning, but leaves the header unread (-1): the message is the error's.
+    if rc != 0 && (!tj.warned() || seen.0 <= 0 || seen.1 <= 0) {
+        return Err(kind_of(&tj.message()));
+    }
     if seen.2 != 8 {
         return Err(ImageErrorKind::Unsupported(format!(
             "{}-bit samples (8-bit JPEGs are decoded)",
