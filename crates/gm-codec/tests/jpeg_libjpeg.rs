@@ -37,6 +37,28 @@ fn md5_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// djpeg's MD5 for fixture `name`.
+fn djpeg_md5(name: &str) -> String {
+    djpeg_md5s().into_iter().find(|(n, _)| n == name).unwrap().1
+}
+
+/// The reason of a `Corrupt` error; any other kind fails the test.
+fn corrupt_reason(err: ImageErrorKind) -> String {
+    match err {
+        ImageErrorKind::Corrupt(why) => why,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The offsets of `data`'s start-of-scan markers.
+fn scans(data: &[u8]) -> Vec<usize> {
+    data.windows(2)
+        .enumerate()
+        .filter(|(_, w)| *w == [0xFF, 0xDA])
+        .map(|(i, _)| i)
+        .collect()
+}
+
 #[test]
 fn layouts_zune_jpeg_gets_wrong_go_to_libjpeg_and_equal_djpeg() {
     let md5s = djpeg_md5s();
@@ -80,14 +102,8 @@ fn layouts_zune_jpeg_gets_wrong_go_to_libjpeg_and_equal_djpeg() {
 
 /// `data` with `junk` inserted before the second start-of-scan marker.
 fn with_junk_before_second_scan(data: &[u8], junk: &[u8]) -> Vec<u8> {
-    let sos: Vec<usize> = data
-        .windows(2)
-        .enumerate()
-        .filter(|(_, w)| *w == [0xFF, 0xDA])
-        .map(|(i, _)| i)
-        .collect();
     // The second scan's DHT (if any) sits before it; junk goes right before the SOS.
-    let at = sos[1];
+    let at = scans(data)[1];
     [&data[..at], junk, &data[at..]].concat()
 }
 
@@ -101,7 +117,7 @@ fn junk_between_scans_is_recovered_as_libjpeg_recovers_it() {
     assert!(scan_damaged(&damaged, &info));
     assert!(!scan_damaged(&data, &parse(&data).unwrap()));
     // libjpeg skips the junk with a warning and decodes the same pixels.
-    let want = djpeg_md5s().into_iter().find(|(n, _)| n == name).unwrap().1;
+    let want = djpeg_md5(name);
     let img = decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap();
     assert_eq!(md5_hex(&img.rgb), want);
 }
@@ -112,18 +128,9 @@ fn a_fatal_error_after_a_warning_is_a_refusal_with_libjpegs_reason() {
     let mut damaged = with_junk_before_second_scan(&data, &[0x12, 0x34]);
     // The second scan asks for Huffman tables 3/3, which no DHT defines: fatal in libjpeg,
     // after the junk's warning.
-    let sos = damaged
-        .windows(2)
-        .enumerate()
-        .filter(|(_, w)| *w == [0xFF, 0xDA])
-        .map(|(i, _)| i)
-        .nth(1)
-        .unwrap();
+    let sos = scans(&damaged)[1];
     damaged[sos + 6] = 0x33;
-    let err = decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap_err();
-    let ImageErrorKind::Corrupt(why) = &err else {
-        panic!("{err:?}");
-    };
+    let why = corrupt_reason(decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap_err());
     assert!(
         why.contains("libjpeg-turbo") && why.contains("Huffman table"),
         "{why}"
@@ -154,15 +161,6 @@ fn scan_damage_is_found_without_decoding() {
     }
 }
 
-/// The offsets of `data`'s start-of-scan markers.
-fn scans(data: &[u8]) -> Vec<usize> {
-    data.windows(2)
-        .enumerate()
-        .filter(|(_, w)| *w == [0xFF, 0xDA])
-        .map(|(i, _)| i)
-        .collect()
-}
-
 /// Where the Ss byte of the scan header at `sos` is (after its component list).
 fn spectral_start(data: &[u8], sos: usize) -> usize {
     sos + 5 + 2 * usize::from(data[sos + 4])
@@ -180,11 +178,7 @@ fn sequential_scan_parameters_out_of_range_are_decoded_as_libjpeg_decodes_them()
     data[at + 1] = 62;
     let info = parse(&data).unwrap();
     assert!(scan_damaged(&data, &info));
-    let want = djpeg_md5s()
-        .into_iter()
-        .find(|(n, _)| n == "baboon-201x151-420-arith.jpg")
-        .unwrap()
-        .1;
+    let want = djpeg_md5("baboon-201x151-420-arith.jpg");
     let img = decode_host(&data, DEFAULT_MAX_PIXELS, false).unwrap();
     assert_eq!(md5_hex(&img.rgb), want);
 }
@@ -206,10 +200,7 @@ fn progressive_scan_parameters_libjpeg_rejects_are_refused_with_its_reason() {
         let mut bad = data.clone();
         bad[at + offset] = value;
         assert!(scan_damaged(&bad, &info), "byte {offset} = {value:#x}");
-        let err = decode_host(&bad, DEFAULT_MAX_PIXELS, false).unwrap_err();
-        let ImageErrorKind::Corrupt(why) = &err else {
-            panic!("byte {offset} = {value:#x}: {err:?}");
-        };
+        let why = corrupt_reason(decode_host(&bad, DEFAULT_MAX_PIXELS, false).unwrap_err());
         assert!(
             why.contains("libjpeg-turbo") && why.contains("progressive"),
             "{why}"
@@ -228,11 +219,7 @@ fn a_stuffed_zero_after_fill_bytes_in_the_header_is_junk_as_libjpeg_reads_it() {
     let info = parse(&damaged).unwrap();
     assert_eq!(info.extraneous, vec![dqt..dqt + 5]);
     assert_eq!((info.width, info.height), (201, 151));
-    let want = djpeg_md5s()
-        .into_iter()
-        .find(|(n, _)| n == "baboon-201x151-420-arith.jpg")
-        .unwrap()
-        .1;
+    let want = djpeg_md5("baboon-201x151-420-arith.jpg");
     let img = decode_host(&damaged, DEFAULT_MAX_PIXELS, false).unwrap();
     assert_eq!(md5_hex(&img.rgb), want);
 }
@@ -267,10 +254,7 @@ fn a_fatal_header_error_after_a_warning_is_refused_with_libjpegs_reason() {
     damaged[dht + 2 + 4] = 0x1F; // Tc = 1, Th = 15
     let info = parse(&damaged).unwrap();
     assert!(!info.extraneous.is_empty());
-    let err = decode_rgb(&damaged, &info, false).unwrap_err();
-    let ImageErrorKind::Corrupt(why) = &err else {
-        panic!("{err:?}");
-    };
+    let why = corrupt_reason(decode_rgb(&damaged, &info, false).unwrap_err());
     assert!(
         why.contains("libjpeg-turbo") && why.contains("DHT") && !why.contains("-1x-1"),
         "{why}"

@@ -1,7 +1,7 @@
 //! libjpeg-turbo's decoder (3.1, the copy turbojpeg-sys builds from source and links
 //! statically), for what zune-jpeg cannot decode as libjpeg-turbo does: arithmetic coding,
-//! baseline images coded as one scan per component, images smaller than one MCU, lossless
-//! files and damaged files libjpeg recovers.
+//! baseline images coded as one scan per component, images smaller than one MCU and damaged
+//! files libjpeg recovers.
 //!
 //! Only the TurboJPEG API is used: it keeps libjpeg's `setjmp`/`longjmp` error handling inside
 //! C and returns an error code, so no error unwinds through Rust.
