@@ -6,7 +6,9 @@
 # imagenet set), and S3_SERVER or the test servers' venv (bench/scripts/gpu_test_servers.sh
 # WHEELS, run once on the machine before). Shards of about
 # SHARD_SIZE (4MB) are written by `gm shard`; each source is listed REPEAT (50) times; ROUNDS
-# (2) interleaved rounds of folder, local shards, S3 shards. Results: $OUT/shards/*.jsonl.
+# (2) interleaved rounds of folder, local shards, S3 shards, and (STREAM=1, the default) local
+# and S3 shards read as streams (GM_BENCH_STREAMS, GM_BENCH_SHUFFLE). Results:
+# $OUT/shards/*.jsonl.
 set -u
 root="$(pwd)"
 out="${OUT:-/tmp/out}/shards"; mkdir -p "$out"
@@ -76,6 +78,17 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     wait "${pids[@]}"
     # The S3 server's own CPU over the run (cores), to tell its limit from gm's.
     [ -n "${s3pid:-}" ] && log "S3 server: $(python3 -c "print(round(($(server_cpu) - $c0) / $(getconf CLK_TCK) / ($(date +%s.%N) - $t0), 2))") cores"
+    # Streaming mode (no index: each shard read front to back, one GET per 8 MB).
+    if [ "${STREAM:-1}" = 1 ]; then
+        log "round $round: local shards streamed"
+        GM_BENCH_STREAM=1 GM_BENCH_SHARDS="$local_list" timeout 180 "$bin/gm-loader--pipeline" \
+            "$work/folder/c0" 2>>"$out/err.txt" | grep '^{' >> "$out/pipeline.jsonl"
+        log "round $round: S3 shards streamed"
+        t0=$(date +%s.%N); c0=$(server_cpu)
+        GM_BENCH_STREAM=1 GM_BENCH_SHARDS="$s3_list" timeout 180 "$bin/gm-loader--pipeline" \
+            "$work/folder/c0" 2>>"$out/err.txt" | grep '^{' >> "$out/pipeline.jsonl"
+        [ -n "${s3pid:-}" ] && log "S3 server (streamed): $(python3 -c "print(round(($(server_cpu) - $c0) / $(getconf CLK_TCK) / ($(date +%s.%N) - $t0), 2))") cores"
+    fi
 done
 du -sb "$work/folder/c0" "$work/shards" >> "$out/run.log"
 [ -n "${s3pid:-}" ] && kill "$s3pid"

@@ -1,6 +1,9 @@
 //! `gm-bench-s3-server ROOT PORT [ACCESS_KEY SECRET_KEY]`: serves ROOT (one folder per bucket)
-//! as an S3-compatible endpoint on 127.0.0.1:PORT, with TCP_NODELAY on every connection.
+//! as an S3-compatible endpoint on 127.0.0.1:PORT, with TCP_NODELAY on every connection, and
+//! GET bodies read in 1 MiB pieces (`fast_get`).
 #![allow(clippy::print_stdout)]
+
+mod fast_get;
 
 use anyhow::{Context, Result};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -16,7 +19,8 @@ async fn main() -> Result<()> {
         [root, port, ..] => (root, port.parse::<u16>().context("PORT")?),
         _ => anyhow::bail!("usage: gm-bench-s3-server ROOT PORT [ACCESS_KEY SECRET_KEY]"),
     };
-    let store = s3s_fs::FileSystem::new(root).map_err(|e| anyhow::anyhow!("{root}: {e:?}"))?;
+    let fs = s3s_fs::FileSystem::new(root).map_err(|e| anyhow::anyhow!("{root}: {e:?}"))?;
+    let store = fast_get::FastGet::new(fs, root.into());
     let mut service = S3ServiceBuilder::new(store);
     if let [_, _, key, secret] = &args[..] {
         service.set_auth(SimpleAuth::from_single(key.as_str(), secret.as_str()));

@@ -13,7 +13,9 @@
 //! `GM_BENCH_SHARDS` (a brace pattern or a comma-separated list of WebDataset shards, paths or
 //! URLs with their `.idx`) reads the images from those shards, listed `GM_BENCH_REPEAT` times,
 //! instead of DIR's files, with `GM_BENCH_STORAGE_CONCURRENCY` requests in flight for remote
-//! ones (gm-storage's default otherwise, 64); `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
+//! ones (gm-storage's default otherwise, 64); with `GM_BENCH_STREAM=1` the shards are read as
+//! streams (`Loader::streaming`: `GM_BENCH_STREAMS` streams, default 4, shuffle buffers of
+//! `GM_BENCH_SHUFFLE` samples, default 1000); `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
 //! budget (the host's, or that number of cores) instead;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
@@ -34,6 +36,7 @@ use std::time::Instant;
 
 use gm_codec::jpeg::{DecoderOptions, Split};
 use gm_cuda::{DType, Device, Stream};
+use gm_loader::shards::{StreamOptions, WebDatasetStream};
 use gm_loader::{CorePlan, Dataset, DeviceCache, ListFile, Loader, Sampler, WebDataset};
 use gm_transforms::{
     Compose, ErasingValue, HorizontalFlip, Layout, Normalize, RandomErasing, RandomResizedCrop,
@@ -134,45 +137,79 @@ impl Settings {
     }
 }
 
+/// Where the images come from: an indexed dataset, or shards read as streams.
+enum Source {
+    Indexed(Arc<dyn Dataset>),
+    Stream(WebDatasetStream),
+}
+
 /// The images: `GM_BENCH_SHARDS` (a brace pattern or a comma-separated list of WebDataset
-/// shards, paths or URLs, read through their `.idx`; listed `GM_BENCH_REPEAT` times), or else
-/// the folder's JPEGs in a list file. Returns the dataset and what it is, for the report.
-fn dataset(dir: &PathBuf, repeat: usize) -> (Arc<dyn Dataset>, String) {
+/// shards, paths or URLs, read through their `.idx`, or with `GM_BENCH_STREAM=1` as streams:
+/// `GM_BENCH_STREAMS` (4) streams with shuffle buffers of `GM_BENCH_SHUFFLE` (1000) samples;
+/// listed `GM_BENCH_REPEAT` times), or else the folder's JPEGs in a list file. Returns the
+/// source and what it is, for the report.
+fn dataset(dir: &PathBuf, repeat: usize) -> (Source, String) {
     let Ok(spec) = std::env::var("GM_BENCH_SHARDS") else {
         let list = list(dir, repeat);
-        return (Arc::new(ListFile::new(&list).unwrap()), "folder".into());
+        let data = Arc::new(ListFile::new(&list).unwrap());
+        return (Source::Indexed(data), "folder".into());
     };
     let shards: Vec<String> = spec
         .split(',')
         .flat_map(|p| gm_loader::shards::expand(p.trim()).unwrap())
         .collect();
-    let kind = match shards[0].split_once("://") {
-        Some((scheme, _)) => format!("shards over {scheme}"),
-        None => "shards".into(),
+    let streamed = env_flag("GM_BENCH_STREAM", false);
+    let kind = match (shards[0].split_once("://"), streamed) {
+        (Some((scheme, _)), false) => format!("shards over {scheme}"),
+        (Some((scheme, _)), true) => format!("shards streamed over {scheme}"),
+        (None, false) => "shards".into(),
+        (None, true) => "shards streamed".into(),
     };
-    let all = (0..repeat).flat_map(|_| shards.iter().cloned());
-    let mut builder = WebDataset::from_shards(all);
+    let all: Vec<String> = (0..repeat).flat_map(|_| shards.iter().cloned()).collect();
     // Remote shards: requests in flight (gm-storage's `concurrency`, default 64).
-    if let Ok(n) = std::env::var("GM_BENCH_STORAGE_CONCURRENCY") {
-        let n = n.parse().expect("GM_BENCH_STORAGE_CONCURRENCY: a count");
-        let options = gm_storage::StorageOptions {
-            concurrency: n,
-            ..Default::default()
+    let storage = std::env::var("GM_BENCH_STORAGE_CONCURRENCY").map_or_else(
+        |_| gm_storage::Storage::global(),
+        |n| {
+            let n = n.parse().expect("GM_BENCH_STORAGE_CONCURRENCY: a count");
+            let options = gm_storage::StorageOptions {
+                concurrency: n,
+                ..Default::default()
+            };
+            gm_storage::Storage::new(options)
+        },
+    );
+    if streamed {
+        let options = StreamOptions {
+            batch_size: 256,
+            streams: env_usize("GM_BENCH_STREAMS", 4),
+            shuffle_buffer: env_usize("GM_BENCH_SHUFFLE", 1000),
+            ..StreamOptions::default()
         };
-        builder = builder.storage(gm_storage::Storage::new(options));
+        let stream = WebDatasetStream::from_shards(all, options, storage).unwrap();
+        return (Source::Stream(stream), kind);
     }
-    let data = builder.open().unwrap();
-    (Arc::new(data), kind)
+    let data = WebDataset::from_shards(all)
+        .storage(storage)
+        .open()
+        .unwrap();
+    (Source::Indexed(Arc::new(data)), kind)
 }
 
 fn build(
     device: &Device,
-    data: &Arc<dyn Dataset>,
+    source: &Source,
     set: &Settings,
     workers: usize,
     stages: usize,
 ) -> Loader {
-    let mut b = Loader::builder_shared(data.clone());
+    let mut b = match source {
+        Source::Indexed(data) => Loader::builder_shared(data.clone())
+            .sampler(Sampler::shuffled(0))
+            .batch_size(256)
+            .drop_last(true),
+        // Batch size and order are the stream's options.
+        Source::Stream(stream) => Loader::streaming(stream.clone()),
+    };
     b = match cores() {
         // The loader's own choice from its core budget.
         Some(Some(n)) => b.cores(n),
@@ -184,9 +221,6 @@ fn build(
         .blocking_sync(Some(set.blocking_sync))
         .region_decode(set.region_decode)
         .gpu_stages(stages)
-        .sampler(Sampler::shuffled(0))
-        .batch_size(256)
-        .drop_last(true)
         .prefetch(3)
         .transforms(chain());
     match erasing() {
@@ -300,7 +334,7 @@ fn main() {
     }
     // The device cache: filled once (timed), then epochs of augmentation only.
     let cache_side = env_usize("GM_BENCH_CACHE", 0);
-    if cache_side > 0 {
+    if let (true, Source::Indexed(data)) = (cache_side > 0, &data) {
         let t = Instant::now();
         let mut l = Loader::builder_shared(data.clone())
             .device(&device)

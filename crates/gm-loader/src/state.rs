@@ -104,4 +104,9 @@ impl Cursor {
     pub(crate) fn passed(&mut self, position: usize) {
         self.state.next_batch = position + 1;
     }
+
+    /// Replaces the state to save (a stream's, after the batch passed).
+    pub(crate) fn set_state(&mut self, state: LoaderState) {
+        self.state = state;
+    }
 }

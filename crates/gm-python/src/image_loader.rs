@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use gm_codec::jpeg::DecoderOptions;
+use gm_loader::shards::{StreamOptions, WebDatasetStream};
 use gm_loader::{
     BadSamplePolicy, Batch as RustBatch, CorePlan, DeviceCache, Images, Loader, Sampler,
 };
 use parking_lot::Mutex;
-use pyo3::exceptions::{PyStopIteration, PyValueError};
+use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -31,10 +32,17 @@ use crate::tensor::{Elem, Tensor, Uploads};
 ///
 /// Iterating yields `Batch`es whose `images` and `labels` are `gm.Tensor`s on the GPU (or in
 /// host memory on the CPU path); `torch.from_dlpack` takes them without a copy.
+///
+/// `stream=True` reads WebDataset shards (`.tar` or `.tar.gz`, a pattern or a list) front to
+/// back with no index, as `webdataset` does: a seeded shard order split across ranks, in
+/// `streams` streams each with a shuffle buffer of `shuffle_buffer` samples (1 without
+/// `shuffle`); `epoch_batches` fixes the batches per epoch (the data repeats), else an epoch is
+/// one pass and has no `len()`. Batches say each image's `shard#key` in `names`.
+/// `state_dict()` resumes a streamed epoch exactly. `drop_last` does not apply.
 #[pyclass(module = "gm")]
 pub struct ImageLoader {
     inner: Arc<Mutex<Inner<Loader>>>,
-    batches: usize,
+    batches: Option<usize>,
     on_gpu: bool,
     placement: String,
 }
@@ -65,6 +73,9 @@ pub struct Batch {
     /// Dataset index of each image (a substitute shows its own index).
     #[pyo3(get)]
     indices: Vec<usize>,
+    /// With `stream=True`: each image's `shard#key`; else `None`.
+    #[pyo3(get)]
+    names: Option<Vec<String>>,
     /// The epoch.
     #[pyo3(get)]
     epoch: u64,
@@ -107,6 +118,19 @@ pub(crate) fn plan_steps_erasing(
     Ok((crate::transforms::compose(&steps)?, erasing))
 }
 
+/// Rank and world size: both given, or from the launcher's environment (else 0 of 1).
+fn ranks(py: Python<'_>, rank: Option<usize>, world: Option<usize>) -> PyResult<(usize, usize)> {
+    match (rank, world) {
+        (Some(r), Some(w)) => Ok((r, w)),
+        (None, None) => Ok(gm_loader::DistEnv::from_env()
+            .map_err(|e| loader_error(py, e))?
+            .map_or((0, 1), |d| (d.rank, d.world_size))),
+        _ => Err(PyValueError::new_err(
+            "give both rank and world_size, or neither (then RANK/WORLD_SIZE are read)",
+        )),
+    }
+}
+
 pub(crate) fn sampler_for(
     py: Python<'_>,
     shuffle: bool,
@@ -139,7 +163,8 @@ impl ImageLoader {
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=None, stages=2,
         prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
-        truncated="refuse", storage=None, cores=None
+        truncated="refuse", storage=None, cores=None, stream=false, shuffle_buffer=1000,
+        streams=4, epoch_batches=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -164,11 +189,40 @@ impl ImageLoader {
         truncated: &str,
         storage: Option<&Bound<'_, PyDict>>,
         cores: Option<usize>,
+        stream: bool,
+        shuffle_buffer: usize,
+        streams: usize,
+        epoch_batches: Option<usize>,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
         let truncated = crate::decode::parse_truncated(truncated)?;
         let storage = crate::storage::from_dict(storage)?;
-        let dataset = crate::storage::image_dataset(py, source, storage)?;
+        let start = if stream {
+            let ranks = ranks(py, rank, world_size)?;
+            let options = StreamOptions {
+                seed,
+                rank: ranks.0,
+                world_size: ranks.1,
+                streams,
+                batch_size,
+                shuffle_buffer: if shuffle { shuffle_buffer } else { 1 },
+                epoch_batches,
+                ..StreamOptions::default()
+            };
+            let shards = crate::storage::stream_shards(source)?;
+            let storage = storage.unwrap_or_else(gm_storage::Storage::global);
+            let s = WebDatasetStream::from_shards(shards, options, storage)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Loader::streaming(s)
+        } else {
+            let dataset = crate::storage::image_dataset(py, source, storage)?;
+            let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
+            Loader::builder_shared(dataset)
+                .sampler(sampler)
+                .seed(seed)
+                .batch_size(batch_size)
+                .drop_last(drop_last)
+        };
         let (chain, erasing) = plan_steps_erasing(py, transforms)?;
         let mix = match mix {
             Some(m) if !m.is_none() => {
@@ -179,16 +233,11 @@ impl ImageLoader {
             }
             _ => None,
         };
-        let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
         let placement = device::parse(device)?;
         let gpu = device::resolve(py, &placement)?;
         // The core budget's decoder settings, with the caller's policy for truncated files.
         let plan = cores.map_or_else(CorePlan::from_env, CorePlan::for_cores);
-        let mut b = Loader::builder_shared(dataset)
-            .sampler(sampler)
-            .seed(seed)
-            .batch_size(batch_size)
-            .drop_last(drop_last)
+        let mut b = start
             .transforms(chain)
             .bad_samples(policy_named(bad_samples)?)
             .gpu_stages(stages.max(1))
@@ -229,16 +278,22 @@ impl ImageLoader {
         let loader = loader?;
         let uploads = gpu.as_ref().map(Uploads::new).transpose()?;
         Ok(ImageLoader {
-            batches: loader.batches_per_epoch(),
+            batches: (!loader.is_streaming() || epoch_batches.is_some())
+                .then(|| loader.batches_per_epoch()),
             on_gpu: loader.on_gpu(),
             placement: loader.placement().to_string(),
             inner: Arc::new(Mutex::new(Inner::new(loader, uploads, prefetch_next_epoch))),
         })
     }
 
-    /// Batches per epoch (for this rank).
-    fn __len__(&self) -> usize {
-        self.batches
+    /// Batches per epoch (for this rank). A stream without `epoch_batches` has no length
+    /// until it ends (`TypeError`, as `len()` of a PyTorch IterableDataset).
+    fn __len__(&self) -> PyResult<usize> {
+        self.batches.ok_or_else(|| {
+            PyTypeError::new_err(
+                "a stream's length is known only at its end: give epoch_batches= for one",
+            )
+        })
     }
 
     /// Starts an epoch: the one `set_epoch` chose, the one a loaded state resumes, or else
@@ -318,7 +373,9 @@ impl ImageLoader {
     fn __repr__(&self) -> String {
         format!(
             "gm.ImageLoader({} batches per epoch on {})",
-            self.batches, self.placement
+            self.batches
+                .map_or_else(|| "a stream of".to_string(), |n| n.to_string()),
+            self.placement
         )
     }
 }
@@ -347,6 +404,7 @@ impl BatchIterator {
         let labels = std::mem::take(&mut b.labels);
         let soft = b.soft_labels.take();
         let indices = std::mem::take(&mut b.indices);
+        let names = b.names.take();
         let (epoch, position) = (b.epoch, b.position);
         let images = match &mut b.images {
             Images::Host(h) => {
@@ -386,6 +444,7 @@ impl BatchIterator {
             labels: Py::new(py, labels)?,
             soft_labels,
             indices,
+            names,
             epoch,
             position,
         })

@@ -98,6 +98,24 @@ pub(crate) fn image_dataset(
     opened.map_err(dataset_error)
 }
 
+/// The shards of `ImageLoader(source, stream=True)`: a pattern (brace ranges, `::` lists) or
+/// a list of `.tar` or `.tar.gz` paths or URLs.
+pub(crate) fn stream_shards(source: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let names: Vec<String> =
+        if source.is_instance_of::<PyList>() || source.is_instance_of::<PyTuple>() {
+            source.extract()?
+        } else {
+            let path: PathBuf = source.extract()?;
+            gm_loader::shards::expand(&path.to_string_lossy()).map_err(shard_error)?
+        };
+    if let Some(bad) = names.iter().find(|s| !is_shard(s) && !is_gzip_shard(s)) {
+        return Err(PyValueError::new_err(format!(
+            "{bad}: stream=True reads WebDataset shards (.tar or .tar.gz)"
+        )));
+    }
+    Ok(names)
+}
+
 /// A WebDataset shard or a pattern of them: its last name ends in `.tar`.
 fn is_shard(text: &str) -> bool {
     text.rsplit("::")

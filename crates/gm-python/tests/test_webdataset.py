@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gm
+import gm.transforms as T
 
 from conftest import assert_same_batches, augmenting, collect
 
@@ -80,3 +81,59 @@ def test_bad_shard_sources_raise_clearly(tmp_path, no_dist_env):
         gm.ImageLoader(str(tmp_path / "train-{000..}.tar"), device="cpu")
     with pytest.raises(ValueError, match="WebDataset shards"):
         gm.ImageLoader([str(tmp_path / "a.tar"), str(tmp_path / "folder")], device="cpu")
+
+
+def streamed(source, **kw):
+    return gm.ImageLoader(
+        source, batch_size=4, device="cpu", shuffle=True, seed=11, workers=2, stream=True,
+        shuffle_buffer=5, streams=2, prefetch_next_epoch=False,
+        transforms=[T.Resize(40), T.CenterCrop(32)], **kw,
+    )
+
+
+def test_streamed_shards_give_each_samples_image_and_resume(tmp_path, demo_folder, no_dist_env):
+    shards = write_shards(demo_folder, tmp_path / "shards", per_shard=8)
+    # Each image against the folder's (the same deterministic chain, one image at a time).
+    ref = gm.ImageLoader(str(demo_folder), batch_size=1, device="cpu",
+                         transforms=[T.Resize(40), T.CenterCrop(32)])
+    want = {}
+    for i, (label, path) in enumerate(folder_samples(demo_folder)):
+        want[f"{i:06d}"] = (label, path)
+    by_path = {}
+    for b in ref:
+        by_path[b.indices[0]] = (int(np.from_dlpack(b.labels)[0]), np.from_dlpack(b.images).copy())
+    order = [p for _, p in folder_samples(demo_folder)]
+    loader = streamed([str(p) for p in shards])
+    with pytest.raises(TypeError, match="epoch_batches"):
+        len(loader)
+    seen = []
+    for b in loader:
+        images, labels = np.from_dlpack(b.images), np.from_dlpack(b.labels)
+        for k, name in enumerate(b.names):
+            shard, key = name.rsplit("#", 1)
+            assert shard in {str(p) for p in shards}, name
+            label, path = want[key]
+            ref_label, ref_image = by_path[order.index(path)]
+            assert labels[k] == label == ref_label, name
+            assert np.array_equal(images[k], ref_image[0]), name
+            seen.append(key)
+    # Every sample once but the truncated JPEG, a bad sample named by shard and key.
+    assert sorted(seen) == sorted(k for k, (_, p) in want.items() if "truncated" not in p.name)
+    assert loader.stats()["bad"] == 1
+    assert "#" in str(loader.stats()["first_errors"])
+    # Stop after two batches, save, resume in a new loader: the rest of the unbroken epoch.
+    full = [(b.names, np.from_dlpack(b.images).copy()) for b in streamed([str(p) for p in shards])]
+    first = streamed([str(p) for p in shards])
+    it = iter(first)
+    next(it), next(it)
+    state = first.state_dict()
+    del it
+    second = streamed([str(p) for p in shards])
+    second.load_state_dict(state)
+    rest = [(b.names, np.from_dlpack(b.images).copy()) for b in second]
+    assert [r[0] for r in rest] == [f[0] for f in full[2:]]
+    for (_, a), (_, b) in zip(rest, full[2:]):
+        assert np.array_equal(a, b)
+    # epoch_batches gives a length, and repeats the data to fill it.
+    fixed = streamed([str(p) for p in shards], epoch_batches=9)
+    assert len(fixed) == 9 and len(list(fixed)) == 9

@@ -28,5 +28,6 @@ pub use error::{FailureKind, RequestFailure, StorageError};
 pub use location::{Location, RemoteUrl, Scheme, looks_like_url};
 pub use options::{GM_KEYS, StorageOptions};
 pub use remote::RemoteSource;
+pub use runtime::IO_THREADS_VAR;
 pub use stats::StorageStats;
 pub use storage::{ObjectEntry, Storage};

@@ -10,8 +10,28 @@ use tokio::runtime::{Handle, Runtime};
 /// must not use its parent's threads, which do not exist in the child.
 static RUNTIME: Mutex<Option<(u32, Arc<Runtime>)>> = Mutex::new(None);
 
-/// Two I/O threads: the work is waiting on sockets, and loader threads do the CPU work.
+/// Two I/O threads by default: the work is waiting on sockets, and loader threads do the CPU
+/// work. [`IO_THREADS_VAR`] sets another count (streaming shards at 1 GB/s and more copies the
+/// bodies on these threads).
 const WORKER_THREADS: usize = 2;
+
+/// The environment variable that sets the storage runtime's I/O threads (1 to 64).
+pub const IO_THREADS_VAR: &str = "GM_STORAGE_IO_THREADS";
+
+/// The I/O thread count: [`IO_THREADS_VAR`] when it holds a count from 1 to 64 (anything
+/// else is logged and ignored), else [`WORKER_THREADS`].
+fn worker_threads() -> usize {
+    let Ok(text) = std::env::var(IO_THREADS_VAR) else {
+        return WORKER_THREADS;
+    };
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => n,
+        _ => {
+            tracing::warn!(value = %text, "{IO_THREADS_VAR} is not a count from 1 to 64; using {WORKER_THREADS}");
+            WORKER_THREADS
+        }
+    }
+}
 
 fn handle() -> std::io::Result<Handle> {
     let mut slot = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
@@ -26,7 +46,7 @@ fn handle() -> std::io::Result<Handle> {
     }
     install_crypto_provider();
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(WORKER_THREADS)
+        .worker_threads(worker_threads())
         .thread_name("gm-storage")
         .enable_all()
         .build()?;

@@ -80,6 +80,10 @@ pub struct Batch {
     pub soft_labels: Option<HostTensor>,
     /// Dataset index of each image (a substituted sample shows its substitute's index).
     pub indices: Vec<usize>,
+    /// Each image's name (`shard#key`), for a streaming WebDataset
+    /// ([`Loader::streaming`](crate::Loader::streaming)), whose indices name no file; `None`
+    /// for other datasets (their [`Dataset::name`](crate::Dataset::name) does).
+    pub names: Option<Vec<String>>,
     /// The epoch.
     pub epoch: u64,
     /// Position of this batch in the epoch, from 0.
@@ -107,11 +111,18 @@ impl Batch {
             labels,
             soft_labels: None,
             indices,
+            names: None,
             epoch,
             position,
             ready_event,
             release,
         }
+    }
+
+    /// The batch with its images' names.
+    pub(crate) fn with_names(mut self, names: Option<Vec<String>>) -> Batch {
+        self.names = names;
+        self
     }
 
     /// The batch with its mixed labels.

@@ -14,11 +14,13 @@ use super::dataset::Dataset;
 use super::gpu_stage::GpuStage;
 use super::pipeline::{Epoch, EpochPlan};
 use super::stats::Stats;
+use super::stream_feed::{Feed, StreamProgress, StreamSlots};
 use crate::bad_samples::BadSamplePolicy;
 use crate::error::LoaderError;
 use crate::progress::Progress;
 use crate::sampler::Sampler;
 use crate::settings::{Placement, Settings, default_gpu};
+use crate::shards::WebDatasetStream;
 use crate::state::LoaderState;
 
 /// Whether a GPU loader makes host threads that wait for the GPU sleep instead of spin
@@ -47,6 +49,14 @@ pub struct LoaderBuilder {
     progress: Option<Arc<Progress>>,
     erasing: Option<RandomErasing>,
     mix: Option<BatchMix>,
+    stream: Option<Streamed>,
+}
+
+/// A streaming WebDataset and where its samples are parked while in flight.
+#[derive(Clone)]
+struct Streamed {
+    stream: Arc<WebDatasetStream>,
+    slots: Arc<StreamSlots>,
 }
 
 impl LoaderBuilder {
@@ -215,8 +225,12 @@ impl LoaderBuilder {
         if self.settings.batch_size == 0 {
             return Err(LoaderError::Config("batch size must be at least 1".into()));
         }
-        if self.dataset.is_empty() {
-            return Err(LoaderError::Config("the dataset is empty".into()));
+        match &self.stream {
+            Some(s) => self.check_stream(s.stream.options())?,
+            None if self.dataset.is_empty() => {
+                return Err(LoaderError::Config("the dataset is empty".into()));
+            }
+            None => {}
         }
         let mut chain = self.transforms;
         if let Some((dtype, layout)) = self.output {
@@ -283,6 +297,7 @@ impl LoaderBuilder {
             region_decode: self.region_decode,
             erasing: self.erasing,
             mix: self.mix,
+            named: self.stream.is_some(),
         });
         Ok(Loader {
             shared,
@@ -292,7 +307,36 @@ impl LoaderBuilder {
             settings: self.settings,
             workers: workers.max(1),
             prefetch: self.prefetch.max(1),
+            stream: self.stream,
         })
+    }
+
+    /// What a stream cannot do: its batch size and seed are its options', and nothing can be
+    /// drawn at random from it (substitutes, a device cache).
+    fn check_stream(&self, o: &crate::shards::StreamOptions) -> Result<(), LoaderError> {
+        let conflict = |what: &str, stream: u64, builder: u64| {
+            LoaderError::Config(format!(
+                "a stream's {what} is its StreamOptions' ({stream}); the builder asked for {builder}"
+            ))
+        };
+        if self.settings.batch_size != o.batch_size {
+            let b = self.settings.batch_size as u64;
+            return Err(conflict("batch size", o.batch_size as u64, b));
+        }
+        if self.settings.seed != o.seed {
+            return Err(conflict("seed", o.seed, self.settings.seed));
+        }
+        if self.settings.policy == BadSamplePolicy::Substitute {
+            return Err(LoaderError::Config(
+                "a stream has no random access to draw substitutes from: use Skip or Fail".into(),
+            ));
+        }
+        if self.cache.is_some() {
+            return Err(LoaderError::Config(
+                "a stream cannot fill a device cache: every epoch reads the shards again".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -347,9 +391,34 @@ pub struct Loader {
     settings: Settings,
     workers: usize,
     prefetch: usize,
+    stream: Option<Streamed>,
 }
 
 impl Loader {
+    /// A builder over WebDataset shards read as streams ([`WebDatasetStream`]: one pass over
+    /// each shard front to back, no index, a seeded shard order and shuffle buffers; the
+    /// issue's streaming mode). Batch size, seed and ranks are the stream's
+    /// [`StreamOptions`](crate::shards::StreamOptions); the builder's sampler is not used.
+    /// Each sample's image is its first member with an image extension, its label the
+    /// `.cls`/`.txt`/`.json` member's (-1 without one). A batch's `indices` are not dataset
+    /// indices: each holds the epoch's low 16 bits above the sample's place in the epoch's
+    /// stream (`position * batch_size + slot`), and seeds its augmentations. A shard that
+    /// cannot be read, or ends early, is one bad sample named `shard#(end of shard)`; a
+    /// sample without an image or a label, or with a label that does not parse, is a bad
+    /// sample named `shard#key`. [`BadSamplePolicy::Substitute`] and the device cache are refused.
+    pub fn streaming(stream: WebDatasetStream) -> LoaderBuilder {
+        let o = stream.options().clone();
+        let slots = Arc::new(StreamSlots::new(o.json_label_key.clone(), o.batch_size));
+        let mut builder = Loader::builder_shared(slots.clone());
+        builder.settings.batch_size = o.batch_size;
+        builder.settings.seed = o.seed;
+        builder.stream = Some(Streamed {
+            stream: Arc::new(stream),
+            slots,
+        });
+        builder
+    }
+
     /// A builder over `dataset`.
     pub fn builder(dataset: impl Dataset + 'static) -> LoaderBuilder {
         Loader::builder_shared(Arc::new(dataset))
@@ -373,6 +442,7 @@ impl Loader {
             progress: None,
             erasing: None,
             mix: None,
+            stream: None,
         }
     }
 
@@ -391,14 +461,27 @@ impl Loader {
         &self.shared.dataset
     }
 
-    /// Batches in an epoch.
+    /// Batches in an epoch. For a stream ([`Loader::streaming`]): its `epoch_batches`, or 0
+    /// when the count is known only at the end of each epoch.
     pub fn batches_per_epoch(&self) -> usize {
-        self.settings.batches_per_epoch(self.shared.dataset.len())
+        match &self.stream {
+            Some(s) => s.stream.options().epoch_batches.unwrap_or(0),
+            None => self.settings.batches_per_epoch(self.shared.dataset.len()),
+        }
     }
 
     /// Samples in an epoch for this rank (after `drop_last`; skipped bad samples included).
+    /// For a stream: `epoch_batches` full batches, or 0 when unknown.
     pub fn samples_per_epoch(&self) -> usize {
-        self.settings.samples_per_epoch(self.shared.dataset.len())
+        match &self.stream {
+            Some(_) => self.batches_per_epoch() * self.settings.batch_size,
+            None => self.settings.samples_per_epoch(self.shared.dataset.len()),
+        }
+    }
+
+    /// Whether it reads a stream ([`Loader::streaming`]).
+    pub fn is_streaming(&self) -> bool {
+        self.stream.is_some()
     }
 
     /// Images per batch (the last batch of an epoch may hold fewer).
@@ -420,8 +503,7 @@ impl Loader {
 
     /// The batches that follow a saved state.
     pub fn resume(&mut self, state: &LoaderState) -> Result<Epoch<'_>, LoaderError> {
-        self.state(0, 0).check_same_loader(state)?;
-        Ok(self.start(state.epoch, state.next_batch))
+        self.resume_owned(state)
     }
 
     /// [`Loader::epoch`] as an iterator that does not borrow the loader: it holds what it
@@ -434,24 +516,56 @@ impl Loader {
     /// [`Loader::resume`] as an iterator that does not borrow the loader (see
     /// [`Loader::epoch_owned`]).
     pub fn resume_owned(&mut self, state: &LoaderState) -> Result<Epoch<'static>, LoaderError> {
+        if let Some(s) = &self.stream {
+            s.stream.check_resume(state)?;
+            return Ok(self.start_at(state.epoch, state.next_batch, Some(state.clone())));
+        }
         self.state(0, 0).check_same_loader(state)?;
         Ok(self.start(state.epoch, state.next_batch))
     }
 
-    /// The state before batch `next_batch` of `epoch`.
+    /// The state before batch `next_batch` of `epoch` (of a stream: its start, with no
+    /// streaming position, so only `next_batch` 0 resumes).
     pub fn state(&self, epoch: u64, next_batch: usize) -> LoaderState {
-        self.settings
-            .state(epoch, next_batch, self.shared.dataset.len())
+        match &self.stream {
+            Some(s) => s.stream.state(epoch, next_batch, None),
+            None => self
+                .settings
+                .state(epoch, next_batch, self.shared.dataset.len()),
+        }
     }
 
     fn start(&mut self, epoch: u64, first: usize) -> Epoch<'static> {
-        let batches = self.settings.batches(self.shared.dataset.len(), epoch);
-        let base = self.state(epoch, first);
+        self.start_at(epoch, first, None)
+    }
+
+    fn start_at(
+        &mut self,
+        epoch: u64,
+        first: usize,
+        resume: Option<LoaderState>,
+    ) -> Epoch<'static> {
+        let base = resume.clone().unwrap_or_else(|| self.state(epoch, first));
+        let (batches, stream) = match &self.stream {
+            Some(s) => {
+                let feed = Feed {
+                    stream: s.stream.clone(),
+                    slots: s.slots.clone(),
+                    resume,
+                };
+                (Vec::new(), Some((feed, Arc::new(StreamProgress::new()))))
+            }
+            None => (
+                self.settings.batches(self.shared.dataset.len(), epoch),
+                None,
+            ),
+        };
         Epoch::spawn(EpochPlan {
             shared: self.shared.clone(),
             gpu: self.gpu.clone(),
             epoch,
             batches,
+            stream,
             first,
             workers: self.workers,
             prefetch: self.prefetch,

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) erasing: Option<RandomErasing>,
     /// MixUp/CutMix of each batch (per batch: seed, epoch, position).
     pub(crate) mix: Option<BatchMix>,
+    /// Batches carry their samples' names (a stream's: its indices name nothing lasting).
+    pub(crate) named: bool,
 }
 
 impl Shared {
@@ -59,6 +61,12 @@ impl Shared {
             name: self.dataset.name(index),
             reason,
         })
+    }
+
+    /// The names of samples `indices`, when batches carry them.
+    pub(crate) fn names_of(&self, indices: &[usize]) -> Option<Vec<String>> {
+        self.named
+            .then(|| indices.iter().map(|&i| self.dataset.name(i)).collect())
     }
 
     pub(crate) fn take_buffer(&self) -> Vec<u8> {

@@ -118,5 +118,6 @@ fn stack(
         position,
         None,
     );
-    Ok(Some(batch.with_soft_labels(soft)))
+    let names = shared.names_of(&batch.indices);
+    Ok(Some(batch.with_soft_labels(soft).with_names(names)))
 }

@@ -321,7 +321,8 @@ impl GpuStage {
             position,
             Some((event, stream)),
         );
-        Ok(Some(batch.with_soft_labels(soft)))
+        let names = shared.names_of(&batch.indices);
+        Ok(Some(batch.with_soft_labels(soft).with_names(names)))
     }
 }
 

@@ -18,6 +18,7 @@ mod output;
 mod pipeline;
 mod read;
 mod stats;
+mod stream_feed;
 
 pub use batch::{Batch, HostTensor, Images};
 pub use builder::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, Loader, LoaderBuilder};

@@ -20,6 +20,7 @@ use super::context::Shared;
 use super::gpu_stage::GpuStage;
 use super::read::{Prepared, prepare_batch};
 use super::stats::Stats;
+use super::stream_feed::{Feed, Lead, StreamProgress, feed};
 use crate::error::{LoaderError, panic_message};
 use crate::state::{Cursor, LoaderState};
 
@@ -53,11 +54,23 @@ pub(crate) struct EpochPlan {
     /// One per stage thread; empty on the CPU path (one CPU stage).
     pub(crate) gpu: Vec<Arc<Mutex<GpuStage>>>,
     pub(crate) epoch: u64,
+    /// The dataset indices of each batch (empty for a stream, whose feeder makes them).
     pub(crate) batches: Vec<Vec<usize>>,
+    /// A streaming WebDataset's feeder and what it shares with the consumer.
+    pub(crate) stream: Option<(Feed, Arc<StreamProgress>)>,
     pub(crate) first: usize,
     pub(crate) workers: usize,
     pub(crate) prefetch: usize,
     pub(crate) state: LoaderState,
+}
+
+impl EpochPlan {
+    /// Batches in the epoch; for a stream, `usize::MAX` until its feeder reaches the end.
+    fn end(&self) -> usize {
+        self.stream
+            .as_ref()
+            .map_or(self.batches.len(), |(_, p)| p.total())
+    }
 }
 
 /// The batches of one epoch, in sampler order: an iterator of `Result<Batch, LoaderError>`.
@@ -72,6 +85,9 @@ pub struct Epoch<'a> {
     threads: Vec<JoinHandle<()>>,
     shared: Arc<Shared>,
     cursor: Cursor,
+    epoch: u64,
+    /// A stream's progress and where its samples are parked.
+    stream: Option<(Arc<StreamProgress>, Arc<super::stream_feed::StreamSlots>)>,
     /// Batches that arrived before the one due.
     early: BTreeMap<usize, Result<Option<Batch>, LoaderError>>,
     started: Instant,
@@ -106,10 +122,35 @@ impl Epoch<'_> {
             }
         }
         drop((job_rx, read_txs));
-        let cursor = Cursor::new(plan.state.clone(), plan.batches.len());
+        let cursor = Cursor::new(plan.state.clone(), plan.end());
         let shared = plan.shared.clone();
+        let epoch = plan.epoch;
+        let stream = plan
+            .stream
+            .as_ref()
+            .map(|(f, p)| (p.clone(), f.slots.clone()));
         let plan = Arc::new(plan);
         let mut done = false;
+        if plan.stream.is_some() {
+            let lead = plan.workers + plan.prefetch + stages;
+            let (plan, job_tx, out_tx, stop, due) = (
+                plan.clone(),
+                job_tx.clone(),
+                out_tx.clone(),
+                stop.clone(),
+                due.clone(),
+            );
+            let spawned = std::thread::Builder::new()
+                .name("gm-loader-feed".into())
+                .spawn(move || feeder(&plan, lead, &job_tx, &out_tx, &due, &stop));
+            match spawned {
+                Ok(h) => threads.push(h),
+                Err(e) => {
+                    tracing::error!(error = %e, "could not start a stream's feeder");
+                    done = true;
+                }
+            }
+        }
         for (s, read_rx) in read_rxs.into_iter().enumerate() {
             let (plan, job_tx, out_tx, stop, due) = (
                 plan.clone(),
@@ -136,6 +177,8 @@ impl Epoch<'_> {
             threads,
             shared,
             cursor,
+            epoch,
+            stream,
             early: BTreeMap::new(),
             started: Instant::now(),
             done,
@@ -153,9 +196,29 @@ impl Epoch<'_> {
         self.shared.stats.lock().clone()
     }
 
-    /// Batches left in this epoch (skipped empty batches included).
+    /// Batches left in this epoch (skipped empty batches included). A streaming
+    /// WebDataset's epoch without `epoch_batches` has `usize::MAX` until its last shards are
+    /// read.
     pub fn remaining(&self) -> usize {
-        self.cursor.remaining()
+        match self.end() {
+            usize::MAX => usize::MAX,
+            end => end.saturating_sub(self.cursor.next_batch()),
+        }
+    }
+
+    fn end(&self) -> usize {
+        self.stream
+            .as_ref()
+            .map_or(self.cursor.end(), |(p, _)| p.total())
+    }
+
+    /// Moves the cursor past batch `position`, with a stream's state after it.
+    fn pass(&mut self, position: usize) {
+        self.cursor.passed(position);
+        if let Some(state) = self.stream.as_ref().and_then(|(p, _)| p.passed(position)) {
+            self.cursor.set_state(state);
+        }
+        self.due.store(position + 1, Ordering::Release);
     }
 
     fn shutdown(&mut self) {
@@ -169,6 +232,9 @@ impl Epoch<'_> {
             if h.join().is_err() {
                 tracing::error!("a loader thread panicked outside its guard");
             }
+        }
+        if let Some((_, slots)) = &self.stream {
+            slots.release(self.epoch, usize::MAX);
         }
     }
 }
@@ -195,15 +261,14 @@ impl Epoch<'_> {
                 return Waited::Ready(None);
             }
             let due = self.cursor.next_batch();
-            if due >= self.cursor.end() {
+            if due >= self.end() {
                 self.shutdown();
                 return Waited::Ready(None);
             }
             if let Some(r) = self.early.remove(&due) {
                 // A failed batch is not passed: the saved state resumes at it.
                 if r.is_ok() {
-                    self.cursor.passed(due);
-                    self.due.store(due + 1, Ordering::Release);
+                    self.pass(due);
                 }
                 match r {
                     Ok(Some(batch)) => return Waited::Ready(Some(Ok(batch))),
@@ -350,7 +415,11 @@ fn stage_loop(
     let first = plan.first + (index + n - plan.first % n) % n;
     let mut next_job = first;
     let mut arrived: BTreeMap<usize, ReadBatch> = BTreeMap::new();
-    for position in (first..plan.batches.len()).step_by(n) {
+    for position in (first..).step_by(n) {
+        if position >= plan.end() {
+            return;
+        }
+        // A stream's feeder sends its jobs itself.
         while next_job < plan.batches.len() && next_job < position + window {
             let job = Job {
                 position: next_job,
@@ -367,7 +436,7 @@ fn stage_loop(
             return;
         }
         let waiting = nvtx::range(c"gm-loader: stage waits for its read");
-        let Some(read) = wait_for_read(position, reads, &mut arrived, stop) else {
+        let Some(read) = wait_for_read(position, reads, &mut arrived, stop, plan) else {
             return;
         };
         {
@@ -410,12 +479,13 @@ fn wait_for_consumer(position: usize, lead: usize, due: &AtomicUsize, stop: &Ato
 }
 
 /// The read of batch `position`, keeping reads of later batches that come first in
-/// `arrived`; `None` when the epoch stops.
+/// `arrived`; `None` when the epoch stops or (a stream) turns out to end before it.
 fn wait_for_read(
     position: usize,
     reads: &Receiver<ReadBatch>,
     arrived: &mut BTreeMap<usize, ReadBatch>,
     stop: &AtomicBool,
+    plan: &EpochPlan,
 ) -> Option<ReadBatch> {
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -423,6 +493,9 @@ fn wait_for_read(
         }
         if let Some(r) = arrived.remove(&position) {
             return Some(r);
+        }
+        if position >= plan.end() {
+            return None;
         }
         match reads.recv_timeout(POLL) {
             Ok(r) => {
@@ -432,6 +505,38 @@ fn wait_for_read(
             Err(RecvTimeoutError::Disconnected) => return None,
         }
     }
+}
+
+/// A stream's feeder thread: its jobs go to the host workers; a failure to start (a state
+/// that does not resume) or a panic ends the epoch.
+fn feeder(
+    plan: &EpochPlan,
+    lead: usize,
+    jobs: &Sender<Job>,
+    out: &Sender<Delivery>,
+    due: &AtomicUsize,
+    stop: &Arc<AtomicBool>,
+) {
+    let Some((source, progress)) = &plan.stream else {
+        return;
+    };
+    let lead = Lead {
+        epoch: plan.epoch,
+        batches: lead,
+    };
+    let send = |position, indices| jobs.send(Job { position, indices }).is_ok();
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        feed(source, &lead, progress, send, due, stop)
+    }));
+    let failed = match run {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e,
+        Err(p) => LoaderError::WorkerPanic {
+            stage: "stream feeder",
+            message: panic_message(&*p),
+        },
+    };
+    let _ = deliver(out, Delivery::Fatal(failed), stop);
 }
 
 /// Hands a batch to the consumer's queue; false when the epoch stops.

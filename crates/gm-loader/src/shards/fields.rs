@@ -2,6 +2,7 @@
 //! (integer text), else `.txt`, else a key of `.json`.
 
 use super::tar_index::{IndexedSample, Member};
+use super::tar_stream::RawSample;
 use crate::image::{IMAGE_EXTENSIONS, Label};
 use crate::video::VIDEO_EXTENSIONS;
 
@@ -35,8 +36,29 @@ pub(crate) fn label_member(sample: &IndexedSample) -> Option<(usize, &Member)> {
 
 /// The label in a label member's bytes: integer text, or the integer at `json_key`.
 pub(crate) fn parse_label(member: &Member, bytes: &[u8], json_key: &str) -> Result<Label, String> {
-    let what = &member.name;
-    if member.ext.eq_ignore_ascii_case("json") {
+    parse_label_of(&member.name, &member.ext, bytes, json_key)
+}
+
+/// A streamed sample's image member, as its position among the members.
+pub(crate) fn raw_image(sample: &RawSample) -> Option<usize> {
+    let is_image = |ext: &str| IMAGE_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e));
+    sample.members.iter().position(|(ext, _)| is_image(ext))
+}
+
+/// A streamed sample's label: `None` without a label member.
+pub(crate) fn raw_label(sample: &RawSample, json_key: &str) -> Option<Result<Label, String>> {
+    LABEL_ORDER.iter().find_map(|want| {
+        let (ext, bytes) = sample
+            .members
+            .iter()
+            .find(|(ext, _)| ext.eq_ignore_ascii_case(want))?;
+        let name = format!("{}.{ext}", sample.key);
+        Some(parse_label_of(&name, ext, bytes, json_key))
+    })
+}
+
+fn parse_label_of(what: &str, ext: &str, bytes: &[u8], json_key: &str) -> Result<Label, String> {
+    if ext.eq_ignore_ascii_case("json") {
         let value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|e| format!("{what}: not JSON: {e}"))?;
         return value

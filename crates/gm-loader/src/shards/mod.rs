@@ -5,6 +5,7 @@ mod brace;
 mod fields;
 mod header_hops;
 mod index_cache;
+mod prefetch;
 mod shard;
 mod slice;
 mod stream;
@@ -14,6 +15,7 @@ mod webdataset;
 mod writer;
 
 pub use brace::{MAX_EXPANSION, expand};
+pub(crate) use fields::{raw_image, raw_label};
 pub use slice::SliceSource;
 pub use stream::{
     StreamBatch, StreamCursor, StreamEpoch, StreamOptions, StreamSample, StreamState,

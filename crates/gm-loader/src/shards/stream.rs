@@ -14,12 +14,15 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use gm_storage::Storage;
 use gm_transforms::SampleRng;
 use serde::{Deserialize, Serialize};
 
 use super::ShardError;
+use super::prefetch::Prefetch;
 use super::shard::Shard;
 use super::tar_stream::{RawSample, TarSamples};
 use crate::error::LoaderError;
@@ -46,6 +49,9 @@ pub struct StreamOptions {
     /// Batches per epoch: the data repeats (a new pass) or stops at this count, so that every
     /// rank yields as many; `None`: one pass, as many batches as the rank's shards give.
     pub epoch_batches: Option<usize>,
+    /// The key of a `.json` label member's integer label (default `"label"`), for the
+    /// [`Loader`](crate::Loader) ([`Loader::streaming`](crate::Loader::streaming)).
+    pub json_label_key: String,
 }
 
 impl Default for StreamOptions {
@@ -59,6 +65,7 @@ impl Default for StreamOptions {
             shuffle_buffer: 1000,
             shuffle_buffer_bytes: 256 << 20,
             epoch_batches: None,
+            json_label_key: "label".into(),
         }
     }
 }
@@ -178,12 +185,29 @@ impl WebDatasetStream {
 
     /// The batches that follow a saved state.
     pub fn resume(&self, state: &LoaderState) -> Result<StreamEpoch<'_>, LoaderError> {
+        let saved = self.check_resume(state)?;
+        Ok(StreamEpoch::start(
+            self,
+            state.epoch,
+            state.next_batch,
+            saved,
+        ))
+    }
+
+    /// Whether `state` was saved by a stream of these shards and options, with a position
+    /// that fits them: the position when it was. A state with no streaming position resumes
+    /// at the start of its epoch only (`next_batch` 0: [`crate::Loader::state`]'s).
+    pub fn check_resume(&self, state: &LoaderState) -> Result<StreamState, LoaderError> {
         self.state(state.epoch, state.next_batch, None)
             .check_same_loader(state)?;
-        let saved = state
-            .stream
-            .clone()
-            .ok_or_else(|| LoaderError::Resume("the state has no streaming position".into()))?;
+        let Some(saved) = state.stream.clone() else {
+            if state.next_batch == 0 {
+                return Ok(StreamState::default());
+            }
+            return Err(LoaderError::Resume(
+                "the state has no streaming position".into(),
+            ));
+        };
         if saved.streams.len() != self.options.streams {
             return Err(LoaderError::Resume(format!(
                 "the state has {} streams, this loader {}",
@@ -203,15 +227,15 @@ impl WebDatasetStream {
                 self.options.streams
             )));
         }
-        Ok(StreamEpoch::start(
-            self,
-            state.epoch,
-            state.next_batch,
-            saved,
-        ))
+        Ok(saved)
     }
 
-    fn state(&self, epoch: u64, next_batch: usize, stream: Option<StreamState>) -> LoaderState {
+    pub(crate) fn state(
+        &self,
+        epoch: u64,
+        next_batch: usize,
+        stream: Option<StreamState>,
+    ) -> LoaderState {
         let o = &self.options;
         LoaderState {
             epoch,
@@ -255,17 +279,32 @@ impl WebDatasetStream {
     fn open(&self, shard: usize) -> Result<TarSamples<Box<dyn Read + Send>>, String> {
         let name = &self.names[shard];
         let opened = Shard::open(name, &self.storage).map_err(|e| e.to_string())?;
-        let gzip = opened.is_gzip();
         let reader = opened
             .into_reader(self.storage.clone())
             .map_err(|e| e.to_string())?;
-        let reader: Box<dyn Read + Send> = if gzip {
-            Box::new(flate2::read::MultiGzDecoder::new(reader))
-        } else {
-            reader
-        };
-        Ok(TarSamples::new(reader))
+        Ok(samples_of(name, reader))
     }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &StreamOptions {
+        &self.options
+    }
+
+    /// The shards, as given (expanded).
+    pub fn shards(&self) -> &[String] {
+        &self.names
+    }
+}
+
+/// The samples of shard `name`'s bytes (gunzipped when its name says so).
+fn samples_of(name: &str, reader: Box<dyn Read + Send>) -> TarSamples<Box<dyn Read + Send>> {
+    let n = name.to_ascii_lowercase();
+    let reader: Box<dyn Read + Send> = if n.ends_with(".tar.gz") || n.ends_with(".tgz") {
+        Box::new(flate2::read::MultiGzDecoder::new(reader))
+    } else {
+        reader
+    };
+    TarSamples::new(reader)
 }
 
 /// One stream being read.
@@ -273,6 +312,9 @@ struct Live {
     shards: Vec<usize>,
     cursor: StreamCursor,
     reader: Option<TarSamples<Box<dyn Read + Send>>>,
+    /// Fetches the shards after the one being read, started at the first shard read
+    /// front to back (a resumed stream's current shard is re-read without it).
+    prefetch: Option<Prefetch>,
     buffer: Vec<StreamSample>,
     bytes: u64,
     /// Every shard read and the buffer drained.
@@ -289,6 +331,8 @@ pub struct StreamEpoch<'a> {
     errors: Vec<String>,
     /// Most samples and bytes held in buffers at once, over all streams.
     peak: (usize, u64),
+    /// Set by the loader whose feeder reads this epoch: a read waiting for bytes gives up.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for StreamEpoch<'_> {
@@ -319,6 +363,7 @@ impl<'a> StreamEpoch<'a> {
             live: Vec::new(),
             errors: Vec::new(),
             peak: (0, 0),
+            stop: None,
         };
         let cursors = if saved.streams.is_empty() {
             vec![StreamCursor::default(); data.options.streams]
@@ -349,6 +394,7 @@ impl<'a> StreamEpoch<'a> {
                 ..cursor.clone()
             },
             reader: None,
+            prefetch: None,
             buffer: Vec::new(),
             bytes: 0,
             done: false,
@@ -398,6 +444,11 @@ impl<'a> StreamEpoch<'a> {
             }
         }
         Some(reader)
+    }
+
+    /// Makes reads that wait for bytes give up once `stop` is set (the loader's feeder).
+    pub(crate) fn stop_on(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = Some(stop);
     }
 
     /// The state to save to resume after the last batch yielded.
@@ -454,13 +505,24 @@ impl<'a> StreamEpoch<'a> {
         let shard = live.shards[live.cursor.shard_pos];
         let name = &self.data.names[shard];
         if live.reader.is_none() {
-            match self.data.open(shard) {
-                Ok(r) => live.reader = Some(r),
-                Err(e) => {
-                    self.errors.push(format!("{name}: gave 0 samples: {e}"));
-                    live.cursor.shard_pos += 1;
-                    return;
+            if live.prefetch.is_none() {
+                let names = live.shards.iter().map(|&i| self.data.names[i].clone());
+                match Prefetch::start(
+                    names.collect(),
+                    live.cursor.shard_pos,
+                    self.data.storage.clone(),
+                ) {
+                    Ok(p) => live.prefetch = Some(p),
+                    Err(e) => {
+                        self.errors.push(format!("{name}: gave 0 samples: {e}"));
+                        live.cursor.shard_pos += 1;
+                        return;
+                    }
                 }
+            }
+            if let Some(p) = &live.prefetch {
+                let bytes = p.shard(live.cursor.shard_pos, self.stop.clone());
+                live.reader = Some(samples_of(name, Box::new(bytes)));
             }
         }
         match live.reader.as_mut().map(TarSamples::next_sample) {
@@ -481,8 +543,11 @@ impl<'a> StreamEpoch<'a> {
             other => {
                 if let Some(Err(e)) = other {
                     let read = live.cursor.read_in_shard;
-                    self.errors
-                        .push(format!("{name}: ended after {read} samples: {e}"));
+                    self.errors.push(if read == 0 {
+                        format!("{name}: gave 0 samples: {e}")
+                    } else {
+                        format!("{name}: ended after {read} samples: {e}")
+                    });
                 }
                 live.reader = None;
                 live.cursor.shard_pos += 1;

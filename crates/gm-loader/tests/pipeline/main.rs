@@ -11,3 +11,4 @@ mod gpu;
 mod remote;
 mod shards;
 mod stream;
+mod stream_loader;

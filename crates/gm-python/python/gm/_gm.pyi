@@ -86,6 +86,8 @@ class Batch:
     ``i`` and ``i - 1``, on the same device as the images; else None."""
     indices: List[int]
     """Dataset index of each image."""
+    names: Optional[List[str]]
+    """With ``stream=True``: each image's ``shard#key``; else None."""
     epoch: int
     position: int
     """Position of the batch in its epoch, from 0."""
@@ -133,6 +135,15 @@ class ImageLoader:
     durations in seconds or as "500ms", sizes in bytes or as "64KiB"). A listing that fails
     raises OSError naming the URL; a sample whose request fails after the retries is a bad
     sample under ``bad_samples``, named by its URL.
+
+    ``stream=True`` reads WebDataset shards (``.tar`` or ``.tar.gz``; a pattern with brace
+    ranges or a list) front to back with no index, as ``webdataset`` does: a seeded shard order
+    split across ranks, ``streams`` streams each with a shuffle buffer of ``shuffle_buffer``
+    samples (1 without ``shuffle``); ``epoch_batches`` fixes the batches per epoch (the data
+    repeats), else an epoch is one pass and ``len()`` raises TypeError. Batches name each
+    image in ``Batch.names``; ``state_dict()`` resumes a streamed epoch exactly; a shard that
+    cannot be read or ends early is one bad sample; ``drop_last`` and "substitute" do not
+    apply.
     """
 
     def __init__(
@@ -158,9 +169,14 @@ class ImageLoader:
         truncated: Literal["refuse", "decode"] = "refuse",
         storage: Optional[StorageOptions] = None,
         cores: Optional[int] = None,
+        stream: bool = False,
+        shuffle_buffer: int = 1000,
+        streams: int = 4,
+        epoch_batches: Optional[int] = None,
     ) -> None: ...
     def __len__(self) -> int:
-        """Batches per epoch (for this rank)."""
+        """Batches per epoch (for this rank); a stream without ``epoch_batches`` raises
+        TypeError."""
     def __iter__(self) -> BatchIterator:
         """Starts an epoch: the one set_epoch chose, the one a loaded state resumes, or the
         one after the last."""
