@@ -131,15 +131,14 @@ impl Target {
         let tar = format!("{prefix}-{n:06}.tar");
         for name in [tar.clone(), format!("{prefix}-{n:06}.idx")] {
             let local = staging.join(&name);
-            let bytes =
-                std::fs::read(&local).with_context(|| format!("reading {}", local.display()))?;
             let key = match url.key().trim_end_matches('/') {
                 "" => name.clone(),
                 dir => format!("{dir}/{name}"),
             };
             let dest = url.with_key(&key);
+            // Parts of `part_bytes` (32 MiB) for large shards, read from the file as they go.
             storage
-                .put(&dest, bytes)
+                .put_file(&dest, &local)
                 .with_context(|| format!("uploading {tar} to {dest}"))?;
             let _ = std::fs::remove_file(&local);
         }

@@ -125,6 +125,14 @@ pub enum StorageError {
         /// What happened.
         reason: String,
     },
+    /// A local file to upload could not be read.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The read's error.
+        source: io::Error,
+    },
 }
 
 impl StorageError {
@@ -147,6 +155,7 @@ impl From<StorageError> for io::Error {
                 io::ErrorKind::InvalidInput
             }
             StorageError::Runtime { .. } => io::ErrorKind::Other,
+            StorageError::File { source, .. } => source.kind(),
         };
         io::Error::new(kind, e)
     }

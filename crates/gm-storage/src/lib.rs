@@ -30,4 +30,4 @@ pub use options::{GM_KEYS, StorageOptions};
 pub use remote::RemoteSource;
 pub use runtime::IO_THREADS_VAR;
 pub use stats::StorageStats;
-pub use storage::{ObjectEntry, Storage};
+pub use storage::{ObjectEntry, PARTS_IN_FLIGHT, Storage};

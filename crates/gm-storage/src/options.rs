@@ -32,6 +32,10 @@ pub struct StorageOptions {
     pub block_size: u64,
     /// Bytes cached per remote video.
     pub cache_bytes: u64,
+    /// Uploads of files of at least this size ([`Storage::put_file`](crate::Storage::put_file),
+    /// `gm shard --to`) go in parts of this size, several at once (S3's smallest part is
+    /// 5 MiB, which is the least taken).
+    pub part_bytes: u64,
     /// object_store configuration keys (`endpoint`, `region`, `allow_http`, ...), applied after
     /// the environment. Unknown keys are an error naming the key.
     pub store: Vec<(String, String)>,
@@ -53,6 +57,7 @@ impl Default for StorageOptions {
             open_bytes: 256 << 10,
             block_size: 64 << 10,
             cache_bytes: 4 << 20,
+            part_bytes: 32 << 20,
             store: Vec::new(),
         }
     }
@@ -87,6 +92,7 @@ pub const GM_KEYS: &[&str] = &[
     "open_bytes",
     "block_size",
     "cache_bytes",
+    "part_bytes",
 ];
 
 impl StorageOptions {
@@ -132,6 +138,7 @@ impl StorageOptions {
             "open_bytes" => self.open_bytes = bytes()?,
             "block_size" => self.block_size = bytes()?,
             "cache_bytes" => self.cache_bytes = bytes()?,
+            "part_bytes" => self.part_bytes = bytes()?,
             _ => self.store.push((key.to_string(), value.to_string())),
         }
         Ok(())

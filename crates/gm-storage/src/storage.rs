@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gm_demux::SourceVersion;
 use object_store::path::Path as StorePath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 use tokio::sync::Semaphore;
 
 use crate::error::{FailureKind, RequestFailure, StorageError};
@@ -284,6 +285,32 @@ impl Storage {
         })
     }
 
+    /// Uploads the file at `path` to `url`: one PUT below `part_bytes` ([`StorageOptions`]),
+    /// else a multipart upload of `part_bytes` parts, [`PARTS_IN_FLIGHT`] at a time, read from
+    /// the file as they go (a shard of gigabytes is never held whole). A failed multipart
+    /// upload is aborted, so no parts are left behind.
+    pub fn put_file(&self, url: &RemoteUrl, path: &Path) -> Result<SourceVersion, StorageError> {
+        let file_error = |source| StorageError::File {
+            path: path.to_path_buf(),
+            source,
+        };
+        let size = std::fs::metadata(path).map_err(file_error)?.len();
+        let part = self.options().part_bytes.max(MIN_PART);
+        if size < part {
+            return self.put(url, std::fs::read(path).map_err(file_error)?);
+        }
+        let file = std::fs::File::open(path).map_err(file_error)?;
+        let upload = Upload {
+            store: self.store(url)?,
+            key: StorePath::from(url.key()),
+            name: url.to_string(),
+            path: path.to_path_buf(),
+            part: usize::try_from(part).unwrap_or(usize::MAX),
+            size,
+        };
+        self.block_on(&url.to_string(), upload.run(file))
+    }
+
     /// Deletes `url` (tools and tests).
     pub fn delete(&self, url: &RemoteUrl) -> Result<(), StorageError> {
         let store = self.store(url)?;
@@ -342,4 +369,79 @@ fn simple_failure(op: &'static str, url: &str, e: &object_store::Error) -> Stora
 
 fn list_error(url: &RemoteUrl, e: &object_store::Error) -> StorageError {
     simple_failure("LIST", url.url().as_str(), e)
+}
+
+/// Parts of a multipart upload in flight at once.
+pub const PARTS_IN_FLIGHT: usize = 4;
+/// S3's smallest part (all but the last).
+const MIN_PART: u64 = 5 << 20;
+
+/// A multipart upload of one file.
+struct Upload {
+    store: Arc<dyn ObjectStore>,
+    key: StorePath,
+    name: String,
+    path: std::path::PathBuf,
+    part: usize,
+    size: u64,
+}
+
+impl Upload {
+    async fn run(self, mut file: std::fs::File) -> Result<SourceVersion, StorageError> {
+        let fail = |e: &object_store::Error| simple_failure("PUT", &self.name, e);
+        let started = self.store.put_multipart(&self.key).await;
+        let mut writer =
+            WriteMultipart::new_with_chunk_size(started.map_err(|e| fail(&e))?, self.part);
+        if let Err(e) = self.send_parts(&mut writer, &mut file).await {
+            let _ = writer.abort().await;
+            return Err(e);
+        }
+        let put = writer.finish().await.map_err(|e| fail(&e))?;
+        Ok(SourceVersion {
+            size: self.size,
+            modified: None,
+            etag: put.e_tag,
+        })
+    }
+
+    /// Reads the file a part at a time into the writer, which sends each when it is full.
+    async fn send_parts(
+        &self,
+        writer: &mut WriteMultipart,
+        file: &mut std::fs::File,
+    ) -> Result<(), StorageError> {
+        loop {
+            let waited = writer.wait_for_capacity(PARTS_IN_FLIGHT).await;
+            waited.map_err(|e| simple_failure("PUT", &self.name, &e))?;
+            let mut buf = vec![0u8; self.part];
+            // A read of a few milliseconds on this runtime's worker; the others go on.
+            let n =
+                tokio::task::block_in_place(|| read_up_to(file, &mut buf)).map_err(|source| {
+                    StorageError::File {
+                        path: self.path.clone(),
+                        source,
+                    }
+                })?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.truncate(n);
+            writer.put(bytes::Bytes::from(buf));
+        }
+    }
+}
+
+/// Fills `buf` from `file` as far as the file goes; the bytes read.
+fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }

@@ -76,6 +76,54 @@ fn s3_put_ranged_get_list_and_changed_version() {
 }
 
 #[test]
+fn a_large_file_uploads_in_parts_and_a_small_one_in_one_put() {
+    let Some(server) = s3_or_skip("a_large_file_uploads_in_parts_and_a_small_one_in_one_put")
+    else {
+        return;
+    };
+    let options = StorageOptions {
+        part_bytes: 5 << 20,
+        ..quick()
+    };
+    let bucket = server.bucket("parts", options);
+    let dir = std::env::temp_dir().join(format!("gm-parts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // 12.5 MiB of a pattern no part repeats: parts of 5, 5 and 2.5 MiB.
+    let big: Vec<u8> = (0..(25u64 << 19))
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let (big_path, small_path) = (dir.join("big.tar"), dir.join("small.tar"));
+    std::fs::write(&big_path, &big).expect("write");
+    std::fs::write(&small_path, &big[..1000]).expect("write");
+    let url = bucket.url("shards/big.tar");
+    let put = bucket
+        .storage
+        .put_file(&url, &big_path)
+        .expect("multipart upload");
+    assert_eq!(put.size, big.len() as u64);
+    // S3 (and moto) tag a multipart object `md5-of-md5s-<parts>`.
+    let etag = put.etag.clone().unwrap_or_default();
+    assert!(etag.trim_matches('"').ends_with("-3"), "etag {etag}");
+    let (got, _) = bucket.storage.get(&url, None, None).expect("get");
+    assert!(got == big, "the object differs from the file");
+    let small = bucket.url("shards/small.tar");
+    let put = bucket.storage.put_file(&small, &small_path).expect("put");
+    assert!(!put.etag.unwrap_or_default().contains('-'), "one PUT");
+    assert_eq!(
+        bucket.storage.get(&small, None, None).expect("get").0,
+        big[..1000]
+    );
+    // A file that cannot be read names itself.
+    let gone = dir.join("gone.tar");
+    let err = bucket
+        .storage
+        .put_file(&bucket.url("x"), &gone)
+        .expect_err("no file");
+    assert!(err.to_string().contains("gone.tar"), "{err}");
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+#[test]
 fn s3_missing_object_is_not_found() {
     let Some(server) = s3_or_skip("s3_missing_object_is_not_found") else {
         return;
