@@ -1,7 +1,9 @@
 //! A streaming WebDataset through the `Loader` on the CPU path: each image is its sample's
 //! (named `shard#key`), the order is the stream's, resuming from a saved state gives the rest
 //! of the epoch bit for bit, epochs run back to back, shards in S3 give the local batches,
-//! and bad members and a cut shard are bad samples while the epoch goes on.
+//! bad members and a cut shard are bad samples while the epoch goes on, and request faults
+//! (503s, cut bodies, a deleted shard, an outage; FaultServer) are retried or cost exactly
+//! their shard.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -396,5 +398,140 @@ fn bad_members_and_a_cut_shard_are_bad_samples_of_a_stream() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("batch size"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Each image's pixels by name, over an epoch.
+fn pixels_by_name(batches: &[(Seen, Vec<String>)]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for (s, names) in batches {
+        let per = s.bytes.len() / names.len().max(1);
+        for (k, name) in names.iter().enumerate() {
+            let key = name.rsplit_once('#').unwrap().1.to_string();
+            out.insert(key, s.bytes[k * per..(k + 1) * per].to_vec());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_stream_rides_out_retried_faults_and_loses_only_the_shards_that_fail() {
+    use gm_storage::testing::{Fault, FaultServer};
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("faults");
+    let (shards, _) = write_shards(&dir, 150_000);
+    assert!(shards.len() >= 4, "{} shards", shards.len());
+    let server = FaultServer::start().unwrap();
+    server.serve_dir(&dir, "wds").unwrap();
+    let key = |s: &String| {
+        format!(
+            "wds/{}",
+            Path::new(s).file_name().unwrap().to_string_lossy()
+        )
+    };
+    let urls: Vec<String> = shards
+        .iter()
+        .map(|s| server.url(&key(s)).to_string())
+        .collect();
+    let storage = Storage::new(StorageOptions {
+        retries: 2,
+        backoff_min: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(20),
+        timeout: Duration::from_millis(500),
+        retry_timeout: Duration::from_secs(2),
+        ..StorageOptions::default()
+    });
+    let clean = epoch_named(streaming(&urls, storage.clone(), eval_chain(24), 2).epoch(0));
+    let expected = pixels_by_name(&clean);
+    // Shard 0: two 503s (the third try answers); shard 1: its data GET cut once (the first
+    // request, its version GET, passes); shard 2 deleted; shard 3 answers 503 past the budget.
+    server.script(Some(&key(&shards[0])), Fault::Status(503), 2);
+    server.script(Some(&key(&shards[1])), Fault::CutBody(5000), 2);
+    server.remove(&key(&shards[2]));
+    server.script(Some(&key(&shards[3])), Fault::Status(503), 1000);
+    let started = Instant::now();
+    let mut loader = streaming(&urls, storage.clone(), eval_chain(24), 2);
+    let got = epoch_named(loader.epoch(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut errors = loader.stats().first_errors;
+    errors.sort_by(|a, b| a.name.cmp(&b.name));
+    let bad: Vec<(String, String)> = errors
+        .iter()
+        .map(|e| (e.name.clone(), e.to_string()))
+        .collect();
+    assert_eq!(bad.len(), 2, "{bad:#?}");
+    assert_eq!(bad[0].0, format!("{}#(end of shard)", urls[2]));
+    assert!(bad[0].1.contains("404"), "{}", bad[0].1);
+    assert_eq!(bad[1].0, format!("{}#(end of shard)", urls[3]));
+    assert!(bad[1].1.contains("503 after 3 attempts"), "{}", bad[1].1);
+    // Every sample of the other shards arrived, with the pixels of the clean run.
+    let lost: Vec<&String> = clean
+        .iter()
+        .flat_map(|b| &b.1)
+        .filter(|n| {
+            n.starts_with(&format!("{}#", urls[2])) || n.starts_with(&format!("{}#", urls[3]))
+        })
+        .collect();
+    let got = pixels_by_name(&got);
+    assert_eq!(got.len(), expected.len() - lost.len());
+    for (name, pixels) in &got {
+        assert!(expected.get(name) == Some(pixels), "{name} differs");
+    }
+    // 2 retries of shard 0, 1 of the cut body, 2 of shard 3 before it is given up.
+    assert!(storage.stats().retries >= 5, "{:?}", storage.stats());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_stream_waits_out_a_server_that_is_down_and_comes_back_within_the_retry_budget() {
+    use gm_storage::testing::FaultServer;
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("outage");
+    let (shards, _) = write_shards(&dir, 150_000);
+    let mut server = FaultServer::start().unwrap();
+    server.serve_dir(&dir, "wds").unwrap();
+    let urls: Vec<String> = shards
+        .iter()
+        .map(|s| {
+            let file = Path::new(s).file_name().unwrap().to_string_lossy();
+            server.url(&format!("wds/{file}")).to_string()
+        })
+        .collect();
+    // Refused connections fail at once: 50 retries 50 ms apart outlast a 300 ms outage.
+    let storage = Storage::new(StorageOptions {
+        retries: 50,
+        backoff_min: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(50),
+        timeout: Duration::from_millis(500),
+        retry_timeout: Duration::from_secs(8),
+        ..StorageOptions::default()
+    });
+    let clean = epoch_named(streaming(&urls, storage.clone(), eval_chain(24), 2).epoch(0));
+    let before = storage.stats();
+    server.stop();
+    let restarter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        server.restart().unwrap();
+        server
+    });
+    let started = Instant::now();
+    let mut loader = streaming(&urls, storage.clone(), eval_chain(24), 2);
+    let got = epoch_named(loader.epoch(0));
+    let _server = restarter.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(loader.stats().bad, 0, "{:?}", loader.stats().first_errors);
+    assert_eq!(pixels_by_name(&got), pixels_by_name(&clean));
+    assert!(
+        storage.stats().retries > before.retries,
+        "the outage was met"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
