@@ -220,3 +220,43 @@ def test_device_cache_fill_reports_progress(good_folder, no_dist_env):
                             device_cache=64, progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1] == (22, 22)
     assert sum(len(b) for b in loader) == 22
+
+
+def test_streamed_shards_on_the_gpu_into_torch_match_the_cpu_path(tmp_path, good_folder, no_dist_env, side_stream):
+    # WebDataset tars written with Python's tarfile; stream=True on the GPU and on the CPU:
+    # the same names, labels and (within the decoders' bound) pixels, batch by batch.
+    import tarfile
+
+    files = sorted(p for p in good_folder.rglob("*") if p.is_file())
+    classes = sorted({p.parent.name for p in files})
+    shards = []
+    for s in range(3):
+        path = tmp_path / f"train-{s:06d}.tar"
+        with tarfile.open(path, "w") as tar:
+            for i, p in enumerate(files[s::3]):
+                key = f"{s}-{i:04d}"
+                for name, data in [(f"{key}{p.suffix.lower()}", p.read_bytes()),
+                                   (f"{key}.cls", str(classes.index(p.parent.name)).encode())]:
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+        shards.append(str(path))
+    chain = [T.Resize(96 + 96 // 7, antialias=False), T.CenterCrop(96)]
+
+    def loader(device):
+        return gm.ImageLoader(shards, batch_size=5, transforms=chain, device=device, stream=True,
+                              shuffle=True, seed=4, shuffle_buffer=6, streams=2)
+
+    gpu, cpu = loader("cuda"), loader("cpu")
+    assert gpu.on_gpu
+    seen = 0
+    for g, c in zip(gpu, cpu, strict=True):
+        assert g.names == c.names
+        with torch.cuda.stream(side_stream):
+            x = torch.from_dlpack(g.images).cpu().numpy()
+            y = torch.from_dlpack(g.labels).cpu().numpy()
+        assert np.array_equal(y, np.from_dlpack(c.labels))
+        cx = np.from_dlpack(c.images)
+        assert min(psnr(x[i], cx[i]) for i in range(len(x))) >= 35.0
+        seen += len(x)
+    assert seen == len(files)
