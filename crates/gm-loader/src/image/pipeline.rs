@@ -97,83 +97,64 @@ pub struct Epoch<'a> {
 
 impl Epoch<'_> {
     pub(crate) fn spawn(plan: EpochPlan) -> Epoch<'static> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let due = Arc::new(AtomicUsize::new(plan.first));
         let stages = plan.gpu.len().max(1);
         let (job_tx, job_rx) = unbounded::<Job>();
         let (read_txs, read_rxs): (Vec<_>, Vec<_>) =
             (0..stages).map(|_| unbounded::<ReadBatch>()).unzip();
         let (out_tx, out_rx) = bounded::<Delivery>(plan.prefetch);
+        let links = Links {
+            jobs: job_tx,
+            out: out_tx,
+            stop: Arc::new(AtomicBool::new(false)),
+            due: Arc::new(AtomicUsize::new(plan.first)),
+        };
         let mut threads = Vec::new();
         for w in 0..plan.workers {
             let (shared, job_rx, read_txs, stop) = (
                 plan.shared.clone(),
                 job_rx.clone(),
                 read_txs.clone(),
-                stop.clone(),
+                links.stop.clone(),
             );
             let epoch = plan.epoch;
-            let spawned = std::thread::Builder::new()
-                .name(format!("gm-loader-read-{w}"))
-                .spawn(move || reader(&shared, epoch, &job_rx, &read_txs, &stop));
-            match spawned {
-                Ok(h) => threads.push(h),
-                Err(e) => tracing::error!(error = %e, "could not start a host worker"),
-            }
+            let work = move || reader(&shared, epoch, &job_rx, &read_txs, &stop);
+            start(
+                format!("gm-loader-read-{w}"),
+                "a host worker",
+                &mut threads,
+                work,
+            );
         }
         drop((job_rx, read_txs));
         let cursor = Cursor::new(plan.state.clone(), plan.end());
-        let shared = plan.shared.clone();
-        let epoch = plan.epoch;
+        let (shared, epoch) = (plan.shared.clone(), plan.epoch);
         let stream = plan
             .stream
             .as_ref()
             .map(|(f, p)| (p.clone(), f.slots.clone()));
         let plan = Arc::new(plan);
-        let mut done = false;
+        let mut started = true;
         if plan.stream.is_some() {
             let lead = plan.workers + plan.prefetch + stages;
-            let (plan, job_tx, out_tx, stop, due) = (
-                plan.clone(),
-                job_tx.clone(),
-                out_tx.clone(),
-                stop.clone(),
-                due.clone(),
+            let (plan, l) = (plan.clone(), links.clone());
+            let work = move || feeder(&plan, lead, &l.jobs, &l.out, &l.due, &l.stop);
+            started &= start(
+                "gm-loader-feed".into(),
+                "a stream's feeder",
+                &mut threads,
+                work,
             );
-            let spawned = std::thread::Builder::new()
-                .name("gm-loader-feed".into())
-                .spawn(move || feeder(&plan, lead, &job_tx, &out_tx, &due, &stop));
-            match spawned {
-                Ok(h) => threads.push(h),
-                Err(e) => {
-                    tracing::error!(error = %e, "could not start a stream's feeder");
-                    done = true;
-                }
-            }
         }
         for (s, read_rx) in read_rxs.into_iter().enumerate() {
-            let (plan, job_tx, out_tx, stop, due) = (
-                plan.clone(),
-                job_tx.clone(),
-                out_tx.clone(),
-                stop.clone(),
-                due.clone(),
-            );
-            let spawned = std::thread::Builder::new()
-                .name(format!("gm-loader-stage-{s}"))
-                .spawn(move || stage(&plan, s, job_tx, read_rx, out_tx, &stop, &due));
-            match spawned {
-                Ok(h) => threads.push(h),
-                Err(e) => {
-                    tracing::error!(error = %e, "could not start a loader stage thread");
-                    done = true;
-                }
-            }
+            let (plan, l) = (plan.clone(), links.clone());
+            let work = move || stage(&plan, s, l.jobs, read_rx, l.out, &l.stop, &l.due);
+            let name = format!("gm-loader-stage-{s}");
+            started &= start(name, "a loader stage thread", &mut threads, work);
         }
         Epoch {
             rx: Some(out_rx),
-            stop,
-            due,
+            stop: links.stop,
+            due: links.due,
             threads,
             shared,
             cursor,
@@ -181,7 +162,7 @@ impl Epoch<'_> {
             stream,
             early: BTreeMap::new(),
             started: Instant::now(),
-            done,
+            done: !started,
             _loader: PhantomData,
         }
     }
@@ -235,6 +216,35 @@ impl Epoch<'_> {
         }
         if let Some((_, slots)) = &self.stream {
             slots.release(self.epoch, usize::MAX);
+        }
+    }
+}
+
+/// What the threads of an epoch share: the host workers' job queue, the consumer's queue, the
+/// stop flag and the batch the consumer waits for.
+#[derive(Clone)]
+struct Links {
+    jobs: Sender<Job>,
+    out: Sender<Delivery>,
+    stop: Arc<AtomicBool>,
+    due: Arc<AtomicUsize>,
+}
+
+/// Starts thread `name` into `threads`; false (and logged) when it could not start.
+fn start(
+    name: String,
+    what: &str,
+    threads: &mut Vec<JoinHandle<()>>,
+    work: impl FnOnce() + Send + 'static,
+) -> bool {
+    match std::thread::Builder::new().name(name).spawn(work) {
+        Ok(h) => {
+            threads.push(h);
+            true
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "could not start {what}");
+            false
         }
     }
 }
