@@ -118,13 +118,12 @@ pub(crate) fn plan_steps_erasing(
     Ok((crate::transforms::compose(&steps)?, erasing))
 }
 
-/// Rank and world size: both given, or from the launcher's environment (else 0 of 1).
-fn ranks(py: Python<'_>, rank: Option<usize>, world: Option<usize>) -> PyResult<(usize, usize)> {
+/// Rank and world size when the caller gave both; `None` when neither (the launcher's
+/// environment decides).
+fn given_ranks(rank: Option<usize>, world: Option<usize>) -> PyResult<Option<(usize, usize)>> {
     match (rank, world) {
-        (Some(r), Some(w)) => Ok((r, w)),
-        (None, None) => Ok(gm_loader::DistEnv::from_env()
-            .map_err(|e| loader_error(py, e))?
-            .map_or((0, 1), |d| (d.rank, d.world_size))),
+        (Some(r), Some(w)) => Ok(Some((r, w))),
+        (None, None) => Ok(None),
         _ => Err(PyValueError::new_err(
             "give both rank and world_size, or neither (then RANK/WORLD_SIZE are read)",
         )),
@@ -144,14 +143,9 @@ pub(crate) fn sampler_for(
     } else {
         Sampler::sequential()
     };
-    let sharded = match (rank, world_size) {
-        (Some(r), Some(w)) => s.sharded(r, w, drop_last),
-        (None, None) => s.sharded_from_env(drop_last),
-        _ => {
-            return Err(PyValueError::new_err(
-                "give both rank and world_size, or neither (then RANK/WORLD_SIZE are read)",
-            ));
-        }
+    let sharded = match given_ranks(rank, world_size)? {
+        Some((r, w)) => s.sharded(r, w, drop_last),
+        None => s.sharded_from_env(drop_last),
     };
     sharded.map_err(|e| loader_error(py, e))
 }
@@ -198,16 +192,21 @@ impl ImageLoader {
         let truncated = crate::decode::parse_truncated(truncated)?;
         let storage = crate::storage::from_dict(storage)?;
         let start = if stream {
-            let ranks = ranks(py, rank, world_size)?;
-            let options = StreamOptions {
+            let mut options = StreamOptions {
                 seed,
-                rank: ranks.0,
-                world_size: ranks.1,
                 streams,
                 batch_size,
                 shuffle_buffer: if shuffle { shuffle_buffer } else { 1 },
                 epoch_batches,
                 ..StreamOptions::default()
+            };
+            options = match given_ranks(rank, world_size)? {
+                Some((r, w)) => StreamOptions {
+                    rank: r,
+                    world_size: w,
+                    ..options
+                },
+                None => options.ranks_from_env().map_err(|e| loader_error(py, e))?,
             };
             let shards = crate::storage::stream_shards(source)?;
             let storage = storage.unwrap_or_else(gm_storage::Storage::global);

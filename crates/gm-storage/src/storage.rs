@@ -2,6 +2,7 @@
 //! loader threads.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -413,10 +414,11 @@ impl Upload {
         loop {
             let waited = writer.wait_for_capacity(PARTS_IN_FLIGHT).await;
             waited.map_err(|e| simple_failure("PUT", &self.name, &e))?;
-            let mut buf = vec![0u8; self.part];
+            let mut buf = Vec::with_capacity(self.part);
+            let mut part = file.by_ref().take(self.part as u64);
             // A read of a few milliseconds on this runtime's worker; the others go on.
             let n =
-                tokio::task::block_in_place(|| read_up_to(file, &mut buf)).map_err(|source| {
+                tokio::task::block_in_place(|| part.read_to_end(&mut buf)).map_err(|source| {
                     StorageError::File {
                         path: self.path.clone(),
                         source,
@@ -425,23 +427,7 @@ impl Upload {
             if n == 0 {
                 return Ok(());
             }
-            buf.truncate(n);
             writer.put(bytes::Bytes::from(buf));
         }
     }
-}
-
-/// Fills `buf` from `file` as far as the file goes; the bytes read.
-fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    use std::io::Read;
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }

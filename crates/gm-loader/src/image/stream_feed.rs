@@ -89,8 +89,8 @@ impl StreamSlots {
                 },
             ));
         }
-        for record in batch.shard_errors {
-            let shard = record.split(": ").next().unwrap_or_default();
+        for failure in batch.shard_errors {
+            let shard = names.get(failure.shard).map_or("?", String::as_str);
             let n = self.errors.fetch_add(1, Ordering::Relaxed);
             parked.push((
                 tagged(epoch, ERROR_BIT | n),
@@ -98,7 +98,7 @@ impl StreamSlots {
                     position,
                     name: format!("{shard}#(end of shard)"),
                     label: -1,
-                    image: Some(Err(record)),
+                    image: Some(Err(failure.message)),
                 },
             ));
         }
@@ -221,8 +221,8 @@ pub(crate) fn feed(
             return Ok(());
         }
         let position = batch.position;
-        for record in &batch.shard_errors {
-            tracing::warn!(%record, "a shard could not be read to its end");
+        for failure in &batch.shard_errors {
+            tracing::warn!(record = %failure.message, "a shard could not be read to its end");
         }
         feed.slots.release(lead.epoch, due.load(Ordering::Acquire));
         let indices = feed.slots.park(lead.epoch, batch, feed.stream.shards());
@@ -251,6 +251,7 @@ fn wait_for_room(position: usize, lead: usize, due: &AtomicUsize, stop: &AtomicB
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::shards::ShardFailure;
 
     #[test]
     fn slot_indices_of_two_epochs_never_meet_and_release_takes_only_its_own() {
@@ -263,9 +264,12 @@ mod tests {
             let batch = StreamBatch {
                 position,
                 samples: Vec::new(),
-                shard_errors: vec![format!("s{epoch}.tar: gave 0 samples: gone")],
+                shard_errors: vec![ShardFailure {
+                    shard: 0,
+                    message: format!("s{epoch}.tar: gave 0 samples: gone"),
+                }],
             };
-            slots.park(epoch, batch, &[]);
+            slots.park(epoch, batch, &[format!("s{epoch}.tar")]);
         }
         assert_eq!(slots.len(), 3);
         slots.release(7, 1);

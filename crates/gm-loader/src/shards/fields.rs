@@ -9,18 +9,24 @@ use crate::video::VIDEO_EXTENSIONS;
 /// The label fields in order of preference.
 const LABEL_ORDER: &[&str] = &["cls", "txt", "json"];
 
-fn has_ext(member: &Member, set: &[&str]) -> bool {
-    set.iter().any(|e| member.ext.eq_ignore_ascii_case(e))
+fn has_ext(ext: &str, set: &[&str]) -> bool {
+    set.iter().any(|e| ext.eq_ignore_ascii_case(e))
 }
 
 /// The first image member.
 pub(crate) fn image(sample: &IndexedSample) -> Option<&Member> {
-    sample.members.iter().find(|m| has_ext(m, IMAGE_EXTENSIONS))
+    sample
+        .members
+        .iter()
+        .find(|m| has_ext(&m.ext, IMAGE_EXTENSIONS))
 }
 
 /// The first video member.
 pub(crate) fn video(sample: &IndexedSample) -> Option<&Member> {
-    sample.members.iter().find(|m| has_ext(m, VIDEO_EXTENSIONS))
+    sample
+        .members
+        .iter()
+        .find(|m| has_ext(&m.ext, VIDEO_EXTENSIONS))
 }
 
 /// The member holding the label, by preference, with its position in the sample.
@@ -41,8 +47,10 @@ pub(crate) fn parse_label(member: &Member, bytes: &[u8], json_key: &str) -> Resu
 
 /// A streamed sample's image member, as its position among the members.
 pub(crate) fn raw_image(sample: &RawSample) -> Option<usize> {
-    let is_image = |ext: &str| IMAGE_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e));
-    sample.members.iter().position(|(ext, _)| is_image(ext))
+    let members = &sample.members;
+    members
+        .iter()
+        .position(|(ext, _)| has_ext(ext, IMAGE_EXTENSIONS))
 }
 
 /// A streamed sample's label: `None` without a label member.

@@ -18,7 +18,7 @@ pub use brace::{MAX_EXPANSION, expand};
 pub(crate) use fields::{raw_image, raw_label};
 pub use slice::SliceSource;
 pub use stream::{
-    StreamBatch, StreamCursor, StreamEpoch, StreamOptions, StreamSample, StreamState,
+    ShardFailure, StreamBatch, StreamCursor, StreamEpoch, StreamOptions, StreamSample, StreamState,
     WebDatasetStream,
 };
 pub use tar_index::{

@@ -64,8 +64,7 @@ impl Shard {
 
     /// Whether it is gzip-compressed (by name): such a shard can only be streamed.
     pub(crate) fn is_gzip(&self) -> bool {
-        let n = self.name.to_ascii_lowercase();
-        n.ends_with(".tar.gz") || n.ends_with(".tgz")
+        is_gzip_name(&self.name)
     }
 
     /// The shard front to back, in bounded memory.
@@ -148,6 +147,12 @@ impl Shard {
             }
         }
     }
+}
+
+/// Whether a shard name says gzip (`.tar.gz`, `.tgz`).
+pub(crate) fn is_gzip_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.ends_with(".tar.gz") || n.ends_with(".tgz")
 }
 
 /// A remote object as a `Read`, by ranged GETs of [`STREAM_CHUNK`] pinned to one version.

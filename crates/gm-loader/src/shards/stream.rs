@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ShardError;
 use super::prefetch::Prefetch;
-use super::shard::Shard;
+use super::shard::{Shard, is_gzip_name};
 use super::tar_stream::{RawSample, TarSamples};
 use crate::error::LoaderError;
 use crate::sampler::{Sampler, Shard as RankShard};
@@ -108,9 +108,17 @@ pub struct StreamBatch {
     pub position: usize,
     /// The samples.
     pub samples: Vec<StreamSample>,
-    /// One record per shard that could not be read or ended early: its name, how many samples
-    /// it gave, and why.
-    pub shard_errors: Vec<String>,
+    /// One record per shard that could not be read or ended early.
+    pub shard_errors: Vec<ShardFailure>,
+}
+
+/// A shard that could not be read, or ended early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardFailure {
+    /// Position of the shard in the dataset's shard list.
+    pub shard: usize,
+    /// Its name, how many samples it gave, and why.
+    pub message: String,
 }
 
 /// Where one stream stands.
@@ -298,8 +306,7 @@ impl WebDatasetStream {
 
 /// The samples of shard `name`'s bytes (gunzipped when its name says so).
 fn samples_of(name: &str, reader: Box<dyn Read + Send>) -> TarSamples<Box<dyn Read + Send>> {
-    let n = name.to_ascii_lowercase();
-    let reader: Box<dyn Read + Send> = if n.ends_with(".tar.gz") || n.ends_with(".tgz") {
+    let reader: Box<dyn Read + Send> = if is_gzip_name(name) {
         Box::new(flate2::read::MultiGzDecoder::new(reader))
     } else {
         reader
@@ -328,7 +335,7 @@ pub struct StreamEpoch<'a> {
     next_batch: usize,
     state: StreamState,
     live: Vec<Live>,
-    errors: Vec<String>,
+    errors: Vec<ShardFailure>,
     /// Most samples and bytes held in buffers at once, over all streams.
     peak: (usize, u64),
     /// Set by the loader whose feeder reads this epoch: a read waiting for bytes gives up.
@@ -514,7 +521,8 @@ impl<'a> StreamEpoch<'a> {
                 ) {
                     Ok(p) => live.prefetch = Some(p),
                     Err(e) => {
-                        self.errors.push(format!("{name}: gave 0 samples: {e}"));
+                        let message = format!("{name}: gave 0 samples: {e}");
+                        self.errors.push(ShardFailure { shard, message });
                         live.cursor.shard_pos += 1;
                         return;
                     }
@@ -543,11 +551,12 @@ impl<'a> StreamEpoch<'a> {
             other => {
                 if let Some(Err(e)) = other {
                     let read = live.cursor.read_in_shard;
-                    self.errors.push(if read == 0 {
+                    let message = if read == 0 {
                         format!("{name}: gave 0 samples: {e}")
                     } else {
                         format!("{name}: ended after {read} samples: {e}")
-                    });
+                    };
+                    self.errors.push(ShardFailure { shard, message });
                 }
                 live.reader = None;
                 live.cursor.shard_pos += 1;

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gm_cuda::DType;
+use gm_loader::shards::ShardWriter;
 use gm_loader::{Batch, Dataset, ImageFolder, InMemory, Label, Loader, LoaderError};
+use gm_storage::StorageOptions;
+use gm_storage::testing::FaultServer;
 use gm_transforms::{
     CenterCrop, Compose, HorizontalFlip, Layout, Normalize, RandomResizedCrop, Resize, ToDtype,
 };
@@ -173,4 +176,80 @@ pub fn loader_threads_after_join() -> usize {
 
 pub fn is_bad_sample(r: &Result<Batch, LoaderError>) -> bool {
     matches!(r, Err(LoaderError::BadSample(_)))
+}
+
+/// Storage options that give up fast: 2 retries 5-20 ms apart, 500 ms per request, 2 s in
+/// all (the fault tests' budget).
+pub fn fast() -> StorageOptions {
+    StorageOptions {
+        retries: 2,
+        backoff_min: Duration::from_millis(5),
+        backoff_max: Duration::from_millis(20),
+        timeout: Duration::from_millis(500),
+        connect_timeout: Duration::from_millis(200),
+        retry_timeout: Duration::from_secs(2),
+        ..StorageOptions::default()
+    }
+}
+
+/// [`fast`] with patience for an outage: refused connections fail at once, and 50 retries
+/// 50 ms apart outlast a 300 ms one.
+pub fn patient() -> StorageOptions {
+    StorageOptions {
+        retries: 50,
+        backoff_max: Duration::from_millis(50),
+        retry_timeout: Duration::from_secs(8),
+        ..fast()
+    }
+}
+
+/// Stops `server` now and starts it again after `down`, on a thread that gives it back.
+pub fn outage(mut server: FaultServer, down: Duration) -> std::thread::JoinHandle<FaultServer> {
+    server.stop();
+    std::thread::spawn(move || {
+        std::thread::sleep(down);
+        server.restart().unwrap();
+        server
+    })
+}
+
+/// A shard member: extension and bytes.
+type Member<'a> = (&'a str, &'a [u8]);
+
+/// Shard `bad-000000.tar` in `dir`, of the demo photos, with a sample of each kind of damage
+/// in this order: `a` (good, label 1), `no-label`, `no-image`, `bad-label` (`.cls` "dog"),
+/// `json` (good, label 3 in `.json`), `corrupt` (a JPEG cut at 900 bytes) and `last` (good),
+/// its `.idx` written, then the shard cut 4096 bytes short, inside the last image.
+pub fn write_bad_shard(dir: &Path) -> PathBuf {
+    let folder = demo_folder();
+    let good: Vec<usize> = (0..folder.len())
+        .filter(|&i| !folder.name(i).contains("/frames/"))
+        .take(4)
+        .collect();
+    let jpeg: Vec<Vec<u8>> = good
+        .iter()
+        .map(|&i| std::fs::read(folder.path(i)).unwrap())
+        .collect();
+    let json: &[u8] = br#"{"label": 3}"#;
+    let samples: [(&str, &[Member]); 7] = [
+        ("a", &[("jpg", &jpeg[0]), ("cls", b"1")]),
+        ("no-label", &[("jpg", &jpeg[1])]),
+        ("no-image", &[("cls", b"2")]),
+        ("bad-label", &[("jpg", &jpeg[1]), ("cls", b"dog")]),
+        ("json", &[("jpg", &jpeg[2]), ("json", json)]),
+        ("corrupt", &[("jpg", &jpeg[3][..900]), ("cls", b"4")]),
+        ("last", &[("jpg", &jpeg[3]), ("cls", b"5")]),
+    ];
+    let mut writer = ShardWriter::new(dir, "bad", 1 << 30).unwrap();
+    for (key, members) in samples {
+        writer.add(key, members).unwrap();
+    }
+    let shard = writer.finish().unwrap().remove(0);
+    let len = std::fs::metadata(&shard).unwrap().len();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&shard)
+        .unwrap();
+    file.set_len(len - 4096).unwrap();
+    shard
 }

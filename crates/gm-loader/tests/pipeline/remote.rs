@@ -134,18 +134,6 @@ fn served_photos() -> (FaultServer, Vec<String>) {
     (server, lines)
 }
 
-fn fast() -> StorageOptions {
-    StorageOptions {
-        retries: 2,
-        backoff_min: Duration::from_millis(5),
-        backoff_max: Duration::from_millis(20),
-        timeout: Duration::from_millis(500),
-        connect_timeout: Duration::from_millis(200),
-        retry_timeout: Duration::from_secs(2),
-        ..StorageOptions::default()
-    }
-}
-
 #[test]
 fn failed_requests_are_exactly_the_bad_samples_and_name_url_and_reason() {
     let (server, lines) = served_photos();
@@ -227,25 +215,13 @@ fn per_sample(seen: &[Seen]) -> std::collections::HashMap<usize, Vec<u8>> {
 
 #[test]
 fn an_epoch_rides_out_a_server_that_stops_and_comes_back_within_the_retry_budget() {
-    let (mut server, lines) = served_photos();
+    let (server, lines) = served_photos();
     let list = server.url("list.txt").to_string();
-    // Refused connections fail at once: 50 retries 50 ms apart outlast the 300 ms outage.
-    let patient = StorageOptions {
-        retries: 50,
-        backoff_max: Duration::from_millis(50),
-        retry_timeout: Duration::from_secs(8),
-        ..fast()
-    };
-    let storage = Storage::new(patient);
+    let storage = Storage::new(patient());
     let data = Arc::new(ListFile::with_storage(&list, &storage).unwrap());
     let expected = per_sample(&run_epoch(&mut eval_loader(data.clone()), 0));
     let before = storage.stats();
-    server.stop();
-    let restarter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        server.restart().unwrap();
-        server
-    });
+    let restarter = outage(server, Duration::from_millis(300));
     let started = Instant::now();
     let mut loader = eval_loader(data);
     let got = per_sample(&run_epoch(&mut loader, 0));

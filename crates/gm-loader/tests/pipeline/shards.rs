@@ -242,42 +242,9 @@ fn ranks_and_workers_cover_every_sample_exactly_once() {
 
 #[test]
 fn a_cut_shard_and_bad_members_are_bad_samples_and_the_epoch_goes_on() {
-    let folder = demo_folder();
     let dir = temp_dir("bad");
-    let mut writer = ShardWriter::new(&dir, "bad", 1 << 30).unwrap();
-    let jpeg = |i: usize| std::fs::read(folder.path(i)).unwrap();
-    let good = (0..folder.len())
-        .filter(|&i| !folder.name(i).contains("/frames/"))
-        .take(4)
-        .collect::<Vec<_>>();
-    writer
-        .add("a", &[("jpg", &jpeg(good[0])), ("cls", b"1")])
-        .unwrap();
-    writer.add("no-label", &[("jpg", &jpeg(good[1]))]).unwrap();
-    writer.add("no-image", &[("cls", b"2")]).unwrap();
-    writer
-        .add("bad-label", &[("jpg", &jpeg(good[1])), ("cls", b"dog")])
-        .unwrap();
-    writer
-        .add(
-            "json",
-            &[("jpg", &jpeg(good[2])), ("json", br#"{"label": 3}"#)],
-        )
-        .unwrap();
-    writer
-        .add("corrupt", &[("jpg", &jpeg(good[3])[..900]), ("cls", b"4")])
-        .unwrap();
-    writer
-        .add("last", &[("jpg", &jpeg(good[3])), ("cls", b"5")])
-        .unwrap();
-    let shard = writer.finish().unwrap().remove(0);
-    // Cut the shard inside its last image: with its .idx, the last sample is past the end.
-    let len = std::fs::metadata(&shard).unwrap().len();
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&shard)
-        .unwrap();
-    file.set_len(len - 4096).unwrap();
+    // Cut inside its last image: with its .idx, the last sample is past the end.
+    let shard = write_bad_shard(&dir);
     let name = shard.display().to_string();
     let indexed = WebDataset::new(&name).unwrap();
     let keys: Vec<&str> = (0..indexed.len()).map(|i| indexed.key(i).1).collect();

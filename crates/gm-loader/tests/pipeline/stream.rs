@@ -266,7 +266,11 @@ fn a_cut_shard_and_a_deleted_shard_are_one_record_each_and_the_epoch_goes_on() {
     let data = stream(&names, o.clone());
     let batches: Vec<StreamBatch> = data.epoch(0).collect();
     check_contents(&batches);
-    let errors: Vec<&String> = batches.iter().flat_map(|b| &b.shard_errors).collect();
+    let errors: Vec<&String> = batches
+        .iter()
+        .flat_map(|b| &b.shard_errors)
+        .map(|f| &f.message)
+        .collect();
     assert_eq!(errors.len(), 2, "{errors:?}");
     let cut_record = errors.iter().find(|e| e.contains(&names[3])).unwrap();
     assert!(cut_record.contains("ended after 7 samples"), "{cut_record}");

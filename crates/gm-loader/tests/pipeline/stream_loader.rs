@@ -302,39 +302,8 @@ fn same_from_s3(bucket: &gm_storage::testing::TestBucket, shards: &[String], pre
 
 #[test]
 fn bad_members_and_a_cut_shard_are_bad_samples_of_a_stream() {
-    let folder = demo_folder();
     let dir = temp_dir("bad");
-    let mut writer = ShardWriter::new(&dir, "bad", 1 << 30).unwrap();
-    let good: Vec<usize> = (0..folder.len())
-        .filter(|&i| !folder.name(i).contains("/frames/"))
-        .take(4)
-        .collect();
-    let jpeg = |k: usize| std::fs::read(folder.path(good[k])).unwrap();
-    writer
-        .add("a", &[("jpg", &jpeg(0)), ("cls", b"1")])
-        .unwrap();
-    writer.add("no-label", &[("jpg", &jpeg(1))]).unwrap();
-    writer.add("no-image", &[("cls", b"2")]).unwrap();
-    writer
-        .add("bad-label", &[("jpg", &jpeg(1)), ("cls", b"dog")])
-        .unwrap();
-    let json: &[u8] = br#"{"label": 3}"#;
-    writer
-        .add("json", &[("jpg", &jpeg(2)), ("json", json)])
-        .unwrap();
-    writer
-        .add("corrupt", &[("jpg", &jpeg(3)[..900]), ("cls", b"4")])
-        .unwrap();
-    writer
-        .add("last", &[("jpg", &jpeg(3)), ("cls", b"5")])
-        .unwrap();
-    let shard = writer.finish().unwrap().remove(0);
-    let len = std::fs::metadata(&shard).unwrap().len();
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&shard)
-        .unwrap();
-    file.set_len(len - 4096).unwrap();
+    let shard = write_bad_shard(&dir);
     let name = shard.display().to_string();
     let missing = dir.join("gone.tar").display().to_string();
     let shards = vec![name.clone(), missing.clone()];
@@ -433,14 +402,7 @@ fn a_stream_rides_out_retried_faults_and_loses_only_the_shards_that_fail() {
         .iter()
         .map(|s| server.url(&key(s)).to_string())
         .collect();
-    let storage = Storage::new(StorageOptions {
-        retries: 2,
-        backoff_min: Duration::from_millis(5),
-        backoff_max: Duration::from_millis(20),
-        timeout: Duration::from_millis(500),
-        retry_timeout: Duration::from_secs(2),
-        ..StorageOptions::default()
-    });
+    let storage = Storage::new(fast());
     let clean = epoch_named(streaming(&urls, storage.clone(), eval_chain(24), 2).epoch(0));
     let expected = pixels_by_name(&clean);
     // Shard 0: two 503s (the third try answers); shard 1: its data GET cut once (the first
@@ -492,7 +454,7 @@ fn a_stream_waits_out_a_server_that_is_down_and_comes_back_within_the_retry_budg
     use std::time::{Duration, Instant};
     let dir = temp_dir("outage");
     let (shards, _) = write_shards(&dir, 150_000);
-    let mut server = FaultServer::start().unwrap();
+    let server = FaultServer::start().unwrap();
     server.serve_dir(&dir, "wds").unwrap();
     let urls: Vec<String> = shards
         .iter()
@@ -501,23 +463,10 @@ fn a_stream_waits_out_a_server_that_is_down_and_comes_back_within_the_retry_budg
             server.url(&format!("wds/{file}")).to_string()
         })
         .collect();
-    // Refused connections fail at once: 50 retries 50 ms apart outlast a 300 ms outage.
-    let storage = Storage::new(StorageOptions {
-        retries: 50,
-        backoff_min: Duration::from_millis(5),
-        backoff_max: Duration::from_millis(50),
-        timeout: Duration::from_millis(500),
-        retry_timeout: Duration::from_secs(8),
-        ..StorageOptions::default()
-    });
+    let storage = Storage::new(patient());
     let clean = epoch_named(streaming(&urls, storage.clone(), eval_chain(24), 2).epoch(0));
     let before = storage.stats();
-    server.stop();
-    let restarter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        server.restart().unwrap();
-        server
-    });
+    let restarter = outage(server, Duration::from_millis(300));
     let started = Instant::now();
     let mut loader = streaming(&urls, storage.clone(), eval_chain(24), 2);
     let got = epoch_named(loader.epoch(0));
