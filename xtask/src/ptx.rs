@@ -9,6 +9,10 @@
 //!
 //! Each PTX file starts with a comment naming the SHA-256 of its sources (the .cu and the
 //! headers beside it), so `--check` finds stale PTX without a compiler, in CI.
+//!
+//! A kernel file may ask for compiler options of its own with a line
+//! `// gm-nvrtc-options: --fmad=false` (whitespace-separated). They live in the source so
+//! that the hash covers them and a reader of the kernel sees how it is compiled.
 
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
@@ -24,6 +28,7 @@ const NVRTC_WHEELS: &[&str] = &[
 ];
 const ARCH: &str = "compute_75";
 const HEADER_PREFIX: &str = "// gm-ptx source-sha256=";
+const OPTIONS_PREFIX: &str = "// gm-nvrtc-options:";
 
 pub fn run(root: &Path, check: bool) -> Result<()> {
     let sources = kernel_sources(root)?;
@@ -113,6 +118,15 @@ fn source_hash(cu: &Path) -> Result<String> {
         h.update(std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?);
     }
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The options a kernel file asks for on its `// gm-nvrtc-options:` lines.
+fn source_options(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(OPTIONS_PREFIX))
+        .flat_map(|rest| rest.split_whitespace().map(str::to_owned))
+        .collect()
 }
 
 fn recorded_hash(ptx: &str) -> Option<String> {
@@ -209,6 +223,9 @@ impl Nvrtc {
         ];
         for d in includes {
             opts.push(CString::new(format!("-I{}", d.display()))?);
+        }
+        for o in source_options(&src.to_string_lossy()) {
+            opts.push(CString::new(o)?);
         }
         let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
 

@@ -16,6 +16,13 @@
 // without a warp take the plain path of the same filter.
 //
 // The CPU twin of this kernel is gm_transforms::cpu::fused; keep the arithmetic identical.
+//
+// No FMA contraction in this file: NVRTC would otherwise fuse a*b+c (the resampling taps'
+// lerps and sums, the YUV matrix, normalize) where Rust rounds the product first, and the
+// resampled value would differ from the twin's in the last bit, which a u8 rounding, a colour
+// op's truncation or equalize's histogram turns into whole steps. Where torch itself fuses
+// (the warp's grid), the code says so with __fmaf_rn, which this option keeps.
+// gm-nvrtc-options: --fmad=false
 
 #define GM_MAX_COLOUR_OPS 8
 

@@ -1,10 +1,10 @@
 //! TrivialAugmentWide's operations in the fused kernel on the GPU: one launch per source with
 //! every committed case (tests/media/transforms/policies) as an image of the batch (warps,
 //! point colour ops, the statistics pre-passes and sharpness together, so the warp variants
-//! with sharpness and statistics run), against torchvision's output and the CPU twin, within
-//! 1 u8 step. RandAugment and AutoAugment (two operations in sequence: composed warps,
+//! with sharpness and statistics run), against torchvision's output within 1 u8 step and the
+//! CPU twin exactly. RandAugment and AutoAugment (two operations in sequence: composed warps,
 //! colour operations moved after the warp, statistics over warped images with fill) on random
-//! batches of both sources, against the CPU twin.
+//! batches of both sources, against the CPU twin, exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::path::{Path, PathBuf};
@@ -81,13 +81,19 @@ fn gpu_trivial_augment_ops_match_torchvision() {
             let have = &got[k * n..(k + 1) * n];
             let mut twin = vec![0u8; n];
             fused(&HostImage::rgb8(&input, w, h), &ops[k], &spec, &mut twin);
-            for (what, other) in [("torchvision", want), ("twin", &twin)] {
+            // Within a step of torchvision; the twin's bytes exactly (fused.cu rounds as the
+            // twin does).
+            for (what, other, allowed) in [("torchvision", want, 1), ("twin", &twin, 0)] {
                 let worst = have
                     .iter()
                     .zip(other.iter())
                     .map(|(a, b)| a.abs_diff(*b))
                     .max();
-                assert!(worst <= Some(1), "{} vs {what}: worst {worst:?}", names[k]);
+                assert!(
+                    worst <= Some(allowed),
+                    "{} vs {what}: worst {worst:?}",
+                    names[k]
+                );
             }
             compared += 1;
         }
@@ -170,7 +176,7 @@ fn gpu_rand_and_auto_augment_match_the_twin() {
                 let have = &got[k * n..(k + 1) * n];
                 let worst = have.iter().zip(&twin).map(|(a, b)| a.abs_diff(*b)).max();
                 assert!(
-                    worst <= Some(1),
+                    worst <= Some(0),
                     "{source} {name} sample {k} ({op:?}): worst {worst:?}"
                 );
                 compared += 1;
@@ -231,18 +237,18 @@ fn gpu_policy_sequences_match_torchvision() {
             fused(&HostImage::rgb8(&input, w, h), &ops[k], &spec, &mut twin);
             let want =
                 std::fs::read(dir().join(format!("policies/sequences/{source}_{k}.u8"))).unwrap();
-            let mut against = vec![("twin", &twin)];
+            let mut against = vec![("twin", &twin, 0)];
             if case["exact"].as_bool().unwrap() {
-                against.push(("torchvision", &want));
+                against.push(("torchvision", &want, 1));
             }
-            for (what, other) in against {
+            for (what, other, allowed) in against {
                 let worst = have
                     .iter()
                     .zip(other.iter())
                     .map(|(a, b)| a.abs_diff(*b))
                     .max();
                 assert!(
-                    worst <= Some(1),
+                    worst <= Some(allowed),
                     "{source} case {k} vs {what}: worst {worst:?}"
                 );
             }
