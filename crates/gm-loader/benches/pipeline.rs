@@ -15,7 +15,7 @@
 //! instead of DIR's files, with `GM_BENCH_STORAGE_CONCURRENCY` requests in flight for remote
 //! ones (gm-storage's default otherwise, 64); with `GM_BENCH_STREAM=1` the shards are read as
 //! streams (`Loader::streaming`: `GM_BENCH_STREAMS` streams, default 4, shuffle buffers of
-//! `GM_BENCH_SHUFFLE` samples, default 1000); `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
+//! `GM_BENCH_SHUFFLE` samples, default 1000, drawing from `GM_BENCH_SHUFFLE_INITIAL`, 100); `GM_BENCH_CORES` (`auto` or a number) leaves workers and decoder to the loader's core
 //! budget (the host's, or that number of cores) instead;
 //! `GM_BENCH_SOAK` (default 0) is the number of images of the soak run; `GM_BENCH_DEVICE` picks
 //! the GPU (one process per GPU, as under torchrun, for the scaling figure); `GM_BENCH_CACHE`
@@ -145,7 +145,8 @@ enum Source {
 
 /// The images: `GM_BENCH_SHARDS` (a brace pattern or a comma-separated list of WebDataset
 /// shards, paths or URLs, read through their `.idx`, or with `GM_BENCH_STREAM=1` as streams:
-/// `GM_BENCH_STREAMS` (4) streams with shuffle buffers of `GM_BENCH_SHUFFLE` (1000) samples;
+/// `GM_BENCH_STREAMS` (4) streams with shuffle buffers of `GM_BENCH_SHUFFLE` (1000) samples
+/// (drawing from `GM_BENCH_SHUFFLE_INITIAL`, 100);
 /// listed `GM_BENCH_REPEAT` times), or else the folder's JPEGs in a list file. Returns the
 /// source and what it is, for the report.
 fn dataset(dir: &PathBuf, repeat: usize) -> (Source, String) {
@@ -183,6 +184,7 @@ fn dataset(dir: &PathBuf, repeat: usize) -> (Source, String) {
             batch_size: 256,
             streams: env_usize("GM_BENCH_STREAMS", 4),
             shuffle_buffer: env_usize("GM_BENCH_SHUFFLE", 1000),
+            shuffle_initial: env_usize("GM_BENCH_SHUFFLE_INITIAL", 100),
             ..StreamOptions::default()
         };
         let stream = WebDatasetStream::from_shards(all, options, storage).unwrap();

@@ -36,7 +36,7 @@ use crate::tensor::{Elem, Tensor, Uploads};
 /// `stream=True` reads WebDataset shards (`.tar` or `.tar.gz`, a pattern or a list) front to
 /// back with no index, as `webdataset` does: a seeded shard order split across ranks, in
 /// `streams` streams each with a shuffle buffer of `shuffle_buffer` samples (1 without
-/// `shuffle`); `epoch_batches` fixes the batches per epoch (the data repeats), else an epoch is
+/// `shuffle`) that draws once it holds `shuffle_initial` and grows as it draws; `epoch_batches` fixes the batches per epoch (the data repeats), else an epoch is
 /// one pass and has no `len()`. Batches say each image's `shard#key` in `names`.
 /// `state_dict()` resumes a streamed epoch exactly. `drop_last` does not apply.
 #[pyclass(module = "gm")]
@@ -158,7 +158,7 @@ impl ImageLoader {
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=None, stages=2,
         prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
         truncated="refuse", storage=None, cores=None, stream=false, shuffle_buffer=1000,
-        streams=4, epoch_batches=None
+        shuffle_initial=100, streams=4, epoch_batches=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -185,6 +185,7 @@ impl ImageLoader {
         cores: Option<usize>,
         stream: bool,
         shuffle_buffer: usize,
+        shuffle_initial: usize,
         streams: usize,
         epoch_batches: Option<usize>,
     ) -> PyResult<ImageLoader> {
@@ -197,6 +198,7 @@ impl ImageLoader {
                 streams,
                 batch_size,
                 shuffle_buffer: if shuffle { shuffle_buffer } else { 1 },
+                shuffle_initial,
                 epoch_batches,
                 ..StreamOptions::default()
             };

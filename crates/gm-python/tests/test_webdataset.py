@@ -137,3 +137,10 @@ def test_streamed_shards_give_each_samples_image_and_resume(tmp_path, demo_folde
     # epoch_batches gives a length, and repeats the data to fill it.
     fixed = streamed([str(p) for p in shards], epoch_batches=9)
     assert len(fixed) == 9 and len(list(fixed)) == 9
+    # shuffle_initial: drawing from 2 buffered samples (growing to 5) is another order of the
+    # same samples than filling the buffer first (the default 100 fills a buffer of 5).
+    def names(**kw):
+        return [n for b in streamed([str(p) for p in shards], **kw) for n in b.names]
+    early, filled = names(shuffle_initial=2), names()
+    assert early != filled and sorted(early) == sorted(filled)
+    assert names(shuffle_initial=5) == filled

@@ -7,8 +7,10 @@
 //! - rank `r` of `R` takes `shards[r::R]`, dealt to `streams` streams round robin (a fixed
 //!   number, not the worker count, so the order is the same on any machine);
 //! - each stream reads its shards in turn into a buffer of at most `shuffle_buffer` samples
-//!   and `shuffle_buffer_bytes` bytes; when full, the `k`-th sample out is drawn uniformly by
-//!   `SampleRng(seed, epoch, stream key + k)`;
+//!   and `shuffle_buffer_bytes` bytes; the `k`-th sample out is drawn uniformly by
+//!   `SampleRng(seed, epoch, stream key + k)`, once the buffer is full, or, while it grows
+//!   (webdataset's `initial`), once it holds `shuffle_initial` samples and two more were read
+//!   for this draw (so the first batch does not wait for a whole buffer);
 //! - batches are filled from the streams in turn, a whole batch from one stream while it
 //!   lasts.
 
@@ -46,6 +48,10 @@ pub struct StreamOptions {
     pub shuffle_buffer: usize,
     /// Bytes a stream's shuffle buffer holds at most.
     pub shuffle_buffer_bytes: u64,
+    /// Samples a stream's buffer holds before its first draw (100 by default, as webdataset's
+    /// `initial`); it then grows by one sample per draw up to `shuffle_buffer`. At least
+    /// `shuffle_buffer` fills the whole buffer before the first draw.
+    pub shuffle_initial: usize,
     /// Batches per epoch: the data repeats (a new pass) or stops at this count, so that every
     /// rank yields as many; `None`: one pass, as many batches as the rank's shards give.
     pub epoch_batches: Option<usize>,
@@ -64,6 +70,7 @@ impl Default for StreamOptions {
             batch_size: 32,
             shuffle_buffer: 1000,
             shuffle_buffer_bytes: 256 << 20,
+            shuffle_initial: 100,
             epoch_batches: None,
             json_label_key: "label".into(),
         }
@@ -470,9 +477,15 @@ impl<'a> StreamEpoch<'a> {
         self.peak
     }
 
-    /// The next sample of stream `s`, `None` once it is done.
+    /// The next sample of stream `s`, `None` once it is done. A full buffer gives one at once
+    /// (the next pull reads one to refill it); a growing one reads two samples per draw, the
+    /// first draw once it holds `shuffle_initial`. The rule looks only at the stream's state
+    /// at the start of the pull, which a saved state restores, so a resumed epoch draws the
+    /// same samples.
     fn pull(&mut self, s: usize) -> Option<StreamSample> {
         let o = &self.data.options;
+        let initial = o.shuffle_initial.clamp(1, o.shuffle_buffer);
+        let mut read = 0;
         loop {
             let live = &mut self.live[s];
             if live.done {
@@ -480,15 +493,18 @@ impl<'a> StreamEpoch<'a> {
             }
             let full =
                 live.buffer.len() >= o.shuffle_buffer || live.bytes >= o.shuffle_buffer_bytes;
+            let grown = read >= 2 && live.buffer.len() >= initial;
             let source_done = live.cursor.shard_pos >= live.shards.len();
-            if full || (source_done && !live.buffer.is_empty()) {
+            if full || grown || (source_done && !live.buffer.is_empty()) {
                 return Some(self.draw(s));
             }
             if source_done {
                 live.done = true;
                 return None;
             }
-            self.read_one(s);
+            if self.read_one(s) {
+                read += 1;
+            }
         }
     }
 
@@ -505,9 +521,9 @@ impl<'a> StreamEpoch<'a> {
         sample
     }
 
-    /// Reads one sample of stream `s`'s current shard into its buffer, or moves to the next
-    /// shard (recording why, when the shard failed).
-    fn read_one(&mut self, s: usize) {
+    /// Reads one sample of stream `s`'s current shard into its buffer (true), or moves to the
+    /// next shard (recording why, when the shard failed).
+    fn read_one(&mut self, s: usize) -> bool {
         let live = &mut self.live[s];
         let shard = live.shards[live.cursor.shard_pos];
         let name = &self.data.names[shard];
@@ -524,7 +540,7 @@ impl<'a> StreamEpoch<'a> {
                         let message = format!("{name}: gave 0 samples: {e}");
                         self.errors.push(ShardFailure { shard, message });
                         live.cursor.shard_pos += 1;
-                        return;
+                        return false;
                     }
                 }
             }
@@ -547,6 +563,7 @@ impl<'a> StreamEpoch<'a> {
                 let held = self.live.iter().map(|l| l.buffer.len()).sum::<usize>();
                 let bytes = self.live.iter().map(|l| l.bytes).sum::<u64>();
                 self.peak = (self.peak.0.max(held), self.peak.1.max(bytes));
+                true
             }
             other => {
                 if let Some(Err(e)) = other {
@@ -561,6 +578,7 @@ impl<'a> StreamEpoch<'a> {
                 live.reader = None;
                 live.cursor.shard_pos += 1;
                 live.cursor.read_in_shard = 0;
+                false
             }
         }
     }

@@ -248,6 +248,71 @@ fn resuming_a_stream_continues_the_unbroken_run_exactly() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A growing buffer (webdataset's `initial`): the first draw once the buffer holds
+/// `shuffle_initial`, then two reads per draw until it is full, then one. Exactly that many
+/// samples are read before each batch, the buffer bound still holds, and resuming in the
+/// growing phase continues the unbroken run.
+#[test]
+fn a_growing_shuffle_buffer_draws_early_and_resumes_exactly() {
+    let (dir, names) = write_shards("growing", false);
+    let growing = StreamOptions {
+        shuffle_buffer: 12,
+        shuffle_initial: 3,
+        ..options(0, 1, 1)
+    };
+    let buffered_after = |o: &StreamOptions, batches: usize| {
+        let data = stream(&names, o.clone());
+        let mut epoch = data.epoch(0);
+        for _ in 0..batches {
+            epoch.next().unwrap();
+        }
+        let state = epoch.state().stream.unwrap();
+        (state.streams[0].buffer.len(), state.streams[0].drawn)
+    };
+    // Reads 3 then draws; then 2 reads per draw: 9 read for the first 4 out.
+    assert_eq!(buffered_after(&growing, 1), (5, 4));
+    // Growing by one per draw up to 12, then one read per draw keeps 11 between pulls.
+    assert_eq!(buffered_after(&growing, 2), (9, 8));
+    assert_eq!(buffered_after(&growing, 4), (11, 16));
+    // shuffle_initial at the buffer's size fills it first: 15 read for the first 4.
+    let whole = StreamOptions {
+        shuffle_initial: 12,
+        ..growing.clone()
+    };
+    assert_eq!(buffered_after(&whole, 1), (11, 4));
+    // Every sample once, none more than 11 places early.
+    let order = |o: StreamOptions| -> Vec<(usize, u64)> {
+        stream(&names, o)
+            .epoch(0)
+            .flat_map(|b| b.samples.into_iter().map(|s| (s.shard, s.ordinal)))
+            .collect()
+    };
+    let plain = order(StreamOptions {
+        shuffle_buffer: 1,
+        ..growing.clone()
+    });
+    let shuffled = order(growing.clone());
+    assert_eq!(plain.len(), COUNTS.iter().sum::<usize>());
+    assert_ne!(shuffled, plain);
+    assert_ne!(shuffled, order(whole));
+    for (pos, s) in shuffled.iter().enumerate() {
+        let at = plain.iter().position(|x| x == s).unwrap();
+        assert!(at < pos + 12, "{s:?} at {pos}, read at {at}");
+    }
+    let mut sorted = shuffled.clone();
+    sorted.sort_unstable();
+    let mut expected = plain.clone();
+    expected.sort_unstable();
+    assert_eq!(sorted, expected);
+    let o = StreamOptions {
+        shuffle_buffer: 12,
+        shuffle_initial: 2,
+        ..options(1, 2, 3)
+    };
+    check_resume(&stream(&names, o.clone()), &names, &o);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_cut_shard_and_a_deleted_shard_are_one_record_each_and_the_epoch_goes_on() {
     let (dir, names) = write_shards("faults", false);

@@ -139,7 +139,8 @@ class ImageLoader:
     ``stream=True`` reads WebDataset shards (``.tar`` or ``.tar.gz``; a pattern with brace
     ranges or a list) front to back with no index, as ``webdataset`` does: a seeded shard order
     split across ranks, ``streams`` streams each with a shuffle buffer of ``shuffle_buffer``
-    samples (1 without ``shuffle``); ``epoch_batches`` fixes the batches per epoch (the data
+    samples (1 without ``shuffle``) that starts drawing once it holds ``shuffle_initial`` and
+    grows as it draws (webdataset's ``initial``); ``epoch_batches`` fixes the batches per epoch (the data
     repeats), else an epoch is one pass and ``len()`` raises TypeError. Batches name each
     image in ``Batch.names``; ``state_dict()`` resumes a streamed epoch exactly; a shard that
     cannot be read or ends early is one bad sample; ``drop_last`` and "substitute" do not
@@ -171,6 +172,7 @@ class ImageLoader:
         cores: Optional[int] = None,
         stream: bool = False,
         shuffle_buffer: int = 1000,
+        shuffle_initial: int = 100,
         streams: int = 4,
         epoch_batches: Optional[int] = None,
     ) -> None: ...
