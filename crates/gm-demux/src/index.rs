@@ -115,7 +115,7 @@ impl VideoIndex {
         let windows: Vec<_> = samples
             .iter()
             .filter(|s| scan == BitstreamScan::Full || s.sync)
-            .map(|s| s.offset..s.offset + u64::from(s.size).min(crate::scan::HEADER_WINDOW as u64))
+            .flat_map(|s| crate::scan::header_windows(self.codec.codec, s))
             .collect();
         src.prefetch(&windows);
         let mut scanner = Scanner::new(&self.codec)

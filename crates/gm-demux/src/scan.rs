@@ -99,6 +99,20 @@ impl Scanner {
     }
 }
 
+/// The byte ranges the scan of sample `s` reads first, as a prefetch hint: its first
+/// [`HEADER_WINDOW`] bytes, and for VP9 also its last bytes (a superframe index sits at the
+/// end of the packet; without them in the hint, each keyframe's tail was a separate read, and
+/// a remote source fetched a whole block for it).
+pub(crate) fn header_windows(codec: Codec, s: &RawSample) -> Vec<std::ops::Range<u64>> {
+    let size = u64::from(s.size);
+    let head = s.offset..s.offset + size.min(HEADER_WINDOW as u64);
+    if codec != Codec::Vp9 {
+        return vec![head];
+    }
+    let tail = s.offset + size - size.min(vp9::MAX_INDEX_BYTES as u64)..s.offset + size;
+    vec![head, tail]
+}
+
 /// Reads `len` bytes (at most what is left of the sample) at `at` inside sample `s` into `buf`.
 fn read_into(
     src: &dyn ByteSource,
@@ -208,4 +222,30 @@ fn av1_unit(
         picture: av1::unit_picture(&frames)?,
         in_band_sets: sets,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(offset: u64, size: u32) -> RawSample {
+        RawSample {
+            dts: 0,
+            cts: 0,
+            duration: 1,
+            offset,
+            size,
+            sync: true,
+        }
+    }
+
+    #[test]
+    fn header_windows_are_the_head_and_for_vp9_the_superframe_index_too() {
+        let s = sample(100, 5000);
+        assert_eq!(header_windows(Codec::H264, &s), [100..1124]);
+        assert_eq!(header_windows(Codec::Vp9, &s), [100..1124, 5066..5100]);
+        let tiny = sample(100, 10);
+        assert_eq!(header_windows(Codec::Hevc, &tiny), [100..110]);
+        assert_eq!(header_windows(Codec::Vp9, &tiny), [100..110, 100..110]);
+    }
 }

@@ -1,5 +1,6 @@
 //! A remote source's block cache: fixed-size blocks of one object version, least recently
-//! used evicted first.
+//! used evicted first; beside them, exact byte ranges a prefetch fetched when the blocks had no
+//! room (an index's header windows), oldest dropped first past the same byte budget.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
@@ -12,6 +13,9 @@ pub(crate) struct BlockCache {
     blocks: HashMap<u64, Arc<Vec<u8>>>,
     /// Block numbers, least recently used first.
     order: VecDeque<u64>,
+    /// Exact ranges `(start, bytes)`, oldest first, and their bytes.
+    exact: VecDeque<(u64, Vec<u8>)>,
+    exact_bytes: usize,
 }
 
 impl BlockCache {
@@ -22,6 +26,8 @@ impl BlockCache {
             capacity: (capacity_bytes / block).max(2) as usize,
             blocks: HashMap::new(),
             order: VecDeque::new(),
+            exact: VecDeque::new(),
+            exact_bytes: 0,
         }
     }
 
@@ -31,6 +37,33 @@ impl BlockCache {
 
     pub(crate) fn capacity_blocks(&self) -> usize {
         self.capacity
+    }
+
+    /// Whether block `b` is cached.
+    pub(crate) fn has_block(&self, b: u64) -> bool {
+        self.blocks.contains_key(&b)
+    }
+
+    /// Bytes the exact ranges may hold: as many as the blocks.
+    pub(crate) fn exact_budget(&self) -> usize {
+        self.capacity.saturating_mul(self.block as usize)
+    }
+
+    /// Stores an exact range fetched outside the blocks, dropping the oldest past the budget.
+    pub(crate) fn insert_exact(&mut self, start: u64, bytes: Vec<u8>) {
+        self.exact_bytes += bytes.len();
+        self.exact.push_back((start, bytes));
+        while self.exact_bytes > self.exact_budget() {
+            match self.exact.pop_front() {
+                Some((_, old)) => self.exact_bytes -= old.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// Blocks that fit before the cache evicts any.
+    pub(crate) fn room_blocks(&self) -> usize {
+        self.capacity.saturating_sub(self.blocks.len())
     }
 
     /// The block numbers covering `range`.
@@ -65,8 +98,23 @@ impl BlockCache {
         }
     }
 
-    /// Copies `buf.len()` bytes from `offset` out of the cache; `false` if a block is missing.
+    /// Copies `buf.len()` bytes from `offset` out of the cache (one exact range, or blocks);
+    /// `false` if they are not all there.
     pub(crate) fn copy(&mut self, buf: &mut [u8], offset: u64) -> bool {
+        let end = offset + buf.len() as u64;
+        let within = self
+            .exact
+            .iter()
+            .find(|(start, b)| *start <= offset && end <= start + b.len() as u64);
+        if let Some((start, bytes)) = within {
+            let at = (offset - start) as usize;
+            buf.copy_from_slice(&bytes[at..at + buf.len()]);
+            return true;
+        }
+        self.copy_blocks(buf, offset)
+    }
+
+    fn copy_blocks(&mut self, buf: &mut [u8], offset: u64) -> bool {
         let mut done = 0;
         while done < buf.len() {
             let at = offset + done as u64;
@@ -114,5 +162,21 @@ mod tests {
         // Three blocks fit: block 1 was used less recently than 2, so it went.
         let expected: Vec<Range<u64>> = std::iter::once(0..2).collect();
         assert_eq!(cache.missing_runs(0..5), expected);
+    }
+
+    #[test]
+    fn exact_ranges_serve_reads_inside_them_and_the_oldest_go_past_the_budget() {
+        let mut cache = BlockCache::new(4, 8);
+        assert_eq!(cache.exact_budget(), 8);
+        cache.insert_exact(100, vec![1, 2, 3, 4, 5]);
+        let mut buf = [0; 3];
+        assert!(cache.copy(&mut buf, 101));
+        assert_eq!(buf, [2, 3, 4]);
+        assert!(!cache.copy(&mut buf, 103), "runs past the range");
+        cache.insert_exact(200, vec![7, 8, 9, 10]);
+        // 9 bytes > 8: the first range went.
+        assert!(!cache.copy(&mut buf, 101));
+        assert!(cache.copy(&mut buf, 201));
+        assert_eq!(buf, [8, 9, 10]);
     }
 }

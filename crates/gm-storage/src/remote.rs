@@ -17,6 +17,8 @@ use crate::storage::Storage;
 /// Objects up to this many times the first GET are read whole when opened (1 MiB by
 /// default): a few more ranged requests would cost more than the bytes.
 const WHOLE_FACTOR: u64 = 4;
+/// Prefetched ranges without a block closer than this share one exact request.
+const EXACT_GAP: u64 = 16 << 10;
 /// Matroska's index walk reads every block header, so any cache fetches the whole file: large
 /// sequential blocks make that a few requests instead of hundreds.
 const MATROSKA_BLOCK: u64 = 1 << 20;
@@ -119,6 +121,63 @@ impl RemoteSource {
         }
         Ok(())
     }
+
+    /// Fetches exact ranges (concurrently) into the cache's exact store.
+    fn fetch_exact(&self, ranges: &[Range<u64>]) -> Result<(), StorageError> {
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let fetched = self.storage.get_ranges(&self.url, ranges, &self.version)?;
+        self.requests
+            .fetch_add(ranges.len() as u64, Ordering::Relaxed);
+        let mut cache = self.lock();
+        for (r, bytes) in ranges.iter().zip(fetched) {
+            self.fetched
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            cache.insert_exact(r.start, bytes);
+        }
+        Ok(())
+    }
+}
+
+/// Ranges (sorted by start) merged where less than `gap` bytes apart, up to `budget` bytes
+/// in all.
+fn coalesce(ranges: impl Iterator<Item = Range<u64>>, gap: u64, budget: u64) -> Vec<Range<u64>> {
+    let mut merged: Vec<Range<u64>> = Vec::new();
+    let mut total = 0;
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end + gap => {
+                let end = last.end.max(r.end);
+                total += end - last.end;
+                last.end = end;
+            }
+            _ => {
+                total += r.end - r.start;
+                merged.push(r);
+            }
+        }
+        if total > budget {
+            merged.pop();
+            break;
+        }
+    }
+    merged
+}
+
+/// The first `budget` blocks of `runs`, the last run cut short where the budget ends.
+fn take_blocks(runs: impl Iterator<Item = Range<u64>>, budget: usize) -> Vec<Range<u64>> {
+    let mut left = budget as u64;
+    let mut taken = Vec::new();
+    for run in runs {
+        if left == 0 {
+            break;
+        }
+        let end = run.end.min(run.start + left);
+        left -= end - run.start;
+        taken.push(run.start..end);
+    }
+    taken
 }
 
 /// Whether a key names a Matroska file, so that the first GET can be a whole large block.
@@ -185,18 +244,20 @@ impl ByteSource for RemoteSource {
     }
 
     /// Fetches the blocks of `ranges` that are not cached, concurrently, as far as the cache
-    /// holds them; errors are left for the reads that need the bytes.
+    /// has room for them, and the ranges left over exactly (close ones in one request);
+    /// errors are left for the reads that need the bytes.
     fn prefetch(&self, ranges: &[Range<u64>]) {
-        let runs = {
+        let (runs, exact) = {
             let cache = self.lock();
-            let mut blocks: Vec<u64> = ranges
+            let mut wanted: Vec<Range<u64>> = ranges
                 .iter()
                 .filter(|r| r.end <= self.version.size && r.start < r.end)
-                .flat_map(|r| cache.blocks_of(r))
+                .cloned()
                 .collect();
+            wanted.sort_unstable_by_key(|r| (r.start, r.end));
+            let mut blocks: Vec<u64> = wanted.iter().flat_map(|r| cache.blocks_of(r)).collect();
             blocks.sort_unstable();
             blocks.dedup();
-            blocks.truncate(cache.capacity_blocks());
             // A gap of one block is fetched too: one request instead of two.
             let mut runs: Vec<Range<u64>> = Vec::new();
             for b in blocks {
@@ -205,11 +266,23 @@ impl ByteSource for RemoteSource {
                     _ => runs.push(b..b + 1),
                 }
             }
-            runs.into_iter()
-                .flat_map(|r| cache.missing_runs(r))
-                .collect::<Vec<_>>()
+            let missing = runs.into_iter().flat_map(|r| cache.missing_runs(r));
+            // Only as many blocks as the cache holds beside what it has: a prefetch that
+            // evicted blocks (the opening GET's, the index's) made them be fetched again
+            // (indexing long low-bitrate MP4s read 112% of their bytes, WebMs larger than the
+            // cache 200%). The ranges that get no block are fetched exactly instead.
+            let taken = take_blocks(missing, cache.room_blocks());
+            let in_block = |b: u64| cache.has_block(b) || taken.iter().any(|t| t.contains(&b));
+            let left = wanted
+                .into_iter()
+                .filter(|r| !cache.blocks_of(r).all(in_block));
+            let exact = coalesce(left, EXACT_GAP, cache.exact_budget() as u64);
+            (taken, exact)
         };
         if let Err(e) = self.fetch_runs(&runs) {
+            tracing::debug!(url = %self.url, "prefetch failed: {e}");
+        }
+        if let Err(e) = self.fetch_exact(&exact) {
             tracing::debug!(url = %self.url, "prefetch failed: {e}");
         }
     }
@@ -220,5 +293,33 @@ impl ByteSource for RemoteSource {
 
     fn version(&self) -> SourceVersion {
         self.version.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn take_blocks_cuts_the_run_where_the_budget_ends() {
+        let runs = [0..3, 5..9, 12..13];
+        assert_eq!(take_blocks(runs.clone().into_iter(), 5), [0..3, 5..7]);
+        assert_eq!(
+            take_blocks(runs.clone().into_iter(), 0),
+            Vec::<Range<u64>>::new()
+        );
+        assert_eq!(take_blocks(runs.clone().into_iter(), 99), runs);
+    }
+
+    #[test]
+    fn close_ranges_share_a_request_up_to_the_byte_budget() {
+        let ranges = [0..10, 20..30, 25..40, 100_000..100_010];
+        assert_eq!(
+            coalesce(ranges.clone().into_iter(), 16 << 10, 1 << 20),
+            [0..40, 100_000..100_010]
+        );
+        assert_eq!(coalesce(ranges.clone().into_iter(), 5, 1 << 20).len(), 3);
+        // 40 bytes fit, the next 10 do not.
+        assert_eq!(coalesce(ranges.into_iter(), 16 << 10, 45), [0..40]);
     }
 }

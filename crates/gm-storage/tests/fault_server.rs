@@ -271,6 +271,84 @@ fn a_remote_source_reads_through_its_cache_and_past_it() {
     assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
 }
 
+/// An index's prefetch of header windows over an object larger than the cache: what the cache
+/// cannot hold beside its blocks is left for the reads, so no byte is fetched twice (before,
+/// the prefetch evicted the opening GET's blocks and the reads fetched them again).
+#[test]
+fn a_prefetch_larger_than_the_cache_never_fetches_a_byte_twice() {
+    use gm_demux::ByteSource;
+    let bytes = data(300_000);
+    let server = server_with("k", bytes.clone());
+    let options = StorageOptions {
+        open_bytes: 8 << 10,
+        block_size: 4 << 10,
+        cache_bytes: 64 << 10,
+        ..fast()
+    };
+    let storage = Storage::new(options);
+    let src = gm_storage::RemoteSource::open(&storage, &server.url("k")).expect("open");
+    // Windows of 100 bytes every 6,000 from the start: one block apart at most, so the
+    // prefetch asks for every block of the object, 4.5 times the cache.
+    let windows: Vec<std::ops::Range<u64>> =
+        (0..50u64).map(|i| i * 6000 + 40..i * 6000 + 140).collect();
+    src.prefetch(&windows);
+    for w in &windows {
+        let mut buf = vec![0; 100];
+        src.read_exact_at(&mut buf, w.start).expect("a window");
+        assert_eq!(buf, bytes[w.start as usize..w.end as usize]);
+    }
+    let mut fetched: Vec<(u64, u64)> = server
+        .log()
+        .iter()
+        .filter_map(|l| {
+            let (a, b) = l.strip_prefix("GET k bytes=")?.split_once('-')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .collect();
+    fetched.sort_unstable();
+    for pair in fetched.windows(2) {
+        assert!(pair[0].1 < pair[1].0, "fetched twice: {pair:?}");
+    }
+    assert!(src.bytes_fetched() <= 300_000, "{}", src.bytes_fetched());
+}
+
+/// Header windows far apart over an object larger than the cache: as many get their blocks
+/// as the cache has room for, the rest are fetched exactly (100 bytes each, not a block), and
+/// every read is then served without another request.
+#[test]
+fn windows_the_cache_has_no_room_for_are_fetched_exactly() {
+    use gm_demux::ByteSource;
+    let bytes = data(600_000);
+    let server = server_with("k", bytes.clone());
+    let options = StorageOptions {
+        open_bytes: 8 << 10,
+        block_size: 4 << 10,
+        cache_bytes: 64 << 10,
+        ..fast()
+    };
+    let storage = Storage::new(options);
+    let src = gm_storage::RemoteSource::open(&storage, &server.url("k")).expect("open");
+    // 29 windows 20,000 bytes apart (more than the 16 KiB that share a request), past the
+    // opening GET's two blocks: 16 blocks fit, 2 are taken.
+    let windows: Vec<std::ops::Range<u64>> = (1..=29u64)
+        .map(|i| i * 20_000 + 40..i * 20_000 + 140)
+        .collect();
+    src.prefetch(&windows);
+    let (requests, fetched) = (src.requests(), src.bytes_fetched());
+    assert_eq!(
+        fetched,
+        8192 + 14 * 4096 + 15 * 100,
+        "14 windows by block, 15 exactly"
+    );
+    for w in &windows {
+        let mut buf = vec![0; 100];
+        src.read_exact_at(&mut buf, w.start).expect("a window");
+        assert_eq!(buf, bytes[w.start as usize..w.end as usize]);
+    }
+    assert_eq!(src.requests(), requests, "every window was prefetched");
+    assert_eq!(src.bytes_fetched(), fetched);
+}
+
 /// Run alone in a child process by the test below: a client built before anything else used
 /// the storage runtime (reqwest panics when no rustls provider is installed yet).
 #[test]
