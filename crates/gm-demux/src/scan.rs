@@ -240,6 +240,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // the expected list of one window
     fn header_windows_are_the_head_and_for_vp9_the_superframe_index_too() {
         let s = sample(100, 5000);
         assert_eq!(header_windows(Codec::H264, &s), [100..1124]);
