@@ -29,6 +29,21 @@ fn server_with(key: &str, bytes: Vec<u8>) -> FaultServer {
     server
 }
 
+/// `bytes` served as key "k", opened as a `RemoteSource` with small sizes: an 8 KiB first GET,
+/// 4 KiB blocks, a 64 KiB cache.
+fn small_cache_source(bytes: &[u8]) -> (FaultServer, gm_storage::RemoteSource) {
+    let server = server_with("k", bytes.to_vec());
+    let options = StorageOptions {
+        open_bytes: 8 << 10,
+        block_size: 4 << 10,
+        cache_bytes: 64 << 10,
+        ..fast()
+    };
+    let storage = Storage::new(options);
+    let src = gm_storage::RemoteSource::open(&storage, &server.url("k")).expect("open");
+    (server, src)
+}
+
 #[test]
 fn ranged_reads_return_exactly_the_bytes_and_the_etag() {
     let bytes = data(100_000);
@@ -239,15 +254,7 @@ fn the_synchronous_api_works_inside_an_application_runtime() {
 fn a_remote_source_reads_through_its_cache_and_past_it() {
     use gm_demux::ByteSource;
     let bytes = data(300_000);
-    let server = server_with("k", bytes.clone());
-    let options = StorageOptions {
-        open_bytes: 8 << 10,
-        block_size: 4 << 10,
-        cache_bytes: 64 << 10,
-        ..fast()
-    };
-    let storage = Storage::new(options);
-    let src = gm_storage::RemoteSource::open(&storage, &server.url("k")).expect("open");
+    let (server, src) = small_cache_source(&bytes);
     assert_eq!((src.len(), src.requests()), (300_000, 1));
     let mut small = vec![0; 5000];
     src.read_exact_at(&mut small, 100_000).expect("two blocks");
@@ -278,15 +285,7 @@ fn a_remote_source_reads_through_its_cache_and_past_it() {
 fn a_prefetch_larger_than_the_cache_never_fetches_a_byte_twice() {
     use gm_demux::ByteSource;
     let bytes = data(300_000);
-    let server = server_with("k", bytes.clone());
-    let options = StorageOptions {
-        open_bytes: 8 << 10,
-        block_size: 4 << 10,
-        cache_bytes: 64 << 10,
-        ..fast()
-    };
-    let storage = Storage::new(options);
-    let src = gm_storage::RemoteSource::open(&storage, &server.url("k")).expect("open");
+    let (server, src) = small_cache_source(&bytes);
     // Windows of 100 bytes every 6,000 from the start: one block apart at most, so the
     // prefetch asks for every block of the object, 4.5 times the cache.
     let windows: Vec<std::ops::Range<u64>> =
@@ -319,15 +318,8 @@ fn a_prefetch_larger_than_the_cache_never_fetches_a_byte_twice() {
 fn windows_the_cache_has_no_room_for_are_fetched_exactly() {
     use gm_demux::ByteSource;
     let bytes = data(600_000);
-    let server = server_with("k", bytes.clone());
-    let options = StorageOptions {
-        open_bytes: 8 << 10,
-        block_size: 4 << 10,
-        cache_bytes: 64 << 10,
-        ..fast()
-    };
-    let storage = Storage::new(options);
-    let src = gm_storage::RemoteSource::open(&storage, &server.url("k")).expect("open");
+    // The server lives to the end of the test (`_server`, not `_`).
+    let (_server, src) = small_cache_source(&bytes);
     // 29 windows 20,000 bytes apart (more than the 16 KiB that share a request), past the
     // opening GET's two blocks: 16 blocks fit, 2 are taken.
     let windows: Vec<std::ops::Range<u64>> = (1..=29u64)
