@@ -2,7 +2,7 @@
 //! used evicted first; beside them, exact byte ranges a prefetch fetched when the blocks had no
 //! room (an index's header windows), oldest dropped first past the same byte budget.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -13,8 +13,10 @@ pub(crate) struct BlockCache {
     blocks: HashMap<u64, Arc<Vec<u8>>>,
     /// Block numbers, least recently used first.
     order: VecDeque<u64>,
-    /// Exact ranges `(start, bytes)`, oldest first, and their bytes.
-    exact: VecDeque<(u64, Vec<u8>)>,
+    /// Exact ranges by start (a read finds its range in log time: a full scan's hint may leave
+    /// thousands), their starts oldest first, and their bytes.
+    exact: BTreeMap<u64, Vec<u8>>,
+    exact_order: VecDeque<u64>,
     exact_bytes: usize,
 }
 
@@ -26,7 +28,8 @@ impl BlockCache {
             capacity: (capacity_bytes / block).max(2) as usize,
             blocks: HashMap::new(),
             order: VecDeque::new(),
-            exact: VecDeque::new(),
+            exact: BTreeMap::new(),
+            exact_order: VecDeque::new(),
             exact_bytes: 0,
         }
     }
@@ -52,11 +55,16 @@ impl BlockCache {
     /// Stores an exact range fetched outside the blocks, dropping the oldest past the budget.
     pub(crate) fn insert_exact(&mut self, start: u64, bytes: Vec<u8>) {
         self.exact_bytes += bytes.len();
-        self.exact.push_back((start, bytes));
+        match self.exact.insert(start, bytes) {
+            Some(old) => self.exact_bytes -= old.len(),
+            None => self.exact_order.push_back(start),
+        }
         while self.exact_bytes > self.exact_budget() {
-            match self.exact.pop_front() {
-                Some((_, old)) => self.exact_bytes -= old.len(),
-                None => break,
+            let Some(oldest) = self.exact_order.pop_front() else {
+                break;
+            };
+            if let Some(old) = self.exact.remove(&oldest) {
+                self.exact_bytes -= old.len();
             }
         }
     }
@@ -102,10 +110,13 @@ impl BlockCache {
     /// `false` if they are not all there.
     pub(crate) fn copy(&mut self, buf: &mut [u8], offset: u64) -> bool {
         let end = offset + buf.len() as u64;
+        // The range starting last at or before `offset`. One hint's ranges do not overlap;
+        // where two hints' do, a read this one misses is fetched as usual (still correct).
         let within = self
             .exact
-            .iter()
-            .find(|(start, b)| *start <= offset && end <= start + b.len() as u64);
+            .range(..=offset)
+            .next_back()
+            .filter(|(start, b)| end <= **start + b.len() as u64);
         if let Some((start, bytes)) = within {
             let at = (offset - start) as usize;
             buf.copy_from_slice(&bytes[at..at + buf.len()]);
