@@ -34,7 +34,11 @@ row() {  # name, then env assignments and the binary
 }
 for round in $(seq 1 ${ROUNDS:-2}); do
   echo "round $round $(date -u +%T)" >> $out/run.log
-  if [ "${SET:-ab}" = ab ]; then
+  if [ "${SET:-ab}" = more ]; then
+    row folder timeout 120 $b/gm-loader--pipeline
+    row local-new GM_BENCH_STREAM=1 GM_BENCH_SHARDS=$local_list timeout 150 $b/gm-loader--pipeline
+    row s3-new GM_BENCH_STREAM=1 GM_BENCH_SHARDS=$s3_list timeout 150 $b/gm-loader--pipeline
+  elif [ "${SET:-ab}" = ab ]; then
     row folder timeout 120 $b/gm-loader--pipeline
     row local-new GM_BENCH_STREAM=1 GM_BENCH_SHARDS=$local_list timeout 150 $b/gm-loader--pipeline
     row s3-old GM_BENCH_STREAM=1 GM_BENCH_SHARDS=$s3_list timeout 150 $b/pipeline-old
