@@ -36,8 +36,9 @@ use crate::tensor::{Elem, Tensor, Uploads};
 /// `stream=True` reads WebDataset shards (`.tar` or `.tar.gz`, a pattern or a list) front to
 /// back with no index, as `webdataset` does: a seeded shard order split across ranks, in
 /// `streams` streams each with a shuffle buffer of `shuffle_buffer` samples (1 without
-/// `shuffle`) that draws once it holds `shuffle_initial` and grows as it draws; `epoch_batches` fixes the batches per epoch (the data repeats), else an epoch is
-/// one pass and has no `len()`. Batches say each image's `shard#key` in `names`.
+/// `shuffle`) that draws once it holds `shuffle_initial` and grows as it draws;
+/// `epoch_batches` fixes the batches per epoch (the data repeats), else an epoch is one pass
+/// and has no `len()`. Batches say each image's `shard#key` in `names`.
 /// `state_dict()` resumes a streamed epoch exactly. `drop_last` does not apply.
 #[pyclass(module = "gm")]
 pub struct ImageLoader {

@@ -101,22 +101,15 @@ impl RemoteSource {
 
     /// Fetches runs of blocks (concurrently when there are several) into the cache.
     fn fetch_runs(&self, runs: &[Range<u64>]) -> Result<(), StorageError> {
-        if runs.is_empty() {
-            return Ok(());
-        }
         let block = self.lock().block_size();
         let size = self.version.size;
         let ranges: Vec<_> = runs
             .iter()
             .map(|r| r.start * block..(r.end * block).min(size))
             .collect();
-        let fetched = self.storage.get_ranges(&self.url, &ranges, &self.version)?;
-        self.requests
-            .fetch_add(ranges.len() as u64, Ordering::Relaxed);
+        let fetched = self.fetch_ranges(&ranges)?;
         let mut cache = self.lock();
         for (run, bytes) in runs.iter().zip(&fetched) {
-            self.fetched
-                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
             cache.insert(run.start, bytes);
         }
         Ok(())
@@ -124,19 +117,25 @@ impl RemoteSource {
 
     /// Fetches exact ranges (concurrently) into the cache's exact store.
     fn fetch_exact(&self, ranges: &[Range<u64>]) -> Result<(), StorageError> {
+        let fetched = self.fetch_ranges(ranges)?;
+        let mut cache = self.lock();
+        for (r, bytes) in ranges.iter().zip(fetched) {
+            cache.insert_exact(r.start, bytes);
+        }
+        Ok(())
+    }
+
+    /// Reads `ranges` of this version concurrently, counting the requests and bytes.
+    fn fetch_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>, StorageError> {
         if ranges.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let fetched = self.storage.get_ranges(&self.url, ranges, &self.version)?;
         self.requests
             .fetch_add(ranges.len() as u64, Ordering::Relaxed);
-        let mut cache = self.lock();
-        for (r, bytes) in ranges.iter().zip(fetched) {
-            self.fetched
-                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            cache.insert_exact(r.start, bytes);
-        }
-        Ok(())
+        let bytes: usize = fetched.iter().map(Vec::len).sum();
+        self.fetched.fetch_add(bytes as u64, Ordering::Relaxed);
+        Ok(fetched)
     }
 }
 

@@ -47,8 +47,8 @@ pub(crate) fn parse_label(member: &Member, bytes: &[u8], json_key: &str) -> Resu
 
 /// A streamed sample's image member, as its position among the members.
 pub(crate) fn raw_image(sample: &RawSample) -> Option<usize> {
-    let members = &sample.members;
-    members
+    sample
+        .members
         .iter()
         .position(|(ext, _)| has_ext(ext, IMAGE_EXTENSIONS))
 }
