@@ -10,20 +10,22 @@
 //! extra passes' cost. And with warps (issue 23): the same crop, resize and flip folded with a
 //! bilinear RandomAffine(15, translate 0.1, scale 0.9..1.1) per image (the gm_fused_warp_*
 //! kernels), and with TrivialAugmentWide drawn per image (warps, colour ops and their
-//! pre-passes mixed in one batch). It runs once more with bicubic resampling and no colour
+//! pre-passes mixed in one batch); the warps read the resized image, as torchvision's do, so
+//! a warped image runs two fused passes (`run_passes`). It runs once more with bicubic resampling and no colour
 //! (the same bytes counted).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use gm_cuda::{DType, Device, DeviceBuffer, DevicePool, Event, PoolConfig, Stream, Tensor};
 use gm_transforms::{
     ColorJitter, ColourOp, ColourOps, Compose, Crop, CropBox, FusedKernel, FusedOp, HorizontalFlip,
-    Interp, Matrix, OutputSpec, PixelFormat, RandomAffine, Resize, SampleRng, SourceImage,
+    Interp, Matrix, OutputSpec, PixelFormat, PrePass, RandomAffine, Resize, SampleRng, SourceImage,
     TrivialAugmentWide,
 };
 
-/// Per-image ops of the bench's crop, resize to 224 and flip, then a RandomAffine or a
-/// TrivialAugmentWide, as planned for sample k of a `w` x `h` image.
-fn warp_variants(batch: usize, w: u32, h: u32) -> Vec<(&'static str, Vec<FusedOp>)> {
+/// Per-image plans of the bench's crop, resize to 224 and flip, then a RandomAffine or a
+/// TrivialAugmentWide, as planned for sample k of a `w` x `h` image: the warp reads the
+/// resized image, so a warped image runs two passes (the resize's, then the warp's).
+fn warp_variants(batch: usize, w: u32, h: u32) -> Vec<(&'static str, Vec<Planned>)> {
     let base = || {
         let (cw, ch) = (w * 7 / 8, h * 7 / 8);
         Compose::new()
@@ -54,18 +56,20 @@ fn warp_variants(batch: usize, w: u32, h: u32) -> Vec<(&'static str, Vec<FusedOp
     chains
         .into_iter()
         .map(|(label, chain)| {
-            let ops = (0..batch as u64)
+            let plans = (0..batch as u64)
                 .map(|k| {
-                    chain
-                        .plan_image(w, h, &mut SampleRng::new(1, 0, k))
-                        .unwrap()
-                        .0
+                    let (op, _, passes) =
+                        chain.plan_post(w, h, &mut SampleRng::new(1, 0, k)).unwrap();
+                    (passes.pre, op)
                 })
                 .collect();
-            (label, ops)
+            (label, plans)
         })
         .collect()
 }
+
+/// An image's pre-passes and last pass.
+type Planned = (Vec<PrePass>, FusedOp);
 
 /// Per-image colour lists: none, ColorJitter as drawn for sample k, or that plus equalize.
 fn colour_variants(batch: usize) -> Vec<(&'static str, Vec<ColourOps>)> {
@@ -188,7 +192,8 @@ fn main() {
             })
             .collect();
         let rgb = format == PixelFormat::Rgb8;
-        let mut variants: Vec<(&str, Vec<FusedOp>, Interp)> = colour_variants(batch)
+        let one_pass = |ops: Vec<FusedOp>| ops.into_iter().map(|op| (Vec::new(), op)).collect();
+        let mut variants: Vec<(&str, Vec<Planned>, Interp)> = colour_variants(batch)
             .into_iter()
             .filter(|v| rgb || v.0.is_empty())
             .map(|(label, colours)| {
@@ -197,18 +202,22 @@ fn main() {
                     .zip(colours)
                     .map(|(op, colour)| FusedOp { colour, ..*op })
                     .collect();
-                (label, ops, Interp::Bilinear)
+                (label, one_pass(ops), Interp::Bilinear)
             })
             .collect();
         if rgb {
             let warps = warp_variants(batch, w, h).into_iter();
-            variants.extend(warps.map(|(label, ops)| (label, ops, Interp::Bilinear)));
-            variants.push((" bicubic", ops.clone(), Interp::Bicubic));
+            variants.extend(warps.map(|(label, plans)| (label, plans, Interp::Bilinear)));
+            variants.push((" bicubic", one_pass(ops.clone()), Interp::Bicubic));
         }
-        for (label, ops, interp) in variants {
+        for (label, plans, interp) in variants {
             let spec = OutputSpec { interp, ..spec };
+            let pre: Vec<&[PrePass]> = plans.iter().map(|p| p.0.as_slice()).collect();
+            let ops: Vec<FusedOp> = plans.iter().map(|p| p.1).collect();
             let ms = time(&stream, &device, 20, || {
-                kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap()
+                kernel
+                    .run_passes(&stream, &images, &pre, &ops, &spec, &out, 0)
+                    .unwrap()
             });
             let written = (batch * spec.image_bytes()) as f64;
             // Bilinear taps of a downscale touch about 2x2 source pixels per output pixel; count the

@@ -4,7 +4,7 @@
 use gm_cuda::DType;
 
 use crate::colour;
-use crate::types::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, Warp};
+use crate::types::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, PrePass, Warp};
 
 /// A source image in host memory (the twin of [`SourceImage`](crate::SourceImage)).
 #[derive(Debug, Clone, Copy)]
@@ -178,6 +178,35 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
     for (i, rgb) in pixels.into_iter().enumerate() {
         store(spec, out, i % ow.max(1), i / ow.max(1), rgb);
     }
+}
+
+/// The twin of [`FusedKernel::run_passes`](crate::FusedKernel::run_passes) on one image:
+/// each pre-pass of `pre` in order (the first reads `src`, each later one the one before's
+/// u8 RGB output), then `op` into `out` as [`fused`].
+pub fn fused_passes(
+    src: &HostImage<'_>,
+    pre: &[PrePass],
+    op: &FusedOp,
+    spec: &OutputSpec,
+    out: &mut [u8],
+) {
+    let Some((first, rest)) = pre.split_first() else {
+        return fused(src, op, spec, out);
+    };
+    let mut image = vec![0u8; first.spec.image_bytes()];
+    fused(src, &first.op, &first.spec, &mut image);
+    let mut size = (first.spec.width, first.spec.height);
+    for p in rest {
+        let mut next = vec![0u8; p.spec.image_bytes()];
+        fused(
+            &HostImage::rgb8(&image, size.0, size.1),
+            &p.op,
+            &p.spec,
+            &mut next,
+        );
+        (image, size) = (next, (p.spec.width, p.spec.height));
+    }
+    fused(&HostImage::rgb8(&image, size.0, size.1), op, spec, out);
 }
 
 /// Where output pixel (x, y) samples the source: the crop, the scale, and the output position

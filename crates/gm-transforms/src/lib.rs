@@ -71,11 +71,11 @@ pub use photometric::{
     RandomInvert, RandomPosterize, RandomSolarize,
 };
 pub use plan::{
-    CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, PlanError,
-    PlanState, PostOps, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform,
-    VerticalFlip,
+    CenterCrop, Compose, CropBox, Filter, Grey, HorizontalFlip, Normalize, Pad, Passes, PlanError,
+    PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
 };
 pub use policies::{AugmentOp, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide};
 pub use types::{
-    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, SourceImage, Warp,
+    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, PrePass, SourceImage,
+    Warp,
 };

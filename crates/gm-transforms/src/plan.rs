@@ -11,7 +11,7 @@ use gm_cuda::DType;
 
 use crate::colour::{ColourOp, ColourOps};
 use crate::geometry::{Mat3, affine, mul};
-use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding, Warp};
+use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding, PrePass, Warp};
 
 /// Why a chain cannot be planned for an image.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -108,9 +108,9 @@ pub struct PlanState {
     /// positions in the current image to the source, and later crops, resizes and flips
     /// compose with it (`crop` and the flips then no longer change).
     pub warp: Option<Warp>,
-    /// Whether a further warp composes with `warp` (the augmentation policies' sequences)
-    /// rather than being refused.
-    pub(crate) compose_warps: bool,
+    /// The passes cut off before this state's (see [`PrePass`]): the last one's output is
+    /// this state's source.
+    pub pre: Vec<PrePass>,
     /// The Gaussian blur drawn for this image, run after the fused pass on its u8 output
     /// ([`crate::GaussianBlur`]); later steps may only flip or set the output's values.
     pub blur: Option<crate::Blur>,
@@ -133,7 +133,7 @@ impl PlanState {
             pad: None,
             colour: ColourOps::NONE,
             warp: None,
-            compose_warps: false,
+            pre: Vec::new(),
             blur: None,
             noise: None,
             spec: OutputSpec {
@@ -154,12 +154,9 @@ impl PlanState {
     /// taking earlier flips into account.
     pub fn crop_current(&mut self, left: f32, top: f32, w: f32, h: f32) {
         if self.warp.is_some() {
-            let (nw, nh) = (w.round(), h.round());
-            let (sx, sy) = (f64::from(w / nw), f64::from(h / nh));
-            self.compose(affine([sx, 0.0, f64::from(left), 0.0, sy, f64::from(top)]));
-            self.width = nw as u32;
-            self.height = nh as u32;
-            return;
+            // torchvision crops the warped uint8 image: a grid composed with the crop would
+            // land between its pixels' positions.
+            self.cut();
         }
         let (cw, ch) = (self.width as f32, self.height as f32);
         // In a mirrored view, the region's left edge is the source's right.
@@ -195,9 +192,8 @@ impl PlanState {
     /// Resizes the current image to `w` x `h`.
     pub fn resize_current(&mut self, w: u32, h: u32) {
         if self.warp.is_some() {
-            let sx = f64::from(self.width) / f64::from(w);
-            let sy = f64::from(self.height) / f64::from(h);
-            self.compose(affine([sx, 0.0, 0.0, 0.0, sy, 0.0]));
+            // torchvision resamples the warped uint8 image again.
+            self.cut();
         }
         self.width = w;
         self.height = h;
@@ -213,18 +209,6 @@ impl PlanState {
             let to_u = affine([1.0, 0.0, -dx, 0.0, 1.0, -dy]);
             w.matrix = mul(&w.matrix, &mul(&to_u, &mul(&m, &to_pos)));
         }
-    }
-
-    /// Composes an affine grid (torchvision's `_affine_grid` matrix and origin for the current
-    /// size) with the warp so far: one resampling of the source where torchvision resamples
-    /// twice (see docs/transforms.md, "Augmentation policies").
-    fn compose_affine_grid(&mut self, matrix: Mat3, origin: [f64; 2]) {
-        // Output index x reads grid x + origin; the grid value g is the tap position
-        // (g + 1) * size / 2 of the current image.
-        let (hw, hh) = (f64::from(self.width) / 2.0, f64::from(self.height) / 2.0);
-        let to_pos = affine([hw, 0.0, hw, 0.0, hh, hh]);
-        let from_pos = affine([1.0, 0.0, origin[0] - 0.5, 0.0, 1.0, origin[1] - 0.5]);
-        self.compose(mul(&to_pos, &mul(&matrix, &from_pos)));
     }
 
     /// Per axis (x, y): the current image's positions to source positions as the crop and
@@ -247,10 +231,11 @@ impl PlanState {
 
     /// Warps the current image with torchvision's grid (see [`Warp`]: `matrix`, `origin`,
     /// `post` as `_affine_grid` / `_perspective_grid` build them for the current size),
-    /// sampled with `interp`; pixels mapped from outside it read `fill` (zero, unblended,
-    /// with `None`). The size stays. A chain warps once, without padding, and samples the
-    /// source once with `interp` (nearest or bilinear); the output's filter stays, for the
-    /// images that draw no warp.
+    /// sampled with `interp` (nearest or bilinear); pixels mapped from outside it read `fill`
+    /// (zero, unblended, with `None`). The size stays; the output's filter stays, for the
+    /// images that draw no warp. The grid folds in the crops and flips before it where they
+    /// only pick source pixels; after a resize, a pad, a colour operation or another warp
+    /// the chain is cut ([`PrePass`]) and the warp reads the uint8 image torchvision warps.
     pub fn warp_current(
         &mut self,
         step: &'static str,
@@ -265,15 +250,12 @@ impl PlanState {
                 reason: reason.into(),
             })
         };
-        if self.warp.is_some() {
-            if self.compose_warps && post == 0.0 {
-                self.compose_affine_grid(matrix, origin);
-                return Ok(());
-            }
-            return err("a chain warps (affine, rotation, perspective) once");
-        }
-        if self.pad.is_some() {
-            return err("padding before a warp is not supported; the warp fills instead");
+        if self.warp.is_some()
+            || self.pad.is_some()
+            || !self.colour.is_empty()
+            || !self.picks_source_pixels()
+        {
+            self.cut();
         }
         let nearest = match interp {
             Interp::Nearest => true,
@@ -302,9 +284,8 @@ impl PlanState {
         Ok(())
     }
 
-    /// Refuses a crop, resize or pad after a colour operation: colour applies to the
-    /// geometry's output, and a contrast mean or a solarized edge would change if the
-    /// geometry moved behind it. Flips commute with every colour operation and stay allowed.
+    /// Refuses geometry after GaussianBlur or GaussianNoise, which run after the fused
+    /// passes.
     pub fn check_geometry(&self, step: &'static str) -> Result<(), PlanError> {
         self.check_after_noise(step)?;
         if self.blur.is_some() {
@@ -313,13 +294,58 @@ impl PlanState {
                 reason: "geometry after GaussianBlur; put crops and resizes first".into(),
             });
         }
-        if self.colour.is_empty() {
-            return Ok(());
+        Ok(())
+    }
+
+    /// Before a crop, resize or pad: [`PlanState::check_geometry`], then a cut after colour
+    /// operations (they apply to the geometry's output; a contrast mean or a solarized edge
+    /// would change if the geometry moved behind them). Flips commute with every colour
+    /// operation and need neither.
+    pub fn begin_geometry(&mut self, step: &'static str) -> Result<(), PlanError> {
+        self.check_geometry(step)?;
+        if !self.colour.is_empty() {
+            self.cut();
         }
-        Err(PlanError::Step {
-            step,
-            reason: "geometry after a colour operation; put crops and resizes first".into(),
-        })
+        Ok(())
+    }
+
+    /// Whether each current pixel is one source pixel (a crop at whole pixels, flips, no
+    /// resize, no padding or warp): a sampling grid then folds in exactly.
+    fn picks_source_pixels(&self) -> bool {
+        let c = self.crop;
+        self.warp.is_none()
+            && self.pad.is_none()
+            && c.w == self.width as f32
+            && c.h == self.height as f32
+            && c.x.fract() == 0.0
+            && c.y.fract() == 0.0
+    }
+
+    /// Ends the current pass: it writes the image as it is now (u8 RGB HWC, this size), and
+    /// the next pass starts from that image, whole, as torchvision's next step sees it.
+    fn cut(&mut self) {
+        let spec = OutputSpec {
+            width: self.width,
+            height: self.height,
+            layout: Layout::Hwc,
+            dtype: DType::U8,
+            bgr: false,
+            grey: false,
+            interp: self.spec.interp,
+            scale: [1.0; 3],
+            bias: [0.0; 3],
+        };
+        self.pre.push(PrePass {
+            op: self.current_op(),
+            spec,
+        });
+        self.src_w = self.width;
+        self.src_h = self.height;
+        self.crop = Crop::full(self.width, self.height);
+        (self.flip_h, self.flip_v) = (false, false);
+        self.pad = None;
+        self.colour = ColourOps::NONE;
+        self.warp = None;
     }
 
     /// Refuses a step that changes values after GaussianNoise, which is added to the finished
@@ -359,42 +385,77 @@ impl PlanState {
         }
         let neighbours = self.colour.as_slice().iter().any(|o| o.reads_neighbours());
         if neighbours && op.reads_neighbours() {
-            return err("a chain can sharpen or blur once");
+            // A pass sharpens once (it re-samples the neighbours of each pixel).
+            self.cut();
         }
         if self.colour.push(op).is_none() {
-            return err("more colour operations than a plan holds (8)");
+            self.cut();
+            if self.colour.push(op).is_none() {
+                return err("a colour operation that does not fit an empty plan");
+            }
         }
         Ok(())
     }
 
-    /// The kernel parameters for the final state.
+    /// The kernel parameters for the final state (the pre-passes stay in `pre`).
     pub fn finish(&self) -> (FusedOp, OutputSpec) {
         let spec = OutputSpec {
             width: self.width,
             height: self.height,
             ..self.spec
         };
-        (
-            FusedOp {
-                crop: self.crop,
-                flip_h: self.flip_h,
-                flip_v: self.flip_v,
-                pad: self.pad,
-                colour: self.colour,
-                warp: self.warp,
-            },
-            spec,
-        )
+        (self.current_op(), spec)
+    }
+
+    /// The current pass's operation.
+    fn current_op(&self) -> FusedOp {
+        FusedOp {
+            crop: self.crop,
+            flip_h: self.flip_h,
+            flip_v: self.flip_v,
+            pad: self.pad,
+            colour: self.colour,
+            warp: self.warp,
+        }
     }
 }
 
-/// What runs after the fused kernel for one image.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PostOps {
+/// The passes around the final fused pass of one image.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Passes {
+    /// Fused passes before the final one, in order ([`PrePass`]): the first reads the
+    /// image, each later one (and the final pass) the one before's output.
+    pub pre: Vec<PrePass>,
     /// The blur pass's blur (the fused kernel then writes u8 HWC for it).
     pub blur: Option<crate::Blur>,
     /// The noise added in place to the finished output.
     pub noise: Option<crate::Noise>,
+}
+
+impl Passes {
+    /// The operation that reads the image itself: the first pre-pass's, or `last` (the final
+    /// pass's) when there is none. Region decoding takes its window and shifts it.
+    pub fn source_op<'a>(&'a mut self, last: &'a mut FusedOp) -> &'a mut FusedOp {
+        match self.pre.first_mut() {
+            Some(p) => &mut p.op,
+            None => last,
+        }
+    }
+}
+
+/// Refuses a plan cut into several passes, for the consumers that launch only the final one.
+fn refuse_pre(passes: &Passes) -> Result<(), PlanError> {
+    if passes.pre.is_empty() {
+        return Ok(());
+    }
+    Err(PlanError::Step {
+        step: "chain",
+        reason: format!(
+            "the chain resamples {} more time(s) before its last pass (as torchvision does), \
+             which this consumer does not launch (plan with Compose::plan_post)",
+            passes.pre.len()
+        ),
+    })
 }
 
 /// One step of a chain.
@@ -442,7 +503,8 @@ impl Compose {
 
     /// The fused-kernel parameters of the chain for a `width` x `height` image. A chain with
     /// a [`GaussianBlur`](crate::GaussianBlur) needs a pass after the fused kernel, so it is
-    /// refused here: plan it with [`Compose::plan_blurred`].
+    /// refused here: plan it with [`Compose::plan_blurred`]; one that is cut into several
+    /// passes ([`crate::PrePass`]) is refused too: plan it with [`Compose::plan_post`].
     pub fn plan_image(
         &self,
         width: u32,
@@ -450,6 +512,7 @@ impl Compose {
         rng: &mut SampleRng,
     ) -> Result<(FusedOp, OutputSpec), PlanError> {
         let (op, spec, post) = self.plan_post(width, height, rng)?;
+        refuse_pre(&post)?;
         if post.blur.is_some() {
             return Err(PlanError::Step {
                 step: "GaussianBlur",
@@ -481,6 +544,7 @@ impl Compose {
         rng: &mut SampleRng,
     ) -> Result<(FusedOp, OutputSpec, Option<crate::Blur>), PlanError> {
         let (op, spec, post) = self.plan_post(width, height, rng)?;
+        refuse_pre(&post)?;
         if post.noise.is_some() {
             return Err(PlanError::Step {
                 step: "GaussianNoise",
@@ -492,15 +556,18 @@ impl Compose {
         Ok((op, spec, post.blur))
     }
 
-    /// The chain's plan with every pass after the fused kernel: the blur (as
-    /// [`Compose::plan_blurred`]) and the noise, added in place to the finished float batch
-    /// ([`crate::BlurKernel::noise`], CPU twin [`crate::noise_batch`]).
+    /// The chain's plan with every pass: the final fused pass's parameters and output, and
+    /// in [`Passes`] the fused passes before it (where the chain is cut, see
+    /// [`crate::PrePass`]; run them with [`crate::FusedKernel::run_passes`], CPU twin
+    /// [`crate::cpu::fused_passes`]), the blur (as [`Compose::plan_blurred`]) and the noise,
+    /// added in place to the finished float batch ([`crate::BlurKernel::noise`], CPU twin
+    /// [`crate::noise_batch`]).
     pub fn plan_post(
         &self,
         width: u32,
         height: u32,
         rng: &mut SampleRng,
-    ) -> Result<(FusedOp, OutputSpec, PostOps), PlanError> {
+    ) -> Result<(FusedOp, OutputSpec, Passes), PlanError> {
         let mut st = PlanState::new(width, height);
         self.plan(&mut st, rng)?;
         if st.width == 0 || st.height == 0 {
@@ -513,7 +580,8 @@ impl Compose {
         if st.noise.is_some() {
             crate::Noise::check(&spec)?;
         }
-        let post = PostOps {
+        let post = Passes {
+            pre: st.pre,
             blur: st.blur,
             noise: st.noise,
         };
@@ -545,7 +613,7 @@ pub enum Resize {
 
 impl Transform for Resize {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
-        st.check_geometry("Resize")?;
+        st.begin_geometry("Resize")?;
         let (w, h) = match *self {
             Resize::Exact(w, h) => (w, h),
             Resize::Shorter(s) if st.width <= st.height => (
@@ -583,7 +651,7 @@ pub struct CropBox {
 
 impl Transform for CropBox {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
-        st.check_geometry("CropBox")?;
+        st.begin_geometry("CropBox")?;
         if self.width == 0
             || self.height == 0
             || self.left + self.width > st.width
@@ -611,7 +679,7 @@ pub struct CenterCrop(pub u32, pub u32);
 
 impl Transform for CenterCrop {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
-        st.check_geometry("CenterCrop")?;
+        st.begin_geometry("CenterCrop")?;
         let (w, h) = (self.0, self.1);
         if w == 0 || h == 0 {
             return Err(PlanError::Step {
@@ -695,7 +763,7 @@ impl RandomResizedCrop {
 
 impl Transform for RandomResizedCrop {
     fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
-        st.check_geometry("RandomResizedCrop")?;
+        st.begin_geometry("RandomResizedCrop")?;
         let (left, top, w, h) = self.region(st.width, st.height, rng);
         st.crop_current(left as f32, top as f32, w as f32, h as f32);
         Resize::Exact(self.width, self.height).plan(st, rng)
@@ -782,16 +850,14 @@ pub struct Filter(pub Interp);
 
 impl Transform for Filter {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
-        if st.warp.is_some() && !matches!(self.0, Interp::Nearest | Interp::Bilinear) {
-            return Err(PlanError::Step {
-                step: "Filter",
-                reason: format!(
-                    "{:?} after a warp, which samples nearest or bilinear",
-                    self.0
-                ),
-            });
-        }
+        // A warp samples with its own filter (nearest or bilinear), and a resize after it
+        // starts a new pass, so any filter may follow a warp.
         st.spec.interp = self.0;
+        // The chain's resampling filter wherever it stands: the passes cut off before it
+        // resize with it too.
+        for p in &mut st.pre {
+            p.spec.interp = self.0;
+        }
         Ok(())
     }
 }
@@ -808,8 +874,8 @@ impl Transform for ToBgr {
 }
 
 /// torchvision's `Pad` with a constant fill: `left`, `top`, `right`, `bottom` pixels around the
-/// current image. Padding is planned where one current pixel is one source pixel (before any
-/// resize), once per chain.
+/// current image. After a resize, a warp or another pad the chain is cut first ([`PrePass`]):
+/// torchvision pads the uint8 image it has then.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pad {
     /// Pixels added on the left.
@@ -826,25 +892,10 @@ pub struct Pad {
 
 impl Transform for Pad {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
-        st.check_geometry("Pad")?;
-        let err = |reason: &str| {
-            Err(PlanError::Step {
-                step: "Pad",
-                reason: reason.into(),
-            })
-        };
-        let unscaled = (st.crop.w - st.width as f32).abs() < 1e-3
-            && (st.crop.h - st.height as f32).abs() < 1e-3
-            && st.crop.x.fract() == 0.0
-            && st.crop.y.fract() == 0.0;
-        if !unscaled {
-            return err("padding after a resize or a fractional crop is not supported");
-        }
-        if st.pad.is_some() {
-            return err("a chain can pad once");
-        }
-        if st.warp.is_some() {
-            return err("padding after a warp is not supported");
+        st.begin_geometry("Pad")?;
+        if !st.picks_source_pixels() {
+            // After a resize, a warp or another pad, torchvision pads the uint8 image.
+            st.cut();
         }
         // In a mirrored view, the left padding is the source's right.
         let (l, r) = if st.flip_h {

@@ -4,7 +4,7 @@
 //! gives every image of the sample the same geometry (the frames of a clip, the cameras of a
 //! scene stay aligned); labels pass through untouched.
 
-use crate::plan::{Compose, PlanError, SampleRng};
+use crate::plan::{Compose, Passes, PlanError, SampleRng};
 use crate::types::{FusedOp, OutputSpec};
 
 /// An image leaf: its size, and the kernel parameters once planned. `T` is whatever the
@@ -17,8 +17,9 @@ pub struct Image<T> {
     pub height: u32,
     /// The caller's payload.
     pub payload: T,
-    /// Set by [`plan_sample`].
-    pub planned: Option<(FusedOp, OutputSpec)>,
+    /// Set by [`plan_sample`]: the final pass's parameters and output, and the passes
+    /// around it ([`Compose::plan_post`]).
+    pub planned: Option<(FusedOp, OutputSpec, Passes)>,
 }
 
 impl<T> Image<T> {
@@ -110,10 +111,10 @@ pub fn plan_sample<T, S: Visit<T>>(
     let Some((w, h)) = size else {
         return Ok(0);
     };
-    let planned = chain.plan_image(w, h, rng)?;
+    let planned = chain.plan_post(w, h, rng)?;
     let mut n = 0;
     sample.visit(&mut |img| {
-        img.planned = Some(planned);
+        img.planned = Some(planned.clone());
         n += 1;
     });
     Ok(n)

@@ -156,6 +156,19 @@ pub struct FusedOp {
     pub warp: Option<Warp>,
 }
 
+/// A pass that runs before the final one: it writes the image as the chain has it at one
+/// point, u8 RGB HWC (`spec`), and the next pass reads that as its source. A chain is cut
+/// into passes where torchvision resamples or rounds twice and one sampling grid cannot give
+/// its values: a warp after a resize, a crop or resize after a warp, two warps, geometry
+/// after a colour operation, a second sharpness (docs/transforms.md, "Passes").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrePass {
+    /// What the pass does to its source.
+    pub op: FusedOp,
+    /// What it writes: the image's size at the cut, u8 RGB HWC, the chain's filter.
+    pub spec: OutputSpec,
+}
+
 /// A general sampling grid, in torchvision's own arithmetic (`_affine_grid` /
 /// `_perspective_grid`, then grid_sample's unnormalization), so that a single warp lands on
 /// the same source positions bit for bit: output pixel (x, y) has `u = x + origin.0`,

@@ -8,15 +8,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod geometry_fixtures;
+mod passes_fixtures;
 
 use geometry_fixtures::{cases, difference};
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
-use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::cpu::{HostImage, fused, fused_passes};
 use gm_transforms::{
     CenterCrop, ColorJitter, Compose, Filter, FusedKernel, FusedOp, HorizontalFlip, Interp, Layout,
-    Normalize, OutputSpec, PlanState, RandomAdjustSharpness, RandomAffine, RandomEqualize,
-    RandomPerspective, RandomResizedCrop, RandomRotation, SampleRng, SourceImage, ToDtype,
-    VerticalFlip,
+    Normalize, OutputSpec, Passes, PlanState, PrePass, RandomAdjustSharpness, RandomAffine,
+    RandomEqualize, RandomPerspective, RandomResizedCrop, RandomRotation, SampleRng, SourceImage,
+    ToDtype, VerticalFlip,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -78,6 +79,68 @@ fn gpu_warps_match_torchvision() {
     assert_eq!(compared, 42);
 }
 
+/// Runs `chain` on a `w` x `h` image with `run_passes` (u8 HWC output); the output's size
+/// and bytes, and the twin's bytes.
+fn gpu_and_twin(
+    device: &gm_cuda::Device,
+    chain: &Compose,
+    input: &[u8],
+    (w, h): (u32, u32),
+) -> (u32, u32, Vec<u8>, Vec<u8>) {
+    let stream = Stream::new(device).unwrap();
+    let pool = DevicePool::new(device, PoolConfig::unbounded("passes"));
+    let mut kernel = FusedKernel::new(device).unwrap();
+    let (op, spec, passes) = chain.plan_post(w, h, &mut SampleRng::new(0, 0, 0)).unwrap();
+    let mut d = DeviceBuffer::alloc(device, input.len()).unwrap();
+    stream.upload(input, &mut d, 0).unwrap();
+    let shape = [1, spec.height as usize, spec.width as usize, 3];
+    let out = Tensor::empty(&pool, &stream, &shape, DType::U8).unwrap();
+    let src = [SourceImage::rgb8(d.device_ptr(), w, h)];
+    kernel
+        .run_passes(&stream, &src, &[&passes.pre], &[op], &spec, &out, 0)
+        .unwrap();
+    let got = out.to_host_bytes(&stream).unwrap();
+    let mut want = vec![0u8; spec.image_bytes()];
+    fused_passes(
+        &HostImage::rgb8(input, w, h),
+        &passes.pre,
+        &op,
+        &spec,
+        &mut want,
+    );
+    (spec.width, spec.height, got, want)
+}
+
+/// The torchvision chains of several resamplings (tests/media/transforms/passes) through
+/// `run_passes`: equal to the twin's passes, and, run on torchvision's output of their first
+/// resampling, to torchvision's result (within a step where they resample bilinear).
+#[test]
+fn gpu_chains_of_several_passes_match_the_twin_and_torchvision() {
+    let device = gpu_test_device!("gpu_chains_of_several_passes_match_the_twin_and_torchvision");
+    let mut compared = 0;
+    for c in passes_fixtures::chains() {
+        let (.., got, twin) = gpu_and_twin(&device, &c.chain, &c.input, (c.width, c.height));
+        let (worst, differ) = difference(&got, &twin);
+        assert_eq!(worst, 0, "{}: {differ} values differ from the twin", c.name);
+        let (input, size) = match &c.head {
+            Some((_, (w, h, px))) => (px.clone(), (*w, *h)),
+            None => (c.input.clone(), (c.width, c.height)),
+        };
+        let (w, h, got, twin) = gpu_and_twin(&device, &c.tail, &input, size);
+        let (ew, eh, want) = &c.expected;
+        assert_eq!((w, h), (*ew, *eh), "{}", c.name);
+        assert_eq!(got, twin, "{}: the tail differs from the twin", c.name);
+        let (worst, differ) = difference(&got, want);
+        assert!(
+            worst <= u8::from(c.tail_bilinear),
+            "{}: tail vs torchvision {worst} ({differ} values)",
+            c.name
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 22);
+}
+
 /// A random chain around one warp step (or none), ending at a fixed output size: the
 /// output's filter is `filter` (for the images without a warp), the warp's own `interp`.
 fn random_chain(
@@ -94,6 +157,11 @@ fn random_chain(
         chain.push(CenterCrop(ow + 6, oh + 4));
     }
     chain.push(HorizontalFlip(0.5));
+    // The crop to the output size before the warp (which then ends the last pass) or after it.
+    let crop_first = rng.random_bool(0.5);
+    if crop_first {
+        chain.push(CenterCrop(ow, oh));
+    }
     let fill = [0, 1, 2].map(|_| f32::from(rng.random_range(0u8..=255)));
     match rng.random_range(0..4) {
         0 => chain.push(
@@ -128,8 +196,11 @@ fn random_chain(
         ),
         _ => {}
     }
-    // A crop and a flip after the warp fold into its grid.
-    chain.push(CenterCrop(ow, oh));
+    // A crop after the warp cuts the chain (it crops the warped uint8 image); a flip after
+    // the warp folds into its grid.
+    if !crop_first {
+        chain.push(CenterCrop(ow, oh));
+    }
     chain.push(VerticalFlip(0.3));
     match rng.random_range(0..4) {
         0 => chain.push(ColorJitter::new(0.5, 0.5, 0.5, 0.2).unwrap()),
@@ -182,7 +253,7 @@ fn random_warp_chains_always_plan() {
                 ow + 6 + rng.random_range(0..40),
                 oh + 4 + rng.random_range(0..30),
             );
-            if let Err(e) = chain.plan_image(w, h, &mut SampleRng::new(seed, 0, k)) {
+            if let Err(e) = chain.plan_post(w, h, &mut SampleRng::new(seed, 0, k)) {
                 panic!("seed {seed}, image {k}: {e:?}");
             }
         }
@@ -198,14 +269,14 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
     let stream = Stream::new(&device).unwrap();
     let pool = DevicePool::new(&device, PoolConfig::unbounded("geometry test"));
     let mut kernel = FusedKernel::new(&device).unwrap();
-    let (mut warped, mut plain) = (0, 0);
+    let (mut warped, mut plain, mut cut) = (0, 0, 0);
     for round in 0..40u64 {
         let (ow, oh) = (rng.random_range(2..=67), rng.random_range(2..=45));
         let float = rng.random_bool(0.5);
         let filter = FILTERS[rng.random_range(0..4)];
         let batch = rng.random_range(1..=6);
         let mut sources = Vec::new();
-        let mut plans: Vec<(FusedOp, OutputSpec)> = Vec::new();
+        let mut plans: Vec<(FusedOp, OutputSpec, Passes)> = Vec::new();
         for k in 0..batch {
             // Each image its own chain kind (warped or not) and warp interpolation, one output
             // filter and format per batch.
@@ -223,7 +294,7 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
             rng.fill_bytes(&mut px);
             plans.push(
                 chain
-                    .plan_image(w, h, &mut SampleRng::new(seed, round, k))
+                    .plan_post(w, h, &mut SampleRng::new(seed, round, k))
                     .unwrap(),
             );
             sources.push((w, h, px));
@@ -247,21 +318,27 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
             .map(|((w, h, _), d)| SourceImage::rgb8(d.device_ptr(), *w, *h))
             .collect();
         let ops: Vec<FusedOp> = plans.iter().map(|p| p.0).collect();
-        warped += ops.iter().filter(|op| op.warp.is_some()).count();
-        plain += ops.iter().filter(|op| op.warp.is_none()).count();
+        let pre: Vec<&[PrePass]> = plans.iter().map(|p| p.2.pre.as_slice()).collect();
+        // Warped: a warp in any pass; plain: one pass, no warp.
+        let is_plain = |k: usize| pre[k].is_empty() && ops[k].warp.is_none();
+        plain += (0..ops.len()).filter(|&k| is_plain(k)).count();
+        warped += (0..ops.len()).filter(|&k| !is_plain(k)).count();
+        cut += pre.iter().filter(|p| !p.is_empty()).count();
         let shape = match spec.layout {
             Layout::Chw => [batch as usize, 3, oh as usize, ow as usize],
             Layout::Hwc => [batch as usize, oh as usize, ow as usize, 3],
         };
         let out = Tensor::empty(&pool, &stream, &shape, spec.dtype).unwrap();
-        kernel.run(&stream, &images, &ops, &spec, &out, 0).unwrap();
+        kernel
+            .run_passes(&stream, &images, &pre, &ops, &spec, &out, 0)
+            .unwrap();
         let got = out.to_host_bytes(&stream).unwrap();
         let slot = spec.image_bytes();
         // Images without a warp take the plain kernels' path inside the warp kernels: run alone
         // (a batch with no warp, so the plain kernels), they must give the same bytes. The plain
         // kernels' own distance to the twin (none: fused_gpu checks equality) is fused_gpu's
         // and colour_gpu's to check, not this test's.
-        let unwarped: Vec<usize> = (0..ops.len()).filter(|&k| ops[k].warp.is_none()).collect();
+        let unwarped: Vec<usize> = (0..ops.len()).filter(|&k| is_plain(k)).collect();
         let alone = (!unwarped.is_empty()).then(|| {
             let shape: Vec<usize> = [unwarped.len()]
                 .into_iter()
@@ -285,7 +362,13 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
                 continue;
             }
             let mut want = vec![0u8; slot];
-            fused(&HostImage::rgb8(px, *w, *h), &ops[k], &spec, &mut want);
+            fused_passes(
+                &HostImage::rgb8(px, *w, *h),
+                pre[k],
+                &ops[k],
+                &spec,
+                &mut want,
+            );
             // The twin's values exactly: the grid is torchvision's explicitly rounded
             // arithmetic in both, and fused.cu contracts nothing else.
             let d = worst(spec.dtype, &got[k * slot..(k + 1) * slot], &want);
@@ -299,8 +382,9 @@ fn gpu_warps_match_their_cpu_twin_on_random_batches() {
             );
         }
     }
+    eprintln!("{warped} warped ({cut} in several passes), {plain} plain images");
     assert!(
-        warped >= 40 && plain >= 10,
-        "{warped} warped, {plain} plain images"
+        warped >= 40 && plain >= 10 && cut >= 20,
+        "{warped} warped ({cut} in several passes), {plain} plain images"
     );
 }

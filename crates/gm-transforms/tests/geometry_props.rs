@@ -3,7 +3,7 @@
 //! translations, crops and flips); torchvision's argument checks; the draws.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::cpu::{HostImage, fused, fused_passes};
 use gm_transforms::{
     Affine, Compose, CropBox, HorizontalFlip, Interp, PlanState, RandomAffine, RandomPerspective,
     RandomRotation, Resize, Rotate, SampleRng, Transform, VerticalFlip,
@@ -19,7 +19,7 @@ fn run(img: &[u8], w: u32, h: u32, steps: &[&dyn Transform]) -> (Vec<u8>, u32, u
     }
     let (op, spec) = st.finish();
     let mut out = vec![0u8; spec.image_bytes()];
-    fused(&HostImage::rgb8(img, w, h), &op, &spec, &mut out);
+    fused_passes(&HostImage::rgb8(img, w, h), &st.pre, &op, &spec, &mut out);
     (out, spec.width, spec.height)
 }
 
@@ -242,26 +242,26 @@ fn random_perspective_corners_stay_in_their_bounds() {
     assert!(op.warp.is_some());
 }
 
-/// A resize before a warp folds into the one sampling: the source taps sit where the
-/// resized image's would (a 2x enlargement, then a whole-pixel shift by 2 = a shift by 1 of
-/// the source: nearest picks the same source pixels).
+/// A warp after a resize reads the resized uint8 image, as torchvision's second step does:
+/// the chain is cut into two passes, and gives what the two steps give one after the other
+/// (a nearest translation by 2 then moves the resized pixels by exactly 2 columns).
 #[test]
-fn resize_folds_into_the_warp() {
+fn a_warp_after_a_resize_reads_the_resized_image() {
     let (w, h) = (10u32, 8u32);
     let img = image(w, h, 11);
     let up = Resize::Exact(2 * w, 2 * h);
     let shift = translate(2.0, 0.0, Interp::Nearest, [0.0; 3]);
+    let (resized, rw, rh) = run(&img, w, h, &[&up]);
+    let (stepwise, ..) = run(&resized, rw, rh, &[&shift]);
     let (out, ow, _) = run(&img, w, h, &[&up, &shift]);
-    let (ow, w) = (ow as usize, w as usize);
-    for y in 0..2 * h as usize {
-        for x in 2..ow {
-            let src = ((y / 2) * w + (x - 2) / 2) * 3;
-            assert_eq!(
-                &out[(y * ow + x) * 3..][..3],
-                &img[src..src + 3],
-                "({x}, {y})"
-            );
-        }
+    assert_eq!(out, stepwise);
+    let ow = ow as usize;
+    for y in 0..rh as usize {
+        assert_eq!(
+            &out[(y * ow + 2) * 3..(y * ow + ow) * 3],
+            &resized[y * ow * 3..(y * ow + ow - 2) * 3],
+            "row {y}"
+        );
         assert_eq!(&out[y * ow * 3..][..6], &[0; 6], "filled left columns");
     }
 }

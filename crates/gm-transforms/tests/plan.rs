@@ -243,7 +243,7 @@ fn nested_samples_share_one_draw_and_keep_their_labels() {
     let mut a = make();
     let n = plan_sample(&mut a, &rrc, &mut SampleRng::new(42, 1, 7)).unwrap();
     assert_eq!(n, 9);
-    let first = a.0[0].planned;
+    let first = a.0[0].planned.clone();
     assert!(first.is_some());
     assert!(
         a.0.iter().all(|i| i.planned == first) && a.2.as_ref().unwrap().planned == first,
@@ -328,7 +328,7 @@ fn user_structs_with_named_fields_take_part() {
         plan_sample(&mut ep, &chain, &mut SampleRng::new(3, 0, 11)).unwrap(),
         8
     );
-    let first = ep.front[0].planned.unwrap();
+    let first = ep.front[0].planned.clone().unwrap();
     assert_eq!(
         first.0.crop,
         Crop {
@@ -342,7 +342,7 @@ fn user_structs_with_named_fields_take_part() {
         ep.wrist
             .iter()
             .chain(&ep.front)
-            .all(|i| i.planned == Some(first))
+            .all(|i| i.planned.as_ref() == Some(&first))
     );
     assert_eq!(ep.action, Label([0.5; 7]));
     let mut n = 0;

@@ -7,7 +7,7 @@ use std::time::Instant;
 use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder, Roi};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor, nvtx};
 use gm_transforms::{
-    BatchOpsKernel, Blur, BlurKernel, FusedKernel, FusedOp, OutputSpec, PostOps, SampleRng,
+    BatchOpsKernel, Blur, BlurKernel, FusedKernel, FusedOp, OutputSpec, Passes, PrePass, SampleRng,
     SourceImage,
 };
 
@@ -41,7 +41,7 @@ struct Pending {
 }
 
 /// What a slot's image and plan come to: ready, or the reason it is bad.
-type Planned = Result<(SourceImage, FusedOp, OutputSpec, PostOps), SampleErrorKind>;
+type Planned = Result<(SourceImage, FusedOp, OutputSpec, Passes), SampleErrorKind>;
 
 /// A slot with its decoded image and planned transform.
 struct Ready {
@@ -50,7 +50,7 @@ struct Ready {
     source: SourceImage,
     op: FusedOp,
     spec: OutputSpec,
-    post: PostOps,
+    post: Passes,
 }
 
 impl GpuStage {
@@ -183,8 +183,8 @@ impl GpuStage {
                 return None;
             }
             let mut rng = SampleRng::new(shared.seed, epoch, *samples.get(k)? as u64);
-            let (op, ..) = shared.transforms.plan_post(w, h, &mut rng).ok()?;
-            let [x0, y0, x1, y1] = op.source_window(w, h)?;
+            let (mut op, _, mut passes) = shared.transforms.plan_post(w, h, &mut rng).ok()?;
+            let [x0, y0, x1, y1] = passes.source_op(&mut op).source_window(w, h)?;
             Some(Roi {
                 x: x0,
                 y: y0,
@@ -279,6 +279,7 @@ impl GpuStage {
         let _nvtx = nvtx::range(c"gm-loader: launch fused transform");
         let sources: Vec<SourceImage> = ready.iter().map(|r| r.source).collect();
         let ops: Vec<FusedOp> = ready.iter().map(|r| r.op).collect();
+        let pre: Vec<&[PrePass]> = ready.iter().map(|r| r.post.pre.as_slice()).collect();
         let blurs: Vec<Option<Blur>> = ready.iter().map(|r| r.post.blur).collect();
         if blurs.iter().any(Option::is_some) {
             // The fused kernel writes the pre-blur u8 HWC images; the blur pass the batch.
@@ -287,11 +288,11 @@ impl GpuStage {
             let shape = batch_shape(ready.len(), &fspec);
             let scratch = Tensor::empty(&self.pool, &stream, &shape, fspec.dtype)?;
             self.kernel
-                .run(&stream, &sources, &ops, &fspec, &scratch, 0)?;
+                .run_passes(&stream, &sources, &pre, &ops, &fspec, &scratch, 0)?;
             self.post.run(&stream, &scratch, &spec, &blurs, &tensor)?;
         } else {
             self.kernel
-                .run(&stream, &sources, &ops, &spec, &tensor, 0)?;
+                .run_passes(&stream, &sources, &pre, &ops, &spec, &tensor, 0)?;
         }
         let noises: Vec<_> = ready.iter().map(|r| r.post.noise).collect();
         if noises.iter().any(Option::is_some) {
@@ -387,9 +388,11 @@ fn plan_decoded(shared: &Shared, epoch: u64, index: usize, b: &DecodedBatch, i: 
         (Ok(img), Some(ptr)) => {
             let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
             let (w, h) = img.full_size;
-            let (op, spec, post) = shared.transforms.plan_post(w, h, &mut rng)?;
-            // The same plan as the region's: the op moves to the decoded pixels' origin.
-            let op = op.shifted(img.origin.0, img.origin.1);
+            let (mut op, spec, mut post) = shared.transforms.plan_post(w, h, &mut rng)?;
+            // The same plan as the region's: the op that reads the decoded pixels moves to
+            // their origin.
+            let first = post.source_op(&mut op);
+            *first = first.shifted(img.origin.0, img.origin.1);
             let source = SourceImage::rgb8(ptr, img.width, img.height);
             Ok((source, op, spec, post))
         }

@@ -1,7 +1,7 @@
 //! The host workers' step: read a sample (and, on the CPU path, decode and transform it).
 
 use gm_codec::jpeg::{DecoderOptions, decode_host_with};
-use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::cpu::{HostImage, fused_passes};
 use gm_transforms::{Blur, OutputSpec, SampleRng, blur_image, noise_image};
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -98,10 +98,10 @@ fn decode_and_transform(
         // The fused twin writes the pre-blur u8 HWC image; the blur twin the output.
         let fspec = Blur::fused_spec(&spec);
         let mut mid = vec![0u8; fspec.image_bytes()];
-        fused(&src, &op, &fspec, &mut mid);
+        fused_passes(&src, &post.pre, &op, &fspec, &mut mid);
         blur_image(&mid, &spec, Some(blur), &mut out);
     } else {
-        fused(&src, &op, &spec, &mut out);
+        fused_passes(&src, &post.pre, &op, &spec, &mut out);
     }
     if let Some(noise) = &post.noise {
         noise_image(&mut out, &spec, noise);

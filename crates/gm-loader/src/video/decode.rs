@@ -14,7 +14,7 @@ use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
 use gm_cuda::{Device, DeviceMemory, DevicePool, DevicePtr, Event, Tensor};
 use gm_transforms::{
     BatchOpsKernel, Blur, BlurKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, Noise,
-    OutputSpec, PixelFormat, PostOps, RandomErasing, SampleRng, SourceImage,
+    OutputSpec, Passes, PixelFormat, RandomErasing, SampleRng, SourceImage,
 };
 use parking_lot::Mutex;
 
@@ -52,7 +52,7 @@ struct Filling {
     clips: Vec<Clip>,
     plans: Vec<Vec<FusedOp>>,
     /// What runs after the fused kernel, per clip and camera (GaussianBlur, GaussianNoise).
-    posts: Vec<Vec<PostOps>>,
+    posts: Vec<Vec<Passes>>,
     flat: Tensor,
     /// With a blur in the chain: the fused kernel's u8 HWC frames, which the blur pass reads.
     scratch: Option<Tensor>,
@@ -242,7 +242,7 @@ impl Shared {
         v: usize,
         epoch: u64,
         episode: usize,
-    ) -> Result<(FusedOp, OutputSpec, PostOps), LoaderError> {
+    ) -> Result<(FusedOp, OutputSpec, Passes), LoaderError> {
         let codec = &d.video_index(v).codec;
         let mut rng = SampleRng::new(self.seed, epoch, episode as u64);
         self.chain
@@ -333,12 +333,29 @@ impl Shared {
                 let s = slots[r as usize];
                 let Some(b) = &filling[s.batch] else { continue };
                 let op = b.plans[s.clip][s.camera];
+                let pre = [b.posts[s.clip][s.camera].pre.as_slice()];
                 match &b.scratch {
                     Some(scratch) => {
                         let fspec = Blur::fused_spec(&b.spec);
-                        kernel.run(f.stream, &[src], &[op], &fspec, scratch, s.slot)?;
+                        kernel.run_passes(
+                            f.stream,
+                            &[src],
+                            &pre,
+                            &[op],
+                            &fspec,
+                            scratch,
+                            s.slot,
+                        )?;
                     }
-                    None => kernel.run(f.stream, &[src], &[op], &b.spec, &b.flat, s.slot)?,
+                    None => kernel.run_passes(
+                        f.stream,
+                        &[src],
+                        &pre,
+                        &[op],
+                        &b.spec,
+                        &b.flat,
+                        s.slot,
+                    )?,
                 }
             }
             Ok(())
@@ -577,10 +594,10 @@ impl Shared {
             return Ok(());
         }
         let t = self.dataset.frames_per_clip();
-        let per_slot: Vec<PostOps> = b
+        let per_slot: Vec<&Passes> = b
             .posts
             .iter()
-            .flat_map(|cams| cams.iter().flat_map(|p| std::iter::repeat_n(*p, t)))
+            .flat_map(|cams| cams.iter().flat_map(|p| std::iter::repeat_n(p, t)))
             .collect();
         let mut kernels = self.post_kernels.lock();
         let kernel = match kernels.entry(session.stream().raw() as usize) {

@@ -26,14 +26,13 @@ Differences from torchvision, all by design of a fused kernel:
   seeded generator, not torch's;
 * ``MixUp`` and ``CutMix`` are not steps of the chain: give them to
   ``gm.ImageLoader(mix=...)``, which mixes each batch and delivers the soft labels.
-* ``RandomAffine``, ``RandomRotation`` and ``RandomPerspective`` fold into the same single
-  sampling of the source (one per chain), with their own interpolation (nearest or bilinear):
-  a resize before them is not a second resampling (torchvision resizes, then warps the
-  resized image). A single warp on its own gives torchvision's CPU result.
-* ``RandAugment`` and ``AutoAugment`` plan their two operations per sample into that one
-  sampling and the colour list: torchvision's result for most draws; two warps, or a
-  statistic (equalize, contrast, autocontrast) or sharpness before a warp, are approximated
-  (docs/transforms.md, "Augmentation policies").
+* ``RandomAffine``, ``RandomRotation`` and ``RandomPerspective`` sample with their own
+  interpolation (nearest or bilinear). Where torchvision resamples or rounds the uint8 image
+  twice (a warp after a resize, two warps, a warp after a colour step, geometry after a colour
+  step, two sharpness steps) gm runs the chain as several fused passes, each reading the one
+  before's uint8 output, so the result is torchvision's there too (docs/transforms.md,
+  "Passes"); ``TrivialAugmentWide``, ``RandAugment`` and ``AutoAugment`` likewise apply their
+  operations one after the other.
 """
 
 from __future__ import annotations
@@ -316,7 +315,6 @@ class _Colour(Transform):
                 f"{type(self).__name__}: gm's colour steps work on uint8 images; put them before "
                 "ToDtype(float) and Normalize"
             )
-        plan.coloured = True
         plan.steps.append(self._step())
 
 
@@ -386,7 +384,7 @@ class RandomSolarize(_Colour):
 
 class RandomAdjustSharpness(_Colour):
     """With probability ``p``, blends with the 3x3 smoothed image by ``sharpness_factor``
-    (0 blurs, 1 keeps, 2 sharpens); once per chain."""
+    (0 blurs, 1 keeps, 2 sharpens)."""
 
     def __init__(self, sharpness_factor: float, p: float = 0.5):
         self.sharpness_factor = float(sharpness_factor)
@@ -508,8 +506,8 @@ def _warp_interp(mode: Any, name: str) -> str:
 
 
 class _Warp(Transform):
-    """An affine or perspective warp: one per chain, folded into the chain's single sampling
-    with its own interpolation (images that draw no warp keep the chain's)."""
+    """An affine or perspective warp (or a policy that may draw one), sampled with its own
+    interpolation (images that draw no warp keep the chain's)."""
 
     interpolation = "nearest"
 
@@ -517,11 +515,6 @@ class _Warp(Transform):
         raise NotImplementedError
 
     def _plan(self, plan: "_Planner") -> None:
-        if plan.warped:
-            raise ValueError(f"{type(self).__name__}: gm warps (affine, rotation, perspective) once per chain")
-        if plan.coloured:
-            raise ValueError(f"{type(self).__name__}: put gm's warps before the colour steps")
-        plan.warped = True
         plan.steps.append(self._step())
 
 
@@ -592,8 +585,7 @@ class TrivialAugmentWide(_Warp):
     """torchvision's ``TrivialAugmentWide``: per sample, one of its 14 operations (shears,
     translations, rotation, brightness, colour, contrast, sharpness, posterize, solarize,
     autocontrast, equalize, identity) with a magnitude from ``num_magnitude_bins`` bins and a
-    random sign, drawn in torchvision's order. Its geometric operations are the chain's warp,
-    so it is the only warp of a chain; put it before any colour step."""
+    random sign, drawn in torchvision's order."""
 
     def __init__(self, num_magnitude_bins: int = 31, interpolation: Any = InterpolationMode.NEAREST,
                  fill: Any = None):
@@ -610,9 +602,7 @@ class TrivialAugmentWide(_Warp):
 class RandAugment(_Warp):
     """torchvision's ``RandAugment``: per sample, ``num_ops`` operations of its 14 in sequence,
     each with bin ``magnitude`` of ``num_magnitude_bins`` and a random sign, drawn in
-    torchvision's order. Its warps compose into the chain's one warp and its colour operations
-    follow it (docs/transforms.md says where that differs from torchvision's sequential
-    application); put it before any colour step."""
+    torchvision's order, each applied to the previous one's result as torchvision does."""
 
     def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31,
                  interpolation: Any = InterpolationMode.NEAREST, fill: Any = None):
@@ -642,7 +632,7 @@ class AutoAugmentPolicy(Enum):
 class AutoAugment(_Warp):
     """torchvision's ``AutoAugment``: per sample, one of the policy's 25 sub-policies, each of
     its two operations applied with its probability, magnitudes from 10 bins with a random sign,
-    drawn in torchvision's order. Planned like ``RandAugment``; put it before any colour step."""
+    drawn in torchvision's order, applied one after the other like ``RandAugment``'s."""
 
     def __init__(self, policy: Any = AutoAugmentPolicy.IMAGENET, interpolation: Any = InterpolationMode.NEAREST,
                  fill: Any = None):
@@ -797,8 +787,6 @@ class _Planner:
         self.dtype: Union[Tuple[str, str], None] = None
         self.erasing: Union[tuple, None] = None
         self.noise: Union[tuple, None] = None
-        self.warped = False
-        self.coloured = False
 
     def add(self, t: Any) -> None:
         if self.erasing is not None and not isinstance(t, (list, tuple, Compose, ToImage)):

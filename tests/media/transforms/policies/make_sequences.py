@@ -6,9 +6,10 @@ bin 9 of 31, its default; AutoAugment's 10 bins) for the source's size. gm-trans
 (policies.rs, plan_sequence) are checked against these (tests/policies.rs). Sources: the baboon
 crop and the random 37x53 image of .. Run with torch + torchvision installed:
     python3 make_sequences.py   (writes sequences/<source>_<case>.u8 and sequences.json here)
-Outputs are HWC RGB u8, like the sources. "exact" marks the sequences the plan must reproduce
-bit for bit (at most one warp, nearest, colour operations after it or pointwise before it);
-the others measure the documented approximations (docs/transforms.md).
+Outputs are HWC RGB u8, like the sources. "exact" marks the sequences one fused pass
+reproduced bit for bit before 2026-11-24 (at most one warp, nearest, colour operations after
+it or pointwise before it); since then the plan cuts the others into passes and reproduces
+them too (docs/transforms.md, "Passes"), so the flag only tells the two kinds apart.
 """
 import json
 import os
