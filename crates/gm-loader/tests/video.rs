@@ -17,7 +17,8 @@ use gm_loader::{
 };
 use gm_transforms::{
     Blur, BlurKernel, Compose, ErasingValue, FusedKernel, GaussianBlur, GaussianNoise,
-    HorizontalFlip, Layout, RandomErasing, RandomResizedCrop, SampleRng, ToDtype, erase_image,
+    HorizontalFlip, Layout, RandomErasing, RandomResizedCrop, RandomRotation, RandomSolarize,
+    SampleRng, ToDtype, erase_image,
 };
 use video_common::{fixture, videos};
 
@@ -41,11 +42,16 @@ struct Reference {
 
 impl Reference {
     fn new(device: &Device) -> Reference {
+        Reference::with_chain(device, chain())
+    }
+
+    /// Frames through `compose`, which must give 40x32 u8 HWC.
+    fn with_chain(device: &Device, compose: Compose) -> Reference {
         Reference {
             session: DecoderSession::new(device, None).unwrap(),
             kernel: FusedKernel::new(device).unwrap(),
             pool: DevicePool::new(device, PoolConfig::unbounded("reference")),
-            compose: chain(),
+            compose,
             demuxers: HashMap::new(),
         }
     }
@@ -63,9 +69,9 @@ impl Reference {
             .entry(path.to_path_buf())
             .or_insert_with(|| IndexingDemuxer::open(path, IndexOptions::default()).unwrap());
         let (w, h) = (demux.index().codec.width, demux.index().codec.height);
-        let (op, spec) = self
+        let (op, spec, passes) = self
             .compose
-            .plan_image(w, h, &mut SampleRng::new(seed, epoch, episode as u64))
+            .plan_post(w, h, &mut SampleRng::new(seed, epoch, episode as u64))
             .unwrap();
         let out = Tensor::empty(
             &self.pool,
@@ -79,7 +85,8 @@ impl Reference {
         self.session
             .decode(demux, &plan, &mut |d| {
                 let src = surface_source(d);
-                kernel.run(d.stream, &[src], &[op], &spec, &out, 0)?;
+                let pre = [passes.pre.as_slice()];
+                kernel.run_passes(d.stream, &[src], &pre, &[op], &spec, &out, 0)?;
                 Ok(())
             })
             .unwrap();
@@ -220,6 +227,44 @@ fn clip_batches_equal_decoding_every_frame_alone() {
     let jobs_ns = (s.decode_us + s.batches) * 1000;
     assert!(jobs_ns >= t.read_ns + t.parse_ns + t.drain_ns, "{s:?}");
     assert!(jobs_ns >= (s.start_us + s.finish_us) * 1000, "{s:?}");
+}
+
+/// A chain cut into passes (a rotation and a random solarize after RandomResizedCrop: the
+/// rotation reads the resized uint8 frame, as torchvision's does): each frame's pre-pass runs
+/// into the session kernel's scratch inside the decode callback, then the final pass into its
+/// slot, and every frame equals that frame decoded alone through the same passes.
+#[test]
+fn clips_in_several_passes_equal_decoding_every_frame_alone() {
+    let device = gpu_test_device!("clips_in_several_passes_equal_decoding_every_frame_alone");
+    let warped = || {
+        Compose::new()
+            .then(RandomResizedCrop::new(40, 32))
+            .then(RandomRotation::new(30.0).unwrap())
+            .then(RandomSolarize {
+                threshold: 100.0,
+                p: 0.5,
+            })
+            .then(ToDtype(DType::U8, Layout::Hwc))
+    };
+    let (w, h) = (1280, 720);
+    let (_, _, passes) = warped()
+        .plan_post(w, h, &mut SampleRng::new(4, 0, 0))
+        .unwrap();
+    assert_eq!(passes.pre.len(), 1, "the resize is a pass of its own");
+    let dataset = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
+    let reference_set = VideoDataset::open(&videos(), 4, 3, 2).unwrap();
+    let mut loader =
+        ClipLoader::new(dataset, &device, 2, warped(), Sampler::shuffled(9), 5, 4).unwrap();
+    let mut reference = Reference::with_chain(&device, warped());
+    let stream = Stream::new(&device).unwrap();
+    let mut clips = 0;
+    for batch in loader.epoch(1) {
+        let batch = batch.unwrap();
+        let host = batch.frames.to_host_bytes(&stream).unwrap();
+        reference.check(&reference_set, &batch, 4, &host);
+        clips += batch.episodes.len();
+    }
+    assert_eq!(clips, reference_set.len());
 }
 
 #[test]

@@ -59,6 +59,16 @@ pub fn eval_chain(size: u32) -> Compose {
         .then(CenterCrop(size, size))
 }
 
+/// timm's augmentation shape with a fixed draw: random-resized crop, flip, then a warp that
+/// reads the resized uint8 image (the plan cuts a pass there), u8 HWC.
+pub fn warp_after_resize_chain(size: u32) -> Compose {
+    Compose::new()
+        .then(RandomResizedCrop::new(size, size))
+        .then(HorizontalFlip(0.5))
+        .then(gm_transforms::RandomRotation::new(25.0).expect("a valid range"))
+        .then(gm_transforms::RandomEqualize(0.5))
+}
+
 /// Everything an epoch yields, with the images' bytes.
 #[derive(Debug, PartialEq)]
 pub struct Seen {

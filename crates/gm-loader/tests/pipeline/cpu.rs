@@ -9,7 +9,7 @@ use gm_loader::{
     BadSamplePolicy, Dataset, ImageFolder, Images, ListFile, Loader, LoaderError, LoaderState,
     SampleErrorKind, Sampler,
 };
-use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::cpu::{HostImage, fused, fused_passes};
 use gm_transforms::{Matrix, PixelFormat, SampleRng};
 
 #[test]
@@ -470,4 +470,38 @@ fn blur_and_noise_run_after_the_fused_twin_on_the_cpu_path() {
     assert_ne!(want, blurred, "the noise changed the image");
     let slot = spec.image_bytes();
     assert_eq!(&s.bytes[k * slot..(k + 1) * slot], &want[..]);
+}
+
+/// A chain cut into passes (a rotation after RandomResizedCrop reads the resized uint8 image,
+/// as torchvision's does) runs every pass on the CPU path: each slot equals the twin's passes
+/// on the decoded image, computed here.
+#[test]
+fn chains_in_several_passes_run_every_pass_on_the_cpu_path() {
+    let reference = photos(1);
+    let mut loader = Loader::builder(photos(1))
+        .cpu()
+        .batch_size(4)
+        .transforms(warp_after_resize_chain(48))
+        .build()
+        .unwrap();
+    let seen = run_epoch(&mut loader, 3);
+    let mut cut = 0;
+    for s in &seen {
+        assert_eq!(s.shape, [s.indices.len(), 48, 48, 3]);
+        for (k, &i) in s.indices.iter().enumerate() {
+            let mut bytes = Vec::new();
+            reference.read(i, &mut bytes).unwrap();
+            let img = decode_host(&bytes, u64::MAX, true).unwrap();
+            let (op, spec, passes) = warp_after_resize_chain(48)
+                .plan_post(img.width, img.height, &mut SampleRng::new(0, 3, i as u64))
+                .unwrap();
+            cut += usize::from(!passes.pre.is_empty());
+            let mut want = vec![0u8; spec.image_bytes()];
+            let src = HostImage::rgb8(&img.rgb, img.width, img.height);
+            fused_passes(&src, &passes.pre, &op, &spec, &mut want);
+            let slot = spec.image_bytes();
+            assert!(s.bytes[k * slot..(k + 1) * slot] == want[..], "sample {i}");
+        }
+    }
+    assert!(cut >= 4, "{cut} samples in several passes");
 }

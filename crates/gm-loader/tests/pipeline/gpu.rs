@@ -568,3 +568,55 @@ fn f16s(bytes: &[u8]) -> Vec<f32> {
         .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
         .collect()
 }
+
+/// A chain cut into passes (a rotation after RandomResizedCrop, then a random equalize) on
+/// the GPU stage: the pre-pass launch into the kernel's scratch, then the final pass; the
+/// same batches for any worker and stage count, and close to the CPU path's (the decoders
+/// differ, the passes do not).
+#[test]
+fn gpu_chains_in_several_passes_repeat_and_are_close_to_the_cpu_pipeline() {
+    let device =
+        gpu_test_device!("gpu_chains_in_several_passes_repeat_and_are_close_to_the_cpu_pipeline");
+    let data: Arc<dyn Dataset> = Arc::new(demo_folder());
+    let build = |gpu: bool, workers: usize, stages: usize| {
+        let b = Loader::builder_shared(data.clone())
+            .batch_size(6)
+            .workers(workers)
+            .transforms(warp_after_resize_chain(80));
+        let b = if gpu {
+            b.device(&device).gpu_stages(stages)
+        } else {
+            b.cpu()
+        };
+        b.build().unwrap()
+    };
+    let g = run_epoch(&mut build(true, 1, 1), 2);
+    assert_same(
+        &g,
+        &run_epoch(&mut build(true, 4, 3), 2),
+        "workers and stages",
+    );
+    let c = run_epoch(&mut build(false, 2, 1), 2);
+    assert_eq!(g.len(), c.len());
+    let slot = 80 * 80 * 3;
+    let mut worst = f64::INFINITY;
+    for (gb, cb) in g.iter().zip(&c) {
+        assert_eq!(gb.indices, cb.indices);
+        for k in 0..gb.indices.len() {
+            let (x, y) = (
+                &gb.bytes[k * slot..(k + 1) * slot],
+                &cb.bytes[k * slot..(k + 1) * slot],
+            );
+            let mse = x
+                .iter()
+                .zip(y)
+                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+                .sum::<f64>()
+                / slot as f64;
+            worst = worst.min(10.0 * (255.0f64 * 255.0 / mse.max(1e-9)).log10());
+        }
+    }
+    eprintln!("worst PSNR {worst:.1} dB");
+    // Equalize turns the decoders' small differences into larger ones in a few images.
+    assert!(worst >= 25.0, "worst PSNR {worst:.1} dB");
+}
