@@ -6,6 +6,8 @@ with 1 and 7 decoders; and, riding along, how many randomly accessed frames diff
 peer's own sequential decode. Prints one JSON object per measurement.
 With GM_BENCH_EPISODES=DIR, the random 8-frame episodes gm-loader's clips bench wrote to
 DIR/random-<video>.json are decoded too, with 1 and 7 decoders ("episodes" workloads).
+With GM_BENCH_CLIPS=FILE (gm's random-mix.json: [[video, start], ...]) only those clips over
+many videos are decoded, with 1 and 7 decoders.
 Usage: python3 pynvvideocodec_bench.py VIDEO...
 """
 import os
@@ -77,7 +79,39 @@ def first_frame(path):
     return sorted(opens)[2], sorted(firsts)[2]
 
 
+def clip_list(path):
+    """Random 8-frame clips over many videos (gm's clips bench wrote them: [[video, start], ...])
+    the way PyNvVideoCodec's own many-clips benchmarks decode them: one SimpleDecoder per
+    thread, made for the largest size, `reconfigure_decoder` to each clip's video (its decoder
+    cache picks or makes a decoder), then the clip's frames; 7 threads on every clip, 1 thread
+    on the first 200 (GM_BENCH_CLIPS_ONE)."""
+    with open(path) as f:
+        clips = [(v, s) for v, s in json.load(f)]
+    one = int(os.environ.get("GM_BENCH_CLIPS_ONE", "200"))
+    for decoders, todo in ((1, clips[:one]), (7, clips)):
+        def job(i, todo=todo, decoders=decoders):
+            got, current, dec = 0, None, None
+            for video, s in todo[i::decoders]:
+                if dec is None:
+                    dec = nvc.SimpleDecoder(video, gpu_id=0, use_device_memory=True, max_width=1920,
+                                            max_height=1080, bWaitForSessionWarmUp=True)
+                elif video != current:
+                    dec.reconfigure_decoder(video)
+                current = video
+                got += len(dec.get_batch_frames_by_index(list(range(s, s + 8))))
+            torch.cuda.synchronize()
+            return got
+
+        frames, secs, errors = run_threads(decoders, job)
+        emit(video="mix", peer="PyNvVideoCodec", workload="random 8-frame clips over many videos",
+             videos=len({v for v, _ in todo}), clips=len(todo), sessions=decoders, frames=frames,
+             fps=round(frames / secs, 1), errors=errors[:2])
+
+
 def main():
+    if os.environ.get("GM_BENCH_CLIPS"):
+        clip_list(os.environ["GM_BENCH_CLIPS"])
+        return
     if os.environ.get("GM_BENCH_FIRST_FRAME"):
         for path in sys.argv[1:]:
             name = path.rsplit("/", 1)[-1]

@@ -12,8 +12,8 @@
 //! the cameras of one scene (bench/data/make_scenes.sh: six 1600x900 HEVC cameras, the accvlab
 //! workload): a multi-camera dataset of `GM_BENCH_COPIES` copies of that scene, measured as
 //! video "scene" with `"cameras": N` (frames counted over all cameras). The random episodes are
-//! also written to `$GM_BENCH_EPISODES/random-<video>.json` for the peers to decode the same
-//! ones. One JSON object per measurement: frames per second (median of `GM_BENCH_REPS`), spread,
+//! also written to `$GM_BENCH_EPISODES/random-<video>.json` (a mixed dataset's as
+//! `random-mix.json`, `[path, start]` pairs) for the peers to decode the same ones. One JSON object per measurement: frames per second (median of `GM_BENCH_REPS`), spread,
 //! host CPU seconds per 1000 frames, device memory in use, frames decoded per frame returned.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -180,6 +180,27 @@ fn breakdown(
     })
 }
 
+/// The episodes of a mixed dataset's random run (its first measured epoch), for the peers:
+/// `[[path, start], ...]`, to `$GM_BENCH_EPISODES/random-mix.json`.
+fn write_mix_episodes(files: &[PathBuf], copies: usize, batches: usize) {
+    let Some(dir) = std::env::var_os("GM_BENCH_EPISODES") else {
+        return;
+    };
+    let d = dataset(files, copies, 1, false);
+    let order = Sampler::shuffled(7).indices(d.len(), 1);
+    let clips: Vec<(String, usize)> = order
+        .iter()
+        .take(batches * 8)
+        .map(|&e| {
+            let clip = d.clip(e).unwrap();
+            let (v, frames) = &clip.cameras[0];
+            (d.path(*v).display().to_string(), frames[0])
+        })
+        .collect();
+    let out = PathBuf::from(dir).join("random-mix.json");
+    std::fs::write(&out, serde_json::to_string(&clips).unwrap()).unwrap();
+}
+
 /// The episodes of the random runs, for the peers: `[[start, ...], ...]` per batch.
 fn write_episodes(path: &Path, name: &str, copies: usize, batches: usize) {
     let Some(dir) = std::env::var_os("GM_BENCH_EPISODES") else {
@@ -211,6 +232,7 @@ fn main() {
     let sets: Vec<(String, Vec<PathBuf>)> = if scenes() {
         vec![("scene".to_string(), videos.clone())]
     } else if env_usize("GM_BENCH_MIX", 0) != 0 {
+        write_mix_episodes(&videos, copies, random_batches);
         vec![("mix".to_string(), videos.clone())]
     } else {
         videos
