@@ -394,11 +394,8 @@ impl FusedKernel {
             return Ok(());
         }
         check_output(spec, out, first_slot + images.len())?;
-        let base = out.data_ptr().0;
-        let dsts: Vec<u64> = (0..images.len())
-            .map(|k| base + ((first_slot + k) * spec.image_bytes()) as u64)
-            .collect();
-        self.launch_to(stream, images, ops, spec, &dsts)
+        let base = out.data_ptr().0 + (first_slot * spec.image_bytes()) as u64;
+        self.launch_to(stream, images, ops, spec, base)
     }
 
     /// [`FusedKernel::run`] for plans cut into passes ([`PrePass`]): image `i` runs the
@@ -424,8 +421,11 @@ impl FusedKernel {
                 pre.len()
             )));
         }
-        let mut sources = images.to_vec();
         let levels = pre.iter().map(|p| p.len()).max().unwrap_or(0);
+        if levels == 0 {
+            return self.run(stream, images, ops, spec, out, first_slot);
+        }
+        let mut sources = images.to_vec();
         for level in 0..levels {
             self.run_level(stream, &mut sources, pre, level)?;
         }
@@ -452,15 +452,13 @@ impl FusedKernel {
         let total = groups.iter().map(|(s, m)| s.image_bytes() * m.len()).sum();
         let mut next = self.scratch_at(level, total)?;
         for (spec, members) in groups {
-            let (mut srcs, mut ops, mut dsts) = (Vec::new(), Vec::new(), Vec::new());
+            let srcs: Vec<SourceImage> = members.iter().map(|&i| sources[i]).collect();
+            let ops: Vec<FusedOp> = members.iter().map(|&i| pre[i][level].op).collect();
+            self.launch_to(stream, &srcs, &ops, &spec, next)?;
             for &i in &members {
-                srcs.push(sources[i]);
-                ops.push(pre[i][level].op);
-                dsts.push(next);
                 sources[i] = SourceImage::rgb8(DevicePtr(next), spec.width, spec.height);
                 next += spec.image_bytes() as u64;
             }
-            self.launch_to(stream, &srcs, &ops, &spec, &dsts)?;
         }
         Ok(())
     }
@@ -478,15 +476,15 @@ impl FusedKernel {
         Ok(self.scratch[level].device_ptr().0)
     }
 
-    /// Writes image `k` of `images` (operation `ops[k]`) at device address `dsts[k]`, as
-    /// [`FusedKernel::run`] describes.
+    /// Writes image `k` of `images` (operation `ops[k]`) at device address
+    /// `base + k * spec.image_bytes()`, as [`FusedKernel::run`] describes.
     fn launch_to(
         &mut self,
         stream: &Stream,
         images: &[SourceImage],
         ops: &[FusedOp],
         spec: &OutputSpec,
-        dsts: &[u64],
+        base: u64,
     ) -> Result<()> {
         for (src, op) in images.iter().zip(ops) {
             validate(src, op, spec)?;
@@ -508,7 +506,7 @@ impl FusedKernel {
             self.last_use.synchronize()?;
             self.params = DeviceBuffer::alloc(&self.device, need.next_power_of_two())?;
         }
-        self.fill_params(images, ops, spec, dsts, stats_stride);
+        self.fill_params(images, ops, spec, base, stats_stride);
         if warped {
             let grids: Vec<GmWarpParams> = ops.iter().map(warp_params).collect();
             self.bytes.extend_from_slice(bytemuck::cast_slice(&grids));
@@ -527,20 +525,22 @@ impl FusedKernel {
         self.last_use.record(stream)
     }
 
-    /// Builds the upload: every image's parameters (image `k` writing at `dsts[k]`), then
-    /// zeroed statistics sums, `stats_stride` bytes per image.
+    /// Builds the upload: every image's parameters (image `k` writing at
+    /// `base + k * spec.image_bytes()`), then zeroed statistics sums, `stats_stride` bytes
+    /// per image.
     fn fill_params(
         &mut self,
         images: &[SourceImage],
         ops: &[FusedOp],
         spec: &OutputSpec,
-        dsts: &[u64],
+        base: u64,
         stats_stride: usize,
     ) {
         let n = images.len();
         let stats0 = self.params.device_ptr().0 + (n * std::mem::size_of::<GmFusedParams>()) as u64;
         self.host.clear();
-        for (k, ((src, op), &dst)) in images.iter().zip(ops).zip(dsts).enumerate() {
+        for (k, (src, op)) in images.iter().zip(ops).enumerate() {
+            let dst = base + (k * spec.image_bytes()) as u64;
             let stats = stats0 + (k * stats_stride) as u64;
             self.host.push(params(src, op, spec, (dst, stats)));
         }

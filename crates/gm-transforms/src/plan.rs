@@ -250,11 +250,8 @@ impl PlanState {
                 reason: reason.into(),
             })
         };
-        if self.warp.is_some()
-            || self.pad.is_some()
-            || !self.colour.is_empty()
-            || !self.picks_source_pixels()
-        {
+        // A warp, a pad or a resize before: not a pick of source pixels.
+        if !self.colour.is_empty() || !self.picks_source_pixels() {
             self.cut();
         }
         let nearest = match interp {

@@ -334,29 +334,12 @@ impl Shared {
                 let Some(b) = &filling[s.batch] else { continue };
                 let op = b.plans[s.clip][s.camera];
                 let pre = [b.posts[s.clip][s.camera].pre.as_slice()];
-                match &b.scratch {
-                    Some(scratch) => {
-                        let fspec = Blur::fused_spec(&b.spec);
-                        kernel.run_passes(
-                            f.stream,
-                            &[src],
-                            &pre,
-                            &[op],
-                            &fspec,
-                            scratch,
-                            s.slot,
-                        )?;
-                    }
-                    None => kernel.run_passes(
-                        f.stream,
-                        &[src],
-                        &pre,
-                        &[op],
-                        &b.spec,
-                        &b.flat,
-                        s.slot,
-                    )?,
-                }
+                // With a blur the fused pass writes the pre-blur u8 image into the scratch.
+                let (spec, out) = match &b.scratch {
+                    Some(scratch) => (Blur::fused_spec(&b.spec), scratch),
+                    None => (b.spec, &b.flat),
+                };
+                kernel.run_passes(f.stream, &[src], &pre, &[op], &spec, out, s.slot)?;
             }
             Ok(())
         });

@@ -14,6 +14,17 @@ fn gpu_loader(device: &Device, data: Arc<dyn Dataset>, workers: usize) -> gm_loa
     Loader::builder_shared(data).device(device).workers(workers)
 }
 
+/// PSNR in dB of two u8 images of the same size.
+fn psnr_u8(x: &[u8], y: &[u8]) -> f64 {
+    let mse = x
+        .iter()
+        .zip(y)
+        .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+        .sum::<f64>()
+        / x.len().max(1) as f64;
+    10.0 * (255.0f64 * 255.0 / mse.max(1e-9)).log10()
+}
+
 #[test]
 fn gpu_batches_are_ordered_deterministic_and_resumable() {
     let device = gpu_test_device!("gpu_batches_are_ordered_deterministic_and_resumable");
@@ -88,17 +99,10 @@ fn gpu_output_is_close_to_the_cpu_pipeline() {
             "same samples, truncated file skipped on both"
         );
         for k in 0..gb.indices.len() {
-            let (x, y) = (
+            let psnr = psnr_u8(
                 &gb.bytes[k * slot..(k + 1) * slot],
                 &cb.bytes[k * slot..(k + 1) * slot],
             );
-            let mse = x
-                .iter()
-                .zip(y)
-                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
-                .sum::<f64>()
-                / slot as f64;
-            let psnr = 10.0 * (255.0f64 * 255.0 / mse.max(1e-9)).log10();
             eprintln!("{}: {psnr:.1} dB", data.name(gb.indices[k]));
             worst = worst.min(psnr);
         }
@@ -603,17 +607,10 @@ fn gpu_chains_in_several_passes_repeat_and_are_close_to_the_cpu_pipeline() {
     for (gb, cb) in g.iter().zip(&c) {
         assert_eq!(gb.indices, cb.indices);
         for k in 0..gb.indices.len() {
-            let (x, y) = (
+            worst = worst.min(psnr_u8(
                 &gb.bytes[k * slot..(k + 1) * slot],
                 &cb.bytes[k * slot..(k + 1) * slot],
-            );
-            let mse = x
-                .iter()
-                .zip(y)
-                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
-                .sum::<f64>()
-                / slot as f64;
-            worst = worst.min(10.0 * (255.0f64 * 255.0 / mse.max(1e-9)).log10());
+            ));
         }
     }
     eprintln!("worst PSNR {worst:.1} dB");
