@@ -3,6 +3,8 @@
 //! loader's throughput with each (a handover makes gm's pool allocate a new buffer per batch).
 //!
 //! `cargo run -p gm-frameworks --features candle-cuda --release --example handoff [-- --batches 40 --driver-pool-default]`
+//!
+//! `--burn-only` measures burn's paths alone (no candle CUDA backend needed to build it).
 #![allow(clippy::print_stdout)] // an example reports on stdout
 
 use std::time::{Duration, Instant};
@@ -23,6 +25,9 @@ fn main() -> anyhow::Result<()> {
     let data = std::env::temp_dir().join("gm-patterns-2560-256");
     if !data.exists() {
         write_dataset(&data, 2560, 256, 7)?;
+    }
+    if std::env::args().any(|a| a == "--burn-only") {
+        return burn_costs(&data, batches);
     }
     let device = Device::new_cuda(0)?;
     if device.is_cpu() {
@@ -63,19 +68,57 @@ fn main() -> anyhow::Result<()> {
     burn_costs(&data, batches.min(10))
 }
 
-/// burn's paths for the same batches: one device copy into its CUDA backend, and through host
-/// memory to its CUDA backend and to NdArray.
+/// burn's paths for the same batches: one device copy into its CUDA backend (warm, `batches`
+/// of them, with the cubecl calls it is made of timed alone), and through host memory to its
+/// CUDA backend and to NdArray (10 batches: they take hundreds of milliseconds each).
 fn burn_costs(data: &std::path::Path, batches: usize) -> anyhow::Result<()> {
     use burn::backend::{Cuda, NdArray, cuda::CudaDevice};
     let cuda = CudaDevice::new(0);
     let mut loader = loader(data)?;
-    let (mut to_cuda, mut to_ndarray, mut copy) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let n = for_batches(&mut loader, batches, |batch| {
+    let mut warm = 3;
+    let (mut copy, mut floor) = (Duration::ZERO, Duration::ZERO);
+    let mut scratch: Option<(gm_cuda::Stream, gm_cuda::DeviceBuffer)> = None;
+    let n = for_batches(&mut loader, batches + warm, |batch| {
         // The copy returns with the bytes in place (it waits for them): no sync to add.
         let t = Instant::now();
         let c = gm_interop::burn::images_cuda::<Cuda<half::f16>, 4>(&batch, &cuda)?;
-        copy += t.elapsed();
+        let spent = t.elapsed();
         drop(c);
+        // The floor: the same bytes copied by gm into its own buffer, then synchronized.
+        let floor_once = copy_floor(&batch, &mut scratch)?;
+        if warm > 0 {
+            warm -= 1;
+        } else {
+            copy += spent;
+            floor += floor_once;
+        }
+        Ok(())
+    })? - 3;
+    println!(
+        "burn (device copy): {n} batches of 256x3x224x224 f16: {:.3} ms per batch (burn's queue \
+         idle, copy done); the same copy into gm's own buffer, synchronized: {:.3} ms",
+        copy.as_secs_f64() * 1e3 / n as f64,
+        floor.as_secs_f64() * 1e3 / n as f64
+    );
+    cubecl_parts(&cuda, n)?;
+    copy_steps(&mut loader, &cuda, n)?;
+    // As candle's `keep_freed_memory`: the driver's pool keeps what cubecl frees.
+    gm_cuda::Device::new(0)?.set_mempool_release_threshold(u64::MAX)?;
+    let mut kept = Duration::ZERO;
+    let n = for_batches(&mut loader, batches, |batch| {
+        let t = Instant::now();
+        let c = gm_interop::burn::images_cuda::<Cuda<half::f16>, 4>(&batch, &cuda)?;
+        kept += t.elapsed();
+        drop(c);
+        Ok(())
+    })?;
+    println!(
+        "burn (device copy, the driver's pool keeping freed memory): {:.3} ms per batch",
+        kept.as_secs_f64() * 1e3 / n as f64
+    );
+    copy_steps(&mut loader, &cuda, n)?;
+    let (mut to_cuda, mut to_ndarray) = (Duration::ZERO, Duration::ZERO);
+    let n = for_batches(&mut loader, batches.min(10), |batch| {
         let t = Instant::now();
         let x = gm_interop::burn::images::<Cuda, 4>(&batch, &cuda)?;
         <Cuda as burn::tensor::backend::Backend>::sync(&cuda)?;
@@ -88,15 +131,139 @@ fn burn_costs(data: &std::path::Path, batches: usize) -> anyhow::Result<()> {
         Ok(())
     })?;
     println!(
-        "burn (device copy): {n} batches of 256x3x224x224 f16: {:.3} ms per batch (burn's queue \
-         idle, copy done)",
-        copy.as_secs_f64() * 1e3 / n as f64
-    );
-    println!(
         "burn (through host memory): {n} batches of 256x3x224x224 f16: to Cuda {:.3} ms per \
          batch (download, upload, synchronized), to NdArray {:.3} ms",
         to_cuda.as_secs_f64() * 1e3 / n as f64,
         to_ndarray.as_secs_f64() * 1e3 / n as f64
+    );
+    Ok(())
+}
+
+/// One device copy of the batch's images into a buffer of gm's (made once) on a stream of
+/// gm's (made once), synchronized: how long the copy alone takes.
+fn copy_floor(
+    batch: &Batch,
+    scratch: &mut Option<(gm_cuda::Stream, gm_cuda::DeviceBuffer)>,
+) -> anyhow::Result<Duration> {
+    let gm_loader::Images::Device(t) = &batch.images else {
+        bail!("a CPU batch");
+    };
+    let bytes = t.numel() * t.dtype().size();
+    if scratch.is_none() {
+        let stream = gm_cuda::Stream::new(t.device())?;
+        let buffer = gm_cuda::DeviceBuffer::alloc(t.device(), bytes)?;
+        *scratch = Some((stream, buffer));
+    }
+    let Some((stream, buffer)) = scratch.as_mut() else {
+        bail!("no scratch buffer");
+    };
+    let start = Instant::now();
+    stream.copy_on_device(t.storage(), t.byte_offset(), buffer, 0, bytes)?;
+    stream.synchronize()?;
+    Ok(start.elapsed())
+}
+
+/// The steps of `images_cuda`, made here one by one and each timed over `n` batches.
+fn copy_steps(
+    loader: &mut Loader,
+    device: &burn::backend::cuda::CudaDevice,
+    n: usize,
+) -> anyhow::Result<()> {
+    use burn_cubecl::cubecl::Runtime;
+    use burn_cubecl::cubecl::cuda::CudaRuntime;
+    use burn_cubecl::cubecl::future::block_on;
+    struct Dst(gm_cuda::DevicePtr, usize);
+    impl gm_cuda::DeviceMemory for Dst {
+        fn device_ptr(&self) -> gm_cuda::DevicePtr {
+            self.0
+        }
+        fn byte_len(&self) -> usize {
+            self.1
+        }
+    }
+    let mut steps = [Duration::ZERO; 4];
+    let mut stream = None;
+    for_batches(loader, n, |batch| {
+        let gm_loader::Images::Device(t) = &batch.images else {
+            bail!("a CPU batch");
+        };
+        let bytes = t.numel() * t.dtype().size();
+        let s0 = Instant::now();
+        let client = CudaRuntime::client(device);
+        let handle = client.empty(bytes);
+        let resource = client
+            .get_resource(handle.clone())
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let s1 = Instant::now();
+        block_on(client.sync()).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let s2 = Instant::now();
+        let stream = match &mut stream {
+            Some(s) => s,
+            None => stream.insert(gm_cuda::Stream::new(t.device())?),
+        };
+        if let Some(e) = batch.ready_event() {
+            stream.wait(e)?;
+        }
+        let mut dst = Dst(gm_cuda::DevicePtr(resource.resource().ptr), bytes);
+        stream.copy_on_device(t.storage(), t.byte_offset(), &mut dst, 0, bytes)?;
+        stream.synchronize()?;
+        let s3 = Instant::now();
+        drop(resource);
+        let shape = burn::tensor::Shape::from(t.shape().to_vec());
+        let cube = burn_cubecl::tensor::CubeTensor::new_contiguous(
+            client,
+            device.clone(),
+            shape,
+            handle,
+            burn::tensor::DType::F16,
+        );
+        let tensor: burn::tensor::Tensor<burn::backend::Cuda<half::f16>, 4> =
+            burn::tensor::Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(cube));
+        let s4 = Instant::now();
+        drop(tensor);
+        for (k, d) in [s1 - s0, s2 - s1, s3 - s2, s4 - s3].into_iter().enumerate() {
+            steps[k] += d;
+        }
+        Ok(())
+    })?;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3 / n as f64;
+    println!(
+        "burn (device copy's steps, ms per batch): client, allocation and address {:.3}; wait \
+         for burn's queue {:.3}; copy and its wait {:.3}; the tensor {:.3}",
+        ms(steps[0]),
+        ms(steps[1]),
+        ms(steps[2]),
+        ms(steps[3])
+    );
+    Ok(())
+}
+
+/// The cubecl calls the device copy makes, each timed alone over `n` rounds: the allocation
+/// and its address, and the wait for burn's queue.
+fn cubecl_parts(device: &burn::backend::cuda::CudaDevice, n: usize) -> anyhow::Result<()> {
+    use burn_cubecl::cubecl::Runtime;
+    use burn_cubecl::cubecl::cuda::CudaRuntime;
+    use burn_cubecl::cubecl::future::block_on;
+    let client = CudaRuntime::client(device);
+    let bytes = 256 * 3 * 224 * 224 * 2;
+    let (mut alloc, mut sync) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..n {
+        let t = Instant::now();
+        let handle = client.empty(bytes);
+        let resource = client
+            .get_resource(handle.clone())
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        alloc += t.elapsed();
+        let t = Instant::now();
+        block_on(client.sync()).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        sync += t.elapsed();
+        drop((resource, handle));
+    }
+    println!(
+        "burn (device copy's parts): allocation and address {:.3} ms, wait for burn's queue \
+         {:.3} ms per batch",
+        alloc.as_secs_f64() * 1e3 / n as f64,
+        sync.as_secs_f64() * 1e3 / n as f64
     );
     Ok(())
 }

@@ -11,7 +11,11 @@
 //! 2. The copy's own stream, synchronized after the copy: burn's later kernels are queued
 //!    after this returns, so they see the copied bytes; the batch's memory is read by nothing
 //!    after it, and may go back to gm's pool.
+//!
+//! The copy's stream is made once per thread and device: creating and destroying one per batch
+//! was part of the handoff's cost.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use burn::tensor::backend::Backend;
@@ -98,23 +102,48 @@ pub(super) fn copy<B: CudaBackend, const D: usize>(
         .map_err(|e| InteropError::BurnRuntime(format!("{e:?}")))?;
     // Wait 1 (module docs): burn's earlier kernels are done with this memory.
     block_on(client.sync()).map_err(|e| InteropError::BurnRuntime(format!("{e:?}")))?;
-    let stream = Stream::new(t.device())?;
-    if let Some(e) = ready {
-        stream.wait(e)?;
-    }
     let mut dst = Foreign {
         ptr: DevicePtr(resource.resource().ptr),
         len: bytes,
     };
-    stream.copy_on_device(t.storage(), t.byte_offset(), &mut dst, 0, bytes)?;
-    // Wait 2: the bytes are in place before burn can queue a read of them.
-    stream.synchronize()?;
+    with_copy_stream(t.device(), |stream| {
+        if let Some(e) = ready {
+            stream.wait(e)?;
+        }
+        stream.copy_on_device(t.storage(), t.byte_offset(), &mut dst, 0, bytes)?;
+        // Wait 2: the bytes are in place before burn can queue a read of them.
+        Ok(stream.synchronize()?)
+    })?;
     drop(resource);
     let shape = Shape::from(t.shape().to_vec());
     let cube = CubeTensor::new_contiguous(client, device.clone(), shape, handle, dtype);
     Ok(Tensor::from_primitive(TensorPrimitive::Float(
         B::float_primitive(cube, device),
     )))
+}
+
+thread_local! {
+    /// This thread's copy stream per device ordinal.
+    static COPY_STREAMS: RefCell<Vec<(usize, Stream)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's copy stream for `device`, made on first use.
+fn with_copy_stream<R>(
+    device: &gm_cuda::Device,
+    f: impl FnOnce(&Stream) -> Result<R, InteropError>,
+) -> Result<R, InteropError> {
+    COPY_STREAMS.with(|cell| {
+        let mut streams = cell.borrow_mut();
+        let ordinal = device.ordinal();
+        let i = match streams.iter().position(|(o, _)| *o == ordinal) {
+            Some(i) => i,
+            None => {
+                streams.push((ordinal, Stream::new(device)?));
+                streams.len() - 1
+            }
+        };
+        f(&streams[i].1)
+    })
 }
 
 fn float_dtype(t: &gm_cuda::Tensor) -> Result<BurnDType, InteropError> {
