@@ -240,14 +240,20 @@ fn cores() -> Option<Option<usize>> {
     Some(v.trim().parse().ok())
 }
 
+/// One epoch's measurements: images, seconds, wait µs per batch, CPU seconds, and its
+/// timeline in ms: until the first batch, the median gap between batches, after the last.
+type Run = (usize, f64, f64, f64, [f64; 3]);
+
 /// One epoch as a training loop consumes it: wait for each batch on the consumer's stream,
-/// mark it used there, drop it. Returns (images, seconds, wait µs per batch, CPU seconds).
-fn epoch(l: &mut Loader, e: u64, consumer: &Stream) -> (usize, f64, f64, f64) {
+/// mark it used there, drop it.
+fn epoch(l: &mut Loader, e: u64, consumer: &Stream) -> Run {
     let before = l.stats();
     let (t, c) = (Instant::now(), cpu_seconds());
     let mut n = 0;
+    let mut arrivals = Vec::new();
     for b in l.epoch(e) {
         let mut b = b.unwrap();
+        arrivals.push(t.elapsed().as_secs_f64() * 1e3);
         b.wait_on(consumer).unwrap();
         b.record_stream(consumer).unwrap();
         n += b.len();
@@ -258,7 +264,14 @@ fn epoch(l: &mut Loader, e: u64, consumer: &Stream) -> (usize, f64, f64, f64) {
     let after = l.stats();
     let batches = (after.batches - before.batches).max(1) as f64;
     let wait = (after.wait_us - before.wait_us) as f64 / batches;
-    (n, secs, wait, cpu_seconds() - c)
+    let mut gaps: Vec<f64> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_by(f64::total_cmp);
+    let timeline = [
+        arrivals.first().copied().unwrap_or(0.0),
+        gaps.get(gaps.len() / 2).copied().unwrap_or(0.0),
+        secs * 1e3 - arrivals.last().copied().unwrap_or(0.0),
+    ];
+    (n, secs, wait, cpu_seconds() - c, timeline)
 }
 
 fn main() {
@@ -289,17 +302,17 @@ fn main() {
         let free0 = device.info().unwrap().free_memory;
         let mut l = build(&device, &data, &set, w, stages);
         epoch(&mut l, 0, &consumer);
-        let mut runs: Vec<(usize, f64, f64, f64)> = (1..=reps)
+        let mut runs: Vec<Run> = (1..=reps)
             .map(|e| epoch(&mut l, e as u64, &consumer))
             .collect();
         runs.sort_by(|a, b| (a.0 as f64 / a.1).total_cmp(&(b.0 as f64 / b.1)));
-        let rate = |r: &(usize, f64, f64, f64)| r.0 as f64 / r.1;
+        let rate = |r: &Run| r.0 as f64 / r.1;
         let med = &runs[runs.len() / 2];
         let held = free0.saturating_sub(device.info().unwrap().free_memory);
         let s = l.stats();
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"source\":\"{source}\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}}}}",
+            "{{\"bench\":\"pipeline\",\"source\":\"{source}\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}},\"timeline_ms\":{{\"first_batch\":{:.1},\"median_gap\":{:.2},\"after_last\":{:.1}}}}}",
             plan.as_ref()
                 .map_or("null".to_string(), |p| p.cores.to_string()),
             if timm_recipe() { "timm" } else { "plain" },
@@ -332,6 +345,9 @@ fn main() {
             per_batch(s.decode_hardware_us),
             per_batch(s.decode_cuda_us),
             per_batch(s.transform_us),
+            med.4[0],
+            med.4[1],
+            med.4[2],
         );
     }
     // The device cache: filled once (timed), then epochs of augmentation only.
@@ -350,7 +366,7 @@ fn main() {
             .unwrap();
         let fill = t.elapsed().as_secs_f64();
         epoch(&mut l, 0, &consumer);
-        let mut runs: Vec<(usize, f64, f64, f64)> = (1..=reps)
+        let mut runs: Vec<Run> = (1..=reps)
             .map(|e| epoch(&mut l, e as u64, &consumer))
             .collect();
         runs.sort_by(|a, b| (a.0 as f64 / a.1).total_cmp(&(b.0 as f64 / b.1)));

@@ -9,6 +9,7 @@ mod prefetch;
 mod shard;
 mod slice;
 mod stream;
+mod stream_parse;
 mod tar_index;
 mod tar_stream;
 mod webdataset;

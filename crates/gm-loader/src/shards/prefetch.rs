@@ -151,7 +151,9 @@ fn send_pieces(
     cancel: &AtomicBool,
 ) -> Option<Result<(), std::io::Error>> {
     loop {
-        let mut chunk = Vec::new();
+        // Room for a whole piece up front: grown from empty, the piece was reallocated a
+        // dozen times and read through the shard's buffered reader in small steps.
+        let mut chunk = Vec::with_capacity(CHUNK as usize);
         match reader.by_ref().take(CHUNK).read_to_end(&mut chunk) {
             Ok(0) => return Some(Ok(())),
             Ok(_) => {

@@ -15,7 +15,6 @@
 //!   lasts.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -24,9 +23,9 @@ use gm_transforms::SampleRng;
 use serde::{Deserialize, Serialize};
 
 use super::ShardError;
-use super::prefetch::Prefetch;
-use super::shard::{Shard, is_gzip_name};
-use super::tar_stream::{RawSample, TarSamples};
+use super::shard::Shard;
+use super::stream_parse::{ParseFrom, Parsed, ShardReader, StreamParser, samples_of};
+use super::tar_stream::RawSample;
 use crate::error::LoaderError;
 use crate::sampler::{Sampler, Shard as RankShard};
 use crate::state::LoaderState;
@@ -291,7 +290,7 @@ impl WebDatasetStream {
     }
 
     /// A shard's samples from the start, as a pull reader.
-    fn open(&self, shard: usize) -> Result<TarSamples<Box<dyn Read + Send>>, String> {
+    fn open(&self, shard: usize) -> Result<ShardReader, String> {
         let name = &self.names[shard];
         let opened = Shard::open(name, &self.storage).map_err(|e| e.to_string())?;
         let reader = opened
@@ -311,24 +310,14 @@ impl WebDatasetStream {
     }
 }
 
-/// The samples of shard `name`'s bytes (gunzipped when its name says so).
-fn samples_of(name: &str, reader: Box<dyn Read + Send>) -> TarSamples<Box<dyn Read + Send>> {
-    let reader: Box<dyn Read + Send> = if is_gzip_name(name) {
-        Box::new(flate2::read::MultiGzDecoder::new(reader))
-    } else {
-        reader
-    };
-    TarSamples::new(reader)
-}
-
 /// One stream being read.
 struct Live {
     shards: Vec<usize>,
     cursor: StreamCursor,
-    reader: Option<TarSamples<Box<dyn Read + Send>>>,
-    /// Fetches the shards after the one being read, started at the first shard read
-    /// front to back (a resumed stream's current shard is re-read without it).
-    prefetch: Option<Prefetch>,
+    /// A resumed stream's current shard, read up to its position, until the parser takes it.
+    reader: Option<ShardReader>,
+    /// Parses the stream's shards ahead on its own thread, from the first read on.
+    parser: Option<StreamParser>,
     buffer: Vec<StreamSample>,
     bytes: u64,
     /// Every shard read and the buffer drained.
@@ -408,7 +397,7 @@ impl<'a> StreamEpoch<'a> {
                 ..cursor.clone()
             },
             reader: None,
-            prefetch: None,
+            parser: None,
             buffer: Vec::new(),
             bytes: 0,
             done: false,
@@ -445,7 +434,7 @@ impl<'a> StreamEpoch<'a> {
         shard: usize,
         count: u64,
         wanted: &mut HashMap<(usize, u64), Option<StreamSample>>,
-    ) -> Option<TarSamples<Box<dyn Read + Send>>> {
+    ) -> Option<ShardReader> {
         let mut reader = self.data.open(shard).ok()?;
         for ordinal in 0..count {
             let sample = reader.next_sample().ok().flatten()?;
@@ -521,36 +510,16 @@ impl<'a> StreamEpoch<'a> {
         sample
     }
 
-    /// Reads one sample of stream `s`'s current shard into its buffer (true), or moves to the
-    /// next shard (recording why, when the shard failed).
+    /// Takes the next sample of stream `s`'s current shard from its parser into its buffer
+    /// (true), or moves to the next shard (recording why, when the shard failed).
     fn read_one(&mut self, s: usize) -> bool {
-        let live = &mut self.live[s];
-        let shard = live.shards[live.cursor.shard_pos];
-        let name = &self.data.names[shard];
-        if live.reader.is_none() {
-            if live.prefetch.is_none() {
-                let names = live.shards.iter().map(|&i| self.data.names[i].clone());
-                match Prefetch::start(
-                    names.collect(),
-                    live.cursor.shard_pos,
-                    self.data.storage.clone(),
-                ) {
-                    Ok(p) => live.prefetch = Some(p),
-                    Err(e) => {
-                        let message = format!("{name}: gave 0 samples: {e}");
-                        self.errors.push(ShardFailure { shard, message });
-                        live.cursor.shard_pos += 1;
-                        return false;
-                    }
-                }
-            }
-            if let Some(p) = &live.prefetch {
-                let bytes = p.shard(live.cursor.shard_pos, self.stop.clone());
-                live.reader = Some(samples_of(name, Box::new(bytes)));
-            }
+        if self.live[s].parser.is_none() && !self.start_parser(s) {
+            return false;
         }
-        match live.reader.as_mut().map(TarSamples::next_sample) {
-            Some(Ok(Some(sample))) => {
+        let live = &mut self.live[s];
+        match live.parser.as_ref().and_then(StreamParser::next) {
+            Some(Parsed::Sample(sample)) => {
+                let shard = live.shards[live.cursor.shard_pos];
                 let ordinal = live.cursor.read_in_shard;
                 live.cursor.read_in_shard += 1;
                 live.bytes += sample.bytes();
@@ -565,22 +534,69 @@ impl<'a> StreamEpoch<'a> {
                 self.peak = (self.peak.0.max(held), self.peak.1.max(bytes));
                 true
             }
-            other => {
-                if let Some(Err(e)) = other {
-                    let read = live.cursor.read_in_shard;
-                    let message = if read == 0 {
-                        format!("{name}: gave 0 samples: {e}")
-                    } else {
-                        format!("{name}: ended after {read} samples: {e}")
-                    };
-                    self.errors.push(ShardFailure { shard, message });
-                }
-                live.reader = None;
-                live.cursor.shard_pos += 1;
-                live.cursor.read_in_shard = 0;
+            Some(Parsed::End(error)) => {
+                self.end_shard(s, error);
+                false
+            }
+            None => {
+                self.end_shard(s, Some("the stream's parser stopped".into()));
                 false
             }
         }
+    }
+
+    /// Starts the parser of every stream with shards left, so that the streams whose turn
+    /// comes later parse their first samples while the first stream's are drawn.
+    fn start_parsers(&mut self) {
+        for s in 0..self.live.len() {
+            let live = &self.live[s];
+            if live.parser.is_none() && !live.done && live.cursor.shard_pos < live.shards.len() {
+                self.start_parser(s);
+            }
+        }
+    }
+
+    /// Starts stream `s`'s parser at its current shard (handing it a resumed reader); when
+    /// no thread can be started, that shard fails (false).
+    fn start_parser(&mut self, s: usize) -> bool {
+        let live = &mut self.live[s];
+        let from = ParseFrom {
+            names: live
+                .shards
+                .iter()
+                .map(|&i| self.data.names[i].clone())
+                .collect(),
+            place: live.cursor.shard_pos,
+            reader: live.reader.take(),
+        };
+        match StreamParser::start(from, self.data.storage.clone(), self.stop.clone()) {
+            Ok(p) => {
+                live.parser = Some(p);
+                true
+            }
+            Err(e) => {
+                self.end_shard(s, Some(format!("no parser thread: {e}")));
+                false
+            }
+        }
+    }
+
+    /// Moves stream `s` past its current shard, recording `error` as the shard's failure.
+    fn end_shard(&mut self, s: usize, error: Option<String>) {
+        let live = &mut self.live[s];
+        let shard = live.shards[live.cursor.shard_pos];
+        if let Some(e) = error {
+            let name = &self.data.names[shard];
+            let read = live.cursor.read_in_shard;
+            let message = if read == 0 {
+                format!("{name}: gave 0 samples: {e}")
+            } else {
+                format!("{name}: ended after {read} samples: {e}")
+            };
+            self.errors.push(ShardFailure { shard, message });
+        }
+        live.cursor.shard_pos += 1;
+        live.cursor.read_in_shard = 0;
     }
 }
 
@@ -595,6 +611,7 @@ impl Iterator for StreamEpoch<'_> {
         let streams = self.live.len();
         let mut samples = Vec::with_capacity(o.batch_size);
         let mut new_pass = false;
+        self.start_parsers();
         while samples.len() < o.batch_size {
             if self.live.iter().all(|l| l.done) {
                 // Another pass only to reach `epoch_batches`, and only if the last one gave
@@ -607,6 +624,7 @@ impl Iterator for StreamEpoch<'_> {
                 let pass = self.state.pass + 1;
                 self.begin_pass(pass, vec![StreamCursor::default(); streams]);
                 self.state.turn = 0;
+                self.start_parsers();
                 continue;
             }
             let s = self.state.turn;
