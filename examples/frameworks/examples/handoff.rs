@@ -181,7 +181,7 @@ fn copy_steps(
             self.1
         }
     }
-    let mut steps = [Duration::ZERO; 4];
+    let mut steps = [Duration::ZERO; 5];
     let mut stream = None;
     for_batches(loader, n, |batch| {
         let gm_loader::Images::Device(t) = &batch.images else {
@@ -190,6 +190,7 @@ fn copy_steps(
         let bytes = t.numel() * t.dtype().size();
         let s0 = Instant::now();
         let client = CudaRuntime::client(device);
+        let c1 = Instant::now();
         let handle = client.empty(bytes);
         let resource = client
             .get_resource(handle.clone())
@@ -221,16 +222,21 @@ fn copy_steps(
             burn::tensor::Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(cube));
         let s4 = Instant::now();
         drop(tensor);
-        for (k, d) in [s1 - s0, s2 - s1, s3 - s2, s4 - s3].into_iter().enumerate() {
+        for (k, d) in [s1 - s0, s2 - s1, s3 - s2, s4 - s3, c1 - s0]
+            .into_iter()
+            .enumerate()
+        {
             steps[k] += d;
         }
         Ok(())
     })?;
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / n as f64;
     println!(
-        "burn (device copy's steps, ms per batch): client, allocation and address {:.3}; wait \
-         for burn's queue {:.3}; copy and its wait {:.3}; the tensor {:.3}",
+        "burn (device copy's steps, ms per batch): client, allocation and address {:.3} (the \
+         client alone {:.3}); wait for burn's queue {:.3}; copy and its wait {:.3}; the tensor \
+         {:.3}",
         ms(steps[0]),
+        ms(steps[4]),
         ms(steps[1]),
         ms(steps[2]),
         ms(steps[3])
