@@ -156,7 +156,7 @@ impl ImageLoader {
     #[new]
     #[pyo3(signature = (
         source, batch_size=32, transforms=None, *, shuffle=false, seed=0, device=None,
-        rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=None, stages=2,
+        rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=None, stages=None,
         prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
         truncated="refuse", storage=None, cores=None, stream=false, shuffle_buffer=1000,
         shuffle_initial=100, streams=4, epoch_batches=None
@@ -175,7 +175,7 @@ impl ImageLoader {
         drop_last: bool,
         bad_samples: &str,
         workers: Option<usize>,
-        stages: usize,
+        stages: Option<usize>,
         prefetch: usize,
         device_cache: Option<u32>,
         prefetch_next_epoch: bool,
@@ -242,12 +242,14 @@ impl ImageLoader {
         let mut b = start
             .transforms(chain)
             .bad_samples(policy_named(bad_samples)?)
-            .gpu_stages(stages.max(1))
             .prefetch(prefetch)
             .decoder(DecoderOptions {
                 truncated,
                 ..plan.decoder
             });
+        if let Some(n) = stages {
+            b = b.gpu_stages(n.max(1));
+        }
         if let Some(n) = cores {
             b = b.cores(n);
         }

@@ -42,7 +42,7 @@ pub struct LoaderBuilder {
     prefetch: usize,
     decoder: Option<DecoderOptions>,
     cores: Option<usize>,
-    gpu_stages: usize,
+    gpu_stages: Option<usize>,
     cache: Option<DeviceCache>,
     blocking_sync: Option<bool>,
     region_decode: bool,
@@ -95,10 +95,9 @@ impl LoaderBuilder {
     }
 
     /// GPU stage threads, each with its own decoder, kernel and stream, taking batches in
-    /// turn (default 2: on an H200 with ImageNet-sized JPEGs and the default decoder settings,
-    /// 1, 2, 3 and 4 stages gave 22.0k, 34.8k, 33.0k and 32.4k images/s).
+    /// turn (default: the core budget's, [`CorePlan::stages`]: 3 from 10 cores, 2 below).
     pub fn gpu_stages(mut self, n: usize) -> Self {
-        self.gpu_stages = n.max(1);
+        self.gpu_stages = Some(n.max(1));
         self
     }
 
@@ -250,14 +249,15 @@ impl LoaderBuilder {
         tracing::info!(
             cores = plan.cores,
             workers,
+            stages = self.gpu_stages.unwrap_or(plan.stages),
             engine_share = decoder.split.hw_load(),
             cuda_threads = decoder.cuda.threads,
             "image loader settings"
         );
         let (gpu, pool, placement) = match device {
             Some(d) => {
-                let (stages, pool, what) =
-                    start_stages(&d, &decoder, self.gpu_stages, self.blocking_sync)?;
+                let n = self.gpu_stages.unwrap_or(plan.stages);
+                let (stages, pool, what) = start_stages(&d, &decoder, n, self.blocking_sync)?;
                 (stages, Some(pool), what)
             }
             None => (Vec::new(), None, placement),
@@ -435,7 +435,7 @@ impl Loader {
             prefetch: 2,
             decoder: None,
             cores: None,
-            gpu_stages: 2,
+            gpu_stages: None,
             cache: None,
             blocking_sync: Some(LOADER_BLOCKING_SYNC),
             region_decode: LOADER_REGION_DECODE,

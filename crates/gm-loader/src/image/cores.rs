@@ -27,6 +27,12 @@ pub struct CorePlan {
     pub cpu_workers: usize,
     /// The decoder settings.
     pub decoder: DecoderOptions,
+    /// GPU stages: 3 from [`ENGINES_ONLY_BELOW`] cores, 2 below. On the whole 16-core H100
+    /// host (2026-11-24, bench/results/2026-11-24-h100-stages), 3 stages gave 1.09-1.30x the
+    /// images/s of 2 (median 1.21 over 18 pairs in one call, both orders) for 2.3 more host
+    /// cores and 370 MB more device memory; 4 gave what 3 did. Small budgets keep 2, as
+    /// measured when the budget was chosen.
+    pub stages: usize,
 }
 
 impl CorePlan {
@@ -52,6 +58,7 @@ impl CorePlan {
             workers: cores.saturating_sub(2).clamp(2, 4),
             cpu_workers: cores.min(32),
             decoder,
+            stages: if cores < ENGINES_ONLY_BELOW { 2 } else { 3 },
         }
     }
 
@@ -90,6 +97,7 @@ mod tests {
             assert_eq!(p.decoder.split, Split::Fixed { hw_load: 1.0 }, "{cores}");
             assert_eq!(p.decoder.cuda.threads, 1);
             assert!((2..=4).contains(&p.workers));
+            assert_eq!(p.stages, 2, "{cores}");
         }
         assert_eq!(CorePlan::for_cores(2).workers, 2);
         assert_eq!(CorePlan::for_cores(6).workers, 4);
@@ -101,7 +109,8 @@ mod tests {
         let p = CorePlan::for_cores(14);
         assert_eq!(p.decoder.split, DecoderOptions::for_loader().split);
         assert_eq!(p.decoder.cuda.threads, 4);
-        assert_eq!((p.workers, p.cpu_workers), (4, 14));
+        assert_eq!((p.workers, p.cpu_workers, p.stages), (4, 14, 3));
+        assert_eq!(CorePlan::for_cores(ENGINES_ONLY_BELOW).stages, 3);
         assert_eq!(CorePlan::for_cores(128).cpu_workers, 32);
     }
 

@@ -114,7 +114,7 @@ class ImageLoader:
     cores divided by torchrun's LOCAL_WORLD_SIZE or Slurm's SLURM_NTASKS_PER_NODE): below 10 it
     decodes on the JPEG engines alone, which costs a third of the host time per image of
     nvJPEG's CUDA backend; ``workers`` host threads read files (default: from ``cores``, 2 to
-    4); ``stages`` GPU stages decode;
+    4); ``stages`` GPU stages decode (default: from ``cores``, 3 from 10 cores, 2 below);
     ``prefetch`` batches wait ready; ``device_cache`` (a shorter side in pixels) keeps every
     image decoded and resized in GPU memory after the first epoch; ``prefetch_next_epoch``
     starts the next epoch behind the last batches of the running one (used if the next
@@ -161,7 +161,7 @@ class ImageLoader:
         drop_last: bool = False,
         bad_samples: Literal["skip", "substitute", "fail"] = "skip",
         workers: Optional[int] = None,
-        stages: int = 2,
+        stages: Optional[int] = None,
         prefetch: int = 2,
         device_cache: Optional[int] = None,
         prefetch_next_epoch: bool = True,
