@@ -3,7 +3,8 @@ same run and on the same files. Prints one JSON object per measurement.
 
 images DIR: gm.ImageLoader from Python with the settings of gm-loader's pipeline bench
   (RandomResizedCrop 224, flip, ImageNet normalize, float16 NCHW, batches of 256, shuffled,
-  drop_last, 4 host workers x 2 GPU stages, prefetch 3, each file listed GM_BENCH_REPEAT
+  drop_last, 4 host workers x GM_BENCH_STAGES GPU stages (2; "auto": the loader's own
+  default), prefetch 3, each file listed GM_BENCH_REPEAT
   times): median images/s of GM_BENCH_REPS epochs after a warm-up epoch, and the consumer's
   wait per batch. The consumer takes each batch with torch.from_dlpack on its current stream
   (the DLPack stream protocol makes that stream wait for the batch).
@@ -56,8 +57,10 @@ def images(folder):
     listing, n = image_list(folder, repeat)
     chain = [T.RandomResizedCrop(224, antialias=False), T.RandomHorizontalFlip(),
              T.ToDtype(torch.float16, scale=True), T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD)]
+    stages = os.environ.get("GM_BENCH_STAGES", "2")
+    stages = None if stages == "auto" else int(stages)
     loader = gm.ImageLoader(listing, batch_size=256, transforms=chain, shuffle=True, seed=0, drop_last=True,
-                            workers=4, stages=2, prefetch=3, device="cuda", rank=0, world_size=1)
+                            workers=4, stages=stages, prefetch=3, device="cuda", rank=0, world_size=1)
 
     def epoch(e):
         before = loader.stats()
@@ -79,7 +82,7 @@ def images(folder):
     runs = sorted(epoch(e) for e in range(1, reps + 1))
     med = runs[len(runs) // 2]
     s = loader.stats()
-    emit(bench="pipeline", api="python", handoff=HANDOFF, workers=4, stages=2, batch=256, images_per_epoch=med[2],
+    emit(bench="pipeline", api="python", handoff=HANDOFF, workers=4, stages=stages or "auto", batch=256, images_per_epoch=med[2],
          img_per_s=round(med[0]), min=round(runs[0][0]), max=round(runs[-1][0]),
          wait_us_per_batch=round(med[1]), hardware=s["decode_paths"]["hardware"], cuda=s["decode_paths"]["cuda"],
          cpu=s["decode_paths"]["cpu"], bad=s["bad"], gm=gm.__version__, torch=torch.__version__)
