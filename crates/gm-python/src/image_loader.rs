@@ -248,7 +248,7 @@ impl ImageLoader {
                 ..plan.decoder
             });
         if let Some(n) = stages {
-            b = b.gpu_stages(n.max(1));
+            b = b.gpu_stages(n);
         }
         if let Some(n) = cores {
             b = b.cores(n);

@@ -149,13 +149,12 @@ fn copy_floor(
         bail!("a CPU batch");
     };
     let bytes = t.numel() * t.dtype().size();
-    if scratch.is_none() {
-        let stream = gm_cuda::Stream::new(t.device())?;
-        let buffer = gm_cuda::DeviceBuffer::alloc(t.device(), bytes)?;
-        *scratch = Some((stream, buffer));
-    }
-    let Some((stream, buffer)) = scratch.as_mut() else {
-        bail!("no scratch buffer");
+    let (stream, buffer) = match scratch {
+        Some(s) => s,
+        None => scratch.insert((
+            gm_cuda::Stream::new(t.device())?,
+            gm_cuda::DeviceBuffer::alloc(t.device(), bytes)?,
+        )),
     };
     let start = Instant::now();
     stream.copy_on_device(t.storage(), t.byte_offset(), buffer, 0, bytes)?;

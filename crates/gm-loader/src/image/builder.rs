@@ -246,18 +246,18 @@ impl LoaderBuilder {
         } else {
             plan.cpu_workers
         });
+        let stages = self.gpu_stages.unwrap_or(plan.stages);
         tracing::info!(
             cores = plan.cores,
             workers,
-            stages = self.gpu_stages.unwrap_or(plan.stages),
+            stages,
             engine_share = decoder.split.hw_load(),
             cuda_threads = decoder.cuda.threads,
             "image loader settings"
         );
         let (gpu, pool, placement) = match device {
             Some(d) => {
-                let n = self.gpu_stages.unwrap_or(plan.stages);
-                let (stages, pool, what) = start_stages(&d, &decoder, n, self.blocking_sync)?;
+                let (stages, pool, what) = start_stages(&d, &decoder, stages, self.blocking_sync)?;
                 (stages, Some(pool), what)
             }
             None => (Vec::new(), None, placement),
