@@ -14,7 +14,9 @@ video VIDEO FRAMEMD5: VideoDecoder.get_frames_at on random single frames, random
   run of a request) and with one session; PyNvVideoCodec's SimpleDecoder (its random-access
   API, one decoder) on the same requests. In a second, untimed pass every
   frame of both is checked against ffmpeg's framemd5 as it arrives, and the mismatches are
-  reported.
+  reported. torchcodec's VideoDecoder (seek_mode="exact"; its "nvdec" CUDA backend
+  on all requests, its "ffmpeg" CUDA backend on single frames and clips, the CPU on single
+  frames) on the same requests, RGB, each checked against its own sequential decode.
 """
 
 import hashlib
@@ -145,6 +147,7 @@ def video(path, framemd5):
             if label == "nv12" and sessions > 1:
                 rec["differs_from_ffmpeg"] = gm_run(dec, True)[1]
             emit(**rec)
+        torchcodec_peer(path, name, workload, length, reqs)
         if nvc is None:
             continue
         try:
@@ -181,6 +184,63 @@ def video(path, framemd5):
 
 
 PEER_SEQUENTIAL = []
+
+# torchcodec's own sequential RGB frames, hashed, by backend: its random access is checked
+# against them (its RGB conversion is not ffmpeg's yuv420p, so framemd5 does not apply).
+TORCHCODEC_SEQUENTIAL = {}
+
+
+def torchcodec_peer(path, name, workload, length, reqs):
+    """torchcodec's VideoDecoder (seek_mode="exact") on the GPU, with each CUDA backend it
+    has, and on the CPU, on the same requests as gm; every frame of a second, untimed pass is
+    checked against the same backend's sequential decode."""
+    try:
+        import torchcodec
+        from torchcodec.decoders import VideoDecoder, set_cuda_backend
+    except ImportError as e:
+        emit(video=name, peer="torchcodec", workload=workload, error=repr(e)[:300])
+        return
+    # The CPU only on single frames, the FFmpeg backend not on scattered frames: enough for
+    # scale, and those runs would take minutes (10-20 frames/s on the H100 host).
+    slow = ("ffmpeg", "cpu") if length == 1 else ("ffmpeg",) if length == 8 else ()
+    for backend in ("nvdec",) + slow:
+        label = f"torchcodec-{backend}"
+        try:
+            def make():
+                if backend == "cpu":
+                    return VideoDecoder(path, device="cpu", seek_mode="exact", num_ffmpeg_threads=0)
+                with set_cuda_backend(backend):
+                    return VideoDecoder(path, device="cuda", seek_mode="exact")
+
+            if backend not in TORCHCODEC_SEQUENTIAL:
+                seq = make()
+                n = len(seq)
+                TORCHCODEC_SEQUENTIAL[backend] = [
+                    hashlib.md5(f.cpu().numpy().tobytes()).hexdigest()
+                    for s in range(0, n, 30) for f in seq.get_frames_in_range(s, min(s + 30, n)).data
+                ]
+            own = TORCHCODEC_SEQUENTIAL[backend]
+            dec = make()
+            dec.get_frames_at(reqs[0])  # warm-up: the decoder and its surfaces
+
+            def run(check):
+                wrong = 0
+                t = time.perf_counter()
+                for idx in reqs:
+                    data = dec.get_frames_at(idx).data
+                    if check:
+                        wrong += sum(hashlib.md5(f.cpu().numpy().tobytes()).hexdigest() != own[k]
+                                     for k, f in zip(idx, data))
+                if data.is_cuda:
+                    torch.cuda.synchronize()
+                return time.perf_counter() - t, wrong, tuple(data.shape)
+
+            secs, _, shape = run(False)
+            emit(video=name, peer=label, version=torchcodec.__version__, workload=workload, sessions=1,
+                 frames=length * len(reqs), fps=round(length * len(reqs) / secs, 1), frame_shape=shape,
+                 differs_from_own_sequential=run(True)[1], cpu_fallback=str(getattr(dec, "cpu_fallback", "")))
+        except Exception as e:  # noqa: BLE001 - reported, not hidden
+            emit(video=name, peer=label, workload=workload, error=repr(e)[:300])
 
 
 def peer_sequential(nvc, path, name, want, h, w):

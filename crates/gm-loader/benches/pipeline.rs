@@ -23,7 +23,10 @@
 //!
 //! Prints one JSON object per measurement: median images/s of `GM_BENCH_REPS` epochs after a
 //! warm-up epoch, their spread, the consumer's wait per batch, host CPU cores used, and the
-//! device memory the loader holds; and for the soak, a memory sample every 100,000 images.
+//! device memory the loader holds; then `back_to_back`, the images/s of `GM_BENCH_REPS` more
+//! epochs run through `Loader::epochs` as a training loop runs them (each epoch started
+//! behind the last batches of the one before, where a per-epoch figure pays every epoch's
+//! start); and for the soak, a memory sample every 100,000 images.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../../bench/support/mod.rs"]
@@ -274,6 +277,21 @@ fn epoch(l: &mut Loader, e: u64, consumer: &Stream) -> Run {
     (n, secs, wait, cpu_seconds() - c, timeline)
 }
 
+/// Epochs `epochs` back to back through [`Loader::epochs`], as a training loop runs them (the
+/// next epoch started behind the last batches of the running one): images/s over them all.
+fn back_to_back(l: &mut Loader, epochs: std::ops::Range<u64>, consumer: &Stream) -> f64 {
+    let t = Instant::now();
+    let mut n = 0;
+    for (_, b) in l.epochs(epochs) {
+        let mut b = b.unwrap();
+        b.wait_on(consumer).unwrap();
+        b.record_stream(consumer).unwrap();
+        n += b.len();
+    }
+    consumer.synchronize().unwrap();
+    n as f64 / t.elapsed().as_secs_f64()
+}
+
 fn main() {
     let dir = PathBuf::from(
         std::env::args()
@@ -310,9 +328,11 @@ fn main() {
         let med = &runs[runs.len() / 2];
         let held = free0.saturating_sub(device.info().unwrap().free_memory);
         let s = l.stats();
+        let b2b = reps as u64 + 1..2 * reps as u64 + 1;
+        let b2b_rate = back_to_back(&mut l, b2b.clone(), &consumer);
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"source\":\"{source}\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}},\"timeline_ms\":{{\"first_batch\":{:.1},\"median_gap\":{:.2},\"after_last\":{:.1}}}}}",
+            "{{\"bench\":\"pipeline\",\"source\":\"{source}\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}},\"timeline_ms\":{{\"first_batch\":{:.1},\"median_gap\":{:.2},\"after_last\":{:.1}}},\"back_to_back\":{{\"epochs\":{},\"img_per_s\":{:.0}}}}}",
             plan.as_ref()
                 .map_or("null".to_string(), |p| p.cores.to_string()),
             if timm_recipe() { "timm" } else { "plain" },
@@ -348,6 +368,8 @@ fn main() {
             med.4[0],
             med.4[1],
             med.4[2],
+            b2b.end - b2b.start,
+            b2b_rate,
         );
     }
     // The device cache: filled once (timed), then epochs of augmentation only.
