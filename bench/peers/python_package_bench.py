@@ -147,7 +147,7 @@ def video(path, framemd5):
             if label == "nv12" and sessions > 1:
                 rec["differs_from_ffmpeg"] = gm_run(dec, True)[1]
             emit(**rec)
-        torchcodec_peer(path, name, workload, length, reqs)
+        torchcodec_peer(path, name, workload, length, reqs, scattered)
         if nvc is None:
             continue
         try:
@@ -190,7 +190,7 @@ PEER_SEQUENTIAL = []
 TORCHCODEC_SEQUENTIAL = {}
 
 
-def torchcodec_peer(path, name, workload, length, reqs):
+def torchcodec_peer(path, name, workload, length, reqs, scattered):
     """torchcodec's VideoDecoder (seek_mode="exact") on the GPU, with each CUDA backend it
     has, and on the CPU, on the same requests as gm; every frame of a second, untimed pass is
     checked against the same backend's sequential decode."""
@@ -202,7 +202,7 @@ def torchcodec_peer(path, name, workload, length, reqs):
         return
     # The CPU only on single frames, the FFmpeg backend not on scattered frames: enough for
     # scale, and those runs would take minutes (10-20 frames/s on the H100 host).
-    slow = ("ffmpeg", "cpu") if length == 1 else ("ffmpeg",) if length == 8 else ()
+    slow = () if scattered else ("ffmpeg",) + (("cpu",) if length == 1 else ())
     for backend in ("nvdec",) + slow:
         label = f"torchcodec-{backend}"
         try:
