@@ -42,14 +42,14 @@ pub fn decode_rgb(
     let libjpeg_first =
         needs_libjpeg(info) || !info.has_end_marker(data) || scan_damaged(data, info);
     let img = if libjpeg_first {
-        decode_libjpeg(data, info)?
+        decode_rgb_libjpeg(data, info)?
     } else {
         match decode_zune(data, info) {
             Ok(img) => img,
             // libjpeg-turbo is the reference: its verdict on a file zune-jpeg refuses stands,
             // with both reasons when it refuses too.
             Err(zune) => {
-                decode_libjpeg(data, info).map_err(|libjpeg| with_reason(libjpeg, &zune))?
+                decode_rgb_libjpeg(data, info).map_err(|libjpeg| with_reason(libjpeg, &zune))?
             }
         }
     };
@@ -69,6 +69,11 @@ pub fn decode_rgb(
 ///   without an error (imagetestsuite's 865db3dd, 6.3 dB against djpeg);
 /// - subsampled images smaller than one MCU, whose edge chroma zune-jpeg upsamples
 ///   differently (20-33 dB against djpeg on 2x2 to 4x4 4:2:0 images);
+/// - sampling factors where luma is not the most finely sampled component, or a factor does
+///   not divide the largest ([`JpegInfo::luma_sampled_finest`]): of the 622 sampling layouts
+///   cjpeg writes (baseline and progressive), zune-jpeg decoded 94 into wrong pixels without
+///   an error (6 to 37 dB against djpeg), all of them outside this class, and refused most of
+///   the other layouts outside it;
 /// - files with junk bytes between header segments: a sign of damage, and damaged data is
 ///   concealed differently by each decoder; libjpeg-turbo's recovery is the reference.
 pub fn needs_libjpeg(info: &JpegInfo) -> bool {
@@ -81,6 +86,7 @@ pub fn needs_libjpeg(info: &JpegInfo) -> bool {
     matches!(info.coding, Coding::Arithmetic { .. })
         || one_scan_per_component
         || below_one_mcu
+        || !info.luma_sampled_finest()
         || !info.extraneous.is_empty()
 }
 
@@ -96,8 +102,11 @@ fn with_reason(mut kind: ImageErrorKind, other: &ImageErrorKind) -> ImageErrorKi
     kind
 }
 
-/// libjpeg-turbo's decode (grey comes back as RGB, CMYK/YCCK converted as zune-jpeg does).
-fn decode_libjpeg(data: &[u8], info: &JpegInfo) -> Result<RgbImage, ImageErrorKind> {
+/// libjpeg-turbo's own decode of `data` (whose header is `info`), as `djpeg` and Pillow decode
+/// it: the reference the CPU path is checked against, for callers who want those pixels
+/// exactly. Grey comes back as RGB; CMYK/YCCK is converted as zune-jpeg converts it; no EXIF
+/// orientation is applied.
+pub fn decode_rgb_libjpeg(data: &[u8], info: &JpegInfo) -> Result<RgbImage, ImageErrorKind> {
     let cmyk = info.components.len() == 4;
     let decoded = libjpeg::decode_rgb(data, info.width, info.height, cmyk)?;
     if let Some(warning) = &decoded.warning {

@@ -94,6 +94,22 @@ impl JpegInfo {
             .fold((1, 1), |(h, v), c| (h.max(c.h), v.max(c.v)))
     }
 
+    /// Whether the first component (luma, in YCbCr) is sampled at least as finely as every
+    /// other in both directions, and every component's factors divide the largest: the
+    /// layouts zune-jpeg and nvJPEG assume. JPEG allows others (Y 1x1 with chroma 2x2 is
+    /// valid, and libjpeg-turbo decodes it); they go to libjpeg-turbo, since the faster
+    /// decoders turn them into wrong pixels without an error.
+    pub fn luma_sampled_finest(&self) -> bool {
+        let (h, v) = self.max_sampling();
+        self.components
+            .first()
+            .is_some_and(|y| (y.h, y.v) == (h, v))
+            && self
+                .components
+                .iter()
+                .all(|c| c.h > 0 && c.v > 0 && h % c.h == 0 && v % c.v == 0)
+    }
+
     /// The subsampling of the components.
     pub fn subsampling(&self) -> Subsampling {
         match self.components.as_slice() {

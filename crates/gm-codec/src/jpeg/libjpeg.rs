@@ -1,4 +1,4 @@
-//! libjpeg-turbo's decoder (3.1, the copy turbojpeg-sys builds from source and links
+//! libjpeg-turbo's decoder (3.1, the copy gm-turbojpeg-sys builds from source and links
 //! statically), for what zune-jpeg cannot decode as libjpeg-turbo does: arithmetic coding,
 //! baseline images coded as one scan per component, images smaller than one MCU and damaged
 //! files libjpeg recovers.
@@ -9,7 +9,7 @@
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
-use turbojpeg_sys as tj;
+use gm_turbojpeg_sys as tj;
 
 use super::error::ImageErrorKind;
 
@@ -19,7 +19,7 @@ struct Decompressor(tj::tjhandle);
 impl Decompressor {
     fn new() -> Result<Self, ImageErrorKind> {
         // SAFETY: no pointers passed; a null handle is checked below.
-        let h = unsafe { tj::tj3Init(tj::TJINIT_TJINIT_DECOMPRESS as c_int) };
+        let h = unsafe { tj::tj3Init(tj::TJINIT_DECOMPRESS) };
         if h.is_null() {
             return Err(ImageErrorKind::Unsupported(
                 "libjpeg-turbo could not create a decompressor (out of memory)".into(),
@@ -28,27 +28,27 @@ impl Decompressor {
         Ok(Self(h))
     }
 
-    /// Sets TurboJPEG parameter `param`; Err with its message when it refuses.
-    fn set(&self, param: tj::TJPARAM, value: c_int) -> Result<(), String> {
+    /// Sets TurboJPEG parameter `param`; its refusal as an error of the kind its message says.
+    fn set(&self, param: c_int, value: c_int) -> Result<(), ImageErrorKind> {
         // SAFETY: the handle is live; parameters are plain integers.
-        if unsafe { tj::tj3Set(self.0, param as c_int, value) } == 0 {
+        if unsafe { tj::tj3Set(self.0, param, value) } == 0 {
             Ok(())
         } else {
-            Err(self.message())
+            Err(kind_of(&self.message()))
         }
     }
 
     /// TurboJPEG parameter `param` (after a header was read: the image's).
-    fn get(&self, param: tj::TJPARAM) -> c_int {
+    fn get(&self, param: c_int) -> c_int {
         // SAFETY: the handle is live.
-        unsafe { tj::tj3Get(self.0, param as c_int) }
+        unsafe { tj::tj3Get(self.0, param) }
     }
 
     /// Whether the last call's error was a warning (libjpeg recovered, or went on to a fatal
     /// error: TurboJPEG reports the first).
     fn warned(&self) -> bool {
         // SAFETY: the handle is live.
-        unsafe { tj::tj3GetErrorCode(self.0) == tj::TJERR_TJERR_WARNING as c_int }
+        unsafe { tj::tj3GetErrorCode(self.0) == tj::TJERR_WARNING }
     }
 
     fn message(&self) -> String {
@@ -91,36 +91,24 @@ pub(crate) fn decode_rgb(
 ) -> Result<Decoded, ImageErrorKind> {
     let too_large = || ImageErrorKind::TooLarge(format!("{width}x{height} for libjpeg-turbo"));
     let (format, bytes_per_pixel) = if cmyk {
-        (tj::TJPF_TJPF_CMYK, 4)
+        (tj::TJPF_CMYK, 4)
     } else {
-        (tj::TJPF_TJPF_RGB, 3)
+        (tj::TJPF_RGB, 3)
     };
     let w = c_int::try_from(width).map_err(|_| too_large())?;
     let pitch = w.checked_mul(bytes_per_pixel).ok_or_else(too_large)?;
     let mut out = vec![0u8; width as usize * height as usize * bytes_per_pixel as usize];
-    let size = tj::size_t::try_from(data.len()).map_err(|_| too_large())?;
+    let size = data.len();
     let tj = Decompressor::new()?;
     read_header(&tj, data, size, width, height)?;
     // Ok, or whether TurboJPEG called it a warning and its message.
-    let mut run = |stop_on_warning: bool| -> Result<(), (bool, String)> {
-        tj.set(
-            tj::TJPARAM_TJPARAM_STOPONWARNING,
-            c_int::from(stop_on_warning),
-        )
-        .map_err(|m| (false, m))?;
+    let mut run = || -> Result<(), (bool, String)> {
         // SAFETY: `data` is `size` readable bytes; the header read above says the image
         // is `width` x `height` at 8 bits, and with no scaling factor set TurboJPEG writes
         // exactly `height` rows of `pitch` bytes, which `out` holds. libjpeg's errors return
         // here through its own setjmp inside tj3Decompress8.
         let rc = unsafe {
-            tj::tj3Decompress8(
-                tj.0,
-                data.as_ptr(),
-                size,
-                out.as_mut_ptr(),
-                pitch,
-                format as c_int,
-            )
+            tj::tj3Decompress8(tj.0, data.as_ptr(), size, out.as_mut_ptr(), pitch, format)
         };
         if rc == 0 {
             return Ok(());
@@ -131,14 +119,18 @@ pub(crate) fn decode_rgb(
     // the first warning or of the fatal error. So: stop at the first warning and note its
     // message; then decode through the damage. If the final message is still that warning,
     // libjpeg recovered; any other message is the fatal error that ended the decode.
-    let warning = match run(true) {
+    tj.set(tj::TJPARAM_STOPONWARNING, 1)?;
+    let warning = match run() {
         Ok(()) => None,
         Err((false, fatal)) => return Err(kind_of(&fatal)),
-        Err((true, first_warning)) => match run(false) {
-            Ok(()) => None,
-            Err((_, message)) if message == first_warning => Some(message),
-            Err((_, fatal)) => return Err(kind_of(&fatal)),
-        },
+        Err((true, first_warning)) => {
+            tj.set(tj::TJPARAM_STOPONWARNING, 0)?;
+            match run() {
+                Ok(()) => None,
+                Err((_, message)) if message == first_warning => Some(message),
+                Err((_, fatal)) => return Err(kind_of(&fatal)),
+            }
+        }
     };
     let rgb = if cmyk { cmyk_to_rgb(&out) } else { out };
     Ok(Decoded { rgb, warning })
@@ -149,16 +141,16 @@ pub(crate) fn decode_rgb(
 fn read_header(
     tj: &Decompressor,
     data: &[u8],
-    size: tj::size_t,
+    size: usize,
     width: u32,
     height: u32,
 ) -> Result<(), ImageErrorKind> {
     // SAFETY: `data` is `size` readable bytes; errors return through setjmp in C.
     let rc = unsafe { tj::tj3DecompressHeader(tj.0, data.as_ptr(), size) };
     let seen = (
-        tj.get(tj::TJPARAM_TJPARAM_JPEGWIDTH),
-        tj.get(tj::TJPARAM_TJPARAM_JPEGHEIGHT),
-        tj.get(tj::TJPARAM_TJPARAM_PRECISION),
+        tj.get(tj::TJPARAM_JPEGWIDTH),
+        tj.get(tj::TJPARAM_JPEGHEIGHT),
+        tj.get(tj::TJPARAM_PRECISION),
     );
     // A warning (junk before a marker, an odd JFIF version) still gives the header; the
     // decode below tells whether libjpeg recovers. A fatal error after a warning is also

@@ -35,7 +35,7 @@ mod split;
 pub mod types;
 
 pub use color::{ycc_to_rgb_device, ycc_to_rgb_host};
-pub use cpu::{RgbImage, decode_rgb, needs_libjpeg, orient, to_layout};
+pub use cpu::{RgbImage, decode_rgb, decode_rgb_libjpeg, needs_libjpeg, orient, to_layout};
 pub use decoder::ImageDecoder;
 pub use error::{DecoderError, ImageError, ImageErrorKind, ParseOptionError};
 pub use formats::{SourceFormat, decode_other_rgb, sniff};
