@@ -36,13 +36,13 @@ pub struct ShardArgs {
 }
 
 /// `1GB`, `512MiB`, `1000`.
-fn parse_size(text: &str) -> Result<u64, String> {
+fn parse_size(text: &str) -> Result<u64> {
     let t = text.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let num: f64 = num.parse().map_err(|e| format!("{text:?}: {e}"))?;
+    let num: f64 = num.parse().map_err(|e| anyhow::anyhow!("{text:?}: {e}"))?;
     let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "kb" | "k" => 1e3,
@@ -51,11 +51,11 @@ fn parse_size(text: &str) -> Result<u64, String> {
         "kib" => 1024.0,
         "mib" => 1024.0 * 1024.0,
         "gib" => 1024.0 * 1024.0 * 1024.0,
-        other => return Err(format!("{text:?}: unknown unit {other:?}")),
+        other => bail!("{text:?}: unknown unit {other:?}"),
     };
     let bytes = num * scale;
     if !(1.0..=1e15).contains(&bytes) {
-        return Err(format!("{text:?}: out of range"));
+        bail!("{text:?}: out of range");
     }
     Ok(bytes as u64)
 }

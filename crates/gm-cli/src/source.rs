@@ -40,10 +40,10 @@ impl StorageArgs {
     }
 }
 
-fn key_value(text: &str) -> Result<(String, String), String> {
+fn key_value(text: &str) -> Result<(String, String)> {
     match text.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(format!("{text:?}: expected KEY=VALUE")),
+        _ => anyhow::bail!("{text:?}: expected KEY=VALUE"),
     }
 }
 

@@ -71,8 +71,10 @@ impl StreamSlots {
         for mut s in batch.samples {
             let shard = names.get(s.shard).map_or("?", String::as_str);
             let key = s.sample.key.clone();
-            let label = raw_label(&s.sample, &self.json_key)
-                .unwrap_or_else(|| Err(format!("sample {key} has no .cls, .txt or .json")));
+            let label = match raw_label(&s.sample, &self.json_key) {
+                Some(parsed) => parsed.map_err(|e| e.to_string()),
+                None => Err(format!("sample {key} has no .cls, .txt or .json")),
+            };
             let image = raw_image(&s.sample).map(|i| s.sample.members.swap_remove(i).1);
             let index = slot_index(epoch, position, parked.len(), self.batch_size);
             parked.push((

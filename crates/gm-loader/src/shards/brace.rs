@@ -4,6 +4,27 @@
 
 use super::ShardError;
 
+/// What is wrong with a brace pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BraceError {
+    /// A `}` with no `{` before it.
+    #[error("a `}}` without its `{{`")]
+    UnopenedClose,
+    /// A `{` with no `}` after it.
+    #[error("a `{{` without its `}}`")]
+    UnclosedOpen,
+    /// The expansion would pass [`MAX_EXPANSION`] names.
+    #[error("expands to more than {MAX_EXPANSION} names")]
+    TooMany,
+    /// A group that is neither `a,b` nor `m..n`.
+    #[error("`{{{0}}}` is neither `a,b` nor `m..n`")]
+    NotAGroup(String),
+    /// A range whose bounds are not non-negative integers.
+    #[error("`{{{0}}}`: bounds must be non-negative integers")]
+    BadBounds(String),
+}
+
 /// Expansions past this many names are refused: a typo such as `{0..999999999}` should not
 /// take the memory of the machine.
 pub const MAX_EXPANSION: usize = 1_000_000;
@@ -27,28 +48,28 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, ShardError> {
 fn too_many(pattern: &str) -> ShardError {
     ShardError::Brace {
         pattern: pattern.to_string(),
-        reason: format!("expands to more than {MAX_EXPANSION} names"),
+        reason: BraceError::TooMany,
     }
 }
 
 /// One pattern without `::`.
-fn expand_one(s: &str) -> Result<Vec<String>, String> {
+fn expand_one(s: &str) -> Result<Vec<String>, BraceError> {
     let Some(open) = s.find('{') else {
         if s.contains('}') {
-            return Err("a `}` without its `{`".into());
+            return Err(BraceError::UnopenedClose);
         }
         return Ok(vec![s.to_string()]);
     };
     if s[..open].contains('}') {
-        return Err("a `}` without its `{`".into());
+        return Err(BraceError::UnopenedClose);
     }
-    let close = matching(s, open).ok_or("a `{` without its `}`")?;
+    let close = matching(s, open).ok_or(BraceError::UnclosedOpen)?;
     let (prefix, body, suffix) = (&s[..open], &s[open + 1..close], &s[close + 1..]);
     let alternatives = group(body)?;
     let suffixes = expand_one(suffix)?;
     let total = alternatives.len().saturating_mul(suffixes.len());
     if total > MAX_EXPANSION {
-        return Err(format!("expands to more than {MAX_EXPANSION} names"));
+        return Err(BraceError::TooMany);
     }
     let mut out = Vec::with_capacity(total);
     for alt in &alternatives {
@@ -78,27 +99,27 @@ fn matching(s: &str, open: usize) -> Option<usize> {
 }
 
 /// The names of one group's body: `a,b,...` (each expanded) or `m..n`.
-fn group(body: &str) -> Result<Vec<String>, String> {
+fn group(body: &str) -> Result<Vec<String>, BraceError> {
     let parts = split_top_level(body);
     if parts.len() > 1 {
         let mut out = Vec::new();
         for part in parts {
             out.extend(expand_one(part)?);
             if out.len() > MAX_EXPANSION {
-                return Err(format!("expands to more than {MAX_EXPANSION} names"));
+                return Err(BraceError::TooMany);
             }
         }
         return Ok(out);
     }
     let Some((lo, hi)) = body.split_once("..") else {
-        return Err(format!("`{{{body}}}` is neither `a,b` nor `m..n`"));
+        return Err(BraceError::NotAGroup(body.to_string()));
     };
-    range(lo, hi).ok_or_else(|| format!("`{{{body}}}`: bounds must be non-negative integers"))?
+    range(lo, hi).ok_or_else(|| BraceError::BadBounds(body.to_string()))?
 }
 
 /// `m..n`, ascending or descending, zero-padded to the bounds' width when a bound has a
 /// leading zero (`000..999`), as braceexpand does.
-fn range(lo: &str, hi: &str) -> Option<Result<Vec<String>, String>> {
+fn range(lo: &str, hi: &str) -> Option<Result<Vec<String>, BraceError>> {
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     if !digits(lo) || !digits(hi) {
         return None;
@@ -106,7 +127,7 @@ fn range(lo: &str, hi: &str) -> Option<Result<Vec<String>, String>> {
     let (a, b): (u64, u64) = (lo.parse().ok()?, hi.parse().ok()?);
     let count = a.abs_diff(b).saturating_add(1);
     if count > MAX_EXPANSION as u64 {
-        return Some(Err(format!("expands to more than {MAX_EXPANSION} names")));
+        return Some(Err(BraceError::TooMany));
     }
     let padded = |t: &str| t.len() > 1 && t.starts_with('0');
     let width = if padded(lo) || padded(hi) {

@@ -6,6 +6,27 @@ use super::tar_stream::RawSample;
 use crate::image::{IMAGE_EXTENSIONS, Label};
 use crate::video::VIDEO_EXTENSIONS;
 
+/// Why a label member gives no label.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum LabelError {
+    /// A `.json` member that does not parse.
+    #[error("{member}: not JSON: {reason}")]
+    NotJson { member: String, reason: String },
+    /// A `.json` member without an integer at the key.
+    #[error("{member}: no integer at key {key:?}")]
+    NoInteger { member: String, key: String },
+    /// A `.cls`/`.txt` member that is not UTF-8.
+    #[error("{member}: not text: {reason}")]
+    NotText { member: String, reason: String },
+    /// A `.cls`/`.txt` member whose text is not an integer.
+    #[error("{member}: label {text:?}: {reason}")]
+    NotInteger {
+        member: String,
+        text: String,
+        reason: String,
+    },
+}
+
 /// The label fields in order of preference.
 const LABEL_ORDER: &[&str] = &["cls", "txt", "json"];
 
@@ -41,7 +62,11 @@ pub(crate) fn label_member(sample: &IndexedSample) -> Option<(usize, &Member)> {
 }
 
 /// The label in a label member's bytes: integer text, or the integer at `json_key`.
-pub(crate) fn parse_label(member: &Member, bytes: &[u8], json_key: &str) -> Result<Label, String> {
+pub(crate) fn parse_label(
+    member: &Member,
+    bytes: &[u8],
+    json_key: &str,
+) -> Result<Label, LabelError> {
     parse_label_of(&member.name, &member.ext, bytes, json_key)
 }
 
@@ -54,7 +79,7 @@ pub(crate) fn raw_image(sample: &RawSample) -> Option<usize> {
 }
 
 /// A streamed sample's label: `None` without a label member.
-pub(crate) fn raw_label(sample: &RawSample, json_key: &str) -> Option<Result<Label, String>> {
+pub(crate) fn raw_label(sample: &RawSample, json_key: &str) -> Option<Result<Label, LabelError>> {
     LABEL_ORDER.iter().find_map(|want| {
         let (ext, bytes) = sample
             .members
@@ -65,19 +90,36 @@ pub(crate) fn raw_label(sample: &RawSample, json_key: &str) -> Option<Result<Lab
     })
 }
 
-fn parse_label_of(what: &str, ext: &str, bytes: &[u8], json_key: &str) -> Result<Label, String> {
+fn parse_label_of(
+    what: &str,
+    ext: &str,
+    bytes: &[u8],
+    json_key: &str,
+) -> Result<Label, LabelError> {
+    let member = || what.to_string();
     if ext.eq_ignore_ascii_case("json") {
         let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| format!("{what}: not JSON: {e}"))?;
+            serde_json::from_slice(bytes).map_err(|e| LabelError::NotJson {
+                member: member(),
+                reason: e.to_string(),
+            })?;
         return value
             .get(json_key)
             .and_then(serde_json::Value::as_i64)
-            .ok_or_else(|| format!("{what}: no integer at key {json_key:?}"));
+            .ok_or_else(|| LabelError::NoInteger {
+                member: member(),
+                key: json_key.to_string(),
+            });
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| format!("{what}: not text: {e}"))?;
-    text.trim()
-        .parse()
-        .map_err(|e| format!("{what}: label {:?}: {e}", text.trim()))
+    let text = std::str::from_utf8(bytes).map_err(|e| LabelError::NotText {
+        member: member(),
+        reason: e.to_string(),
+    })?;
+    text.trim().parse().map_err(|e| LabelError::NotInteger {
+        member: member(),
+        text: text.trim().to_string(),
+        reason: format!("{e}"),
+    })
 }
 
 #[cfg(test)]
@@ -120,7 +162,9 @@ mod tests {
             Ok(4)
         );
         assert_eq!(parse_label(&member("a.json"), br#"{"y": 4}"#, "y"), Ok(4));
-        let e = parse_label(&member("a.cls"), b"dog", "label").unwrap_err();
+        let e = parse_label(&member("a.cls"), b"dog", "label")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a.cls") && e.contains("dog"), "{e}");
         assert!(parse_label(&member("a.json"), br#"{"label": "x"}"#, "label").is_err());
     }

@@ -24,6 +24,26 @@ pub(crate) enum Hops {
     IfLarge,
 }
 
+/// Why a small member (a GNU long name, a pax header, a label) was not read; the index ends
+/// before it.
+#[derive(Debug, thiserror::Error)]
+enum SmallMemberError {
+    /// Larger than a small member may be.
+    #[error("a {what} of {len} bytes at byte {at}")]
+    TooLarge {
+        what: &'static str,
+        len: u64,
+        at: u64,
+    },
+    /// Its bytes could not be read.
+    #[error("the {what} at byte {at}: {source}")]
+    Read {
+        what: &'static str,
+        at: u64,
+        source: std::io::Error,
+    },
+}
+
 /// The index of `shard` from its headers: one ranged read per header (and per GNU long name,
 /// pax header and small label member). `None` when `when` is `IfLarge` and the first members
 /// are small.
@@ -78,11 +98,19 @@ pub(crate) fn index_by_headers(shard: &Shard, storage: &Storage, when: Hops) -> 
             return Some(built);
         }
         pos = data + len.next_multiple_of(TAR_BLOCK);
-        let small = |what: &str| -> Result<Vec<u8>, String> {
+        let small = |what: &'static str| -> Result<Vec<u8>, SmallMemberError> {
             if len > LABEL_BYTES {
-                return Err(format!("a {what} of {len} bytes at byte {data}"));
+                return Err(SmallMemberError::TooLarge {
+                    what,
+                    len,
+                    at: data,
+                });
             }
-            read(data..data + len).map_err(|e| format!("the {what} at byte {data}: {e}"))
+            read(data..data + len).map_err(|source| SmallMemberError::Read {
+                what,
+                at: data,
+                source,
+            })
         };
         if kind.is_gnu_longname() || kind.is_pax_local_extensions() {
             match small("long name") {
@@ -97,7 +125,7 @@ pub(crate) fn index_by_headers(shard: &Shard, storage: &Storage, when: Hops) -> 
                     long_name = path.or(long_name);
                 }
                 Err(e) => {
-                    built.cut = Some(e);
+                    built.cut = Some(e.to_string());
                     return Some(built);
                 }
             }
@@ -126,7 +154,7 @@ pub(crate) fn index_by_headers(shard: &Shard, storage: &Storage, when: Hops) -> 
             match small("label") {
                 Ok(bytes) => built.labels.push((s, m, bytes)),
                 Err(e) => {
-                    built.cut = Some(e);
+                    built.cut = Some(e.to_string());
                     return Some(built);
                 }
             }

@@ -15,7 +15,7 @@ mod tar_stream;
 mod webdataset;
 mod writer;
 
-pub use brace::{MAX_EXPANSION, expand};
+pub use brace::{BraceError, MAX_EXPANSION, expand};
 pub(crate) use fields::{raw_image, raw_label};
 pub use slice::SliceSource;
 pub use stream::{
@@ -39,7 +39,7 @@ pub enum ShardError {
         /// The pattern.
         pattern: String,
         /// The reason.
-        reason: String,
+        reason: BraceError,
     },
     /// A shard or index could not be read.
     #[error("{shard}: {source}")]

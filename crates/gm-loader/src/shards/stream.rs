@@ -290,12 +290,9 @@ impl WebDatasetStream {
     }
 
     /// A shard's samples from the start, as a pull reader.
-    fn open(&self, shard: usize) -> Result<ShardReader, String> {
+    fn open(&self, shard: usize) -> Result<ShardReader, ShardError> {
         let name = &self.names[shard];
-        let opened = Shard::open(name, &self.storage).map_err(|e| e.to_string())?;
-        let reader = opened
-            .into_reader(self.storage.clone())
-            .map_err(|e| e.to_string())?;
+        let reader = Shard::open(name, &self.storage)?.into_reader(self.storage.clone())?;
         Ok(samples_of(name, reader))
     }
 

@@ -387,7 +387,7 @@ fn labels_of_build(built: &super::tar_index::Built, json_key: &str) -> Extras {
                 .find(|l| l.0 == s && l.1 == m)
                 .map(|l| l.2.as_slice())
                 .ok_or_else(|| format!("{}: label member too large", member.name))?;
-            fields::parse_label(member, bytes, json_key)
+            fields::parse_label(member, bytes, json_key).map_err(|e| e.to_string())
         })
         .collect();
     Extras {
@@ -422,7 +422,7 @@ fn read_labels(
             let member = member
                 .ok_or_else(|| format!("sample {} has no .cls, .txt or .json", sample.key()))?;
             match bytes.next() {
-                Some(Ok(b)) => fields::parse_label(member, &b, json_key),
+                Some(Ok(b)) => fields::parse_label(member, &b, json_key).map_err(|e| e.to_string()),
                 Some(Err(e)) => Err(format!("{}: {e}", member.name)),
                 None => Err(format!("{}: not read", member.name)),
             }
