@@ -4,8 +4,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use gm_codec::nvdec::{ColourInfo, DecoderSession, FrameStatus};
+use gm_codec::CodecError;
+use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus};
+use gm_cuda::{DType, DeviceBuffer, Tensor};
 use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
+use gm_loader::surface_source;
+use gm_transforms::{FusedKernel, FusedOp, Interp, Layout, OutputSpec};
 
 /// Arguments of `gm frames`.
 #[derive(clap::Args)]
@@ -40,30 +44,27 @@ pub fn run(args: &FramesArgs) -> Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut session = DecoderSession::new(&device, None)?;
+    let mut rgb = match args.format.as_str() {
+        "yuv" => None,
+        _ => Some(RgbFrames::new(&device)?),
+    };
     let mut written = Vec::new();
     let mut damaged = Vec::new();
     session.decode(&demux, &plan, &mut |f| {
         if f.status != FrameStatus::Ok {
             damaged.push(f.frame);
         }
-        let yuv = f.to_yuv420p()?;
         let (w, h) = (f.width as usize, f.height as usize);
         let name = |ext: &str| args.out.join(format!("{:06}.{ext}", f.frame));
-        let io = |e: std::io::Error| gm_codec::CodecError::Consumer(e.to_string());
-        match args.format.as_str() {
-            "yuv" => std::fs::write(name("yuv"), &yuv).map_err(io)?,
-            "rgb" => std::fs::write(
-                name("rgb"),
-                yuv420p_to_rgb(&yuv, w, h, f.bit_depth, f.colour),
-            )
-            .map_err(io)?,
-            _ => write_png(
-                &name("png"),
-                &yuv420p_to_rgb(&yuv, w, h, f.bit_depth, f.colour),
-                w,
-                h,
-            )
-            .map_err(|e| gm_codec::CodecError::Consumer(e.to_string()))?,
+        let consumer = |e: &dyn std::fmt::Display| CodecError::Consumer(e.to_string());
+        match (args.format.as_str(), rgb.as_mut()) {
+            ("rgb", Some(conv)) => {
+                std::fs::write(name("rgb"), conv.convert(f)?).map_err(|e| consumer(&e))?
+            }
+            (_, Some(conv)) => {
+                write_png(&name("png"), &conv.convert(f)?, w, h).map_err(|e| consumer(&e))?
+            }
+            _ => std::fs::write(name("yuv"), f.to_yuv420p()?).map_err(|e| consumer(&e))?,
         }
         written.push(f.frame);
         Ok(())
@@ -92,46 +93,41 @@ pub(crate) fn write_png(path: &std::path::Path, rgb: &[u8], w: usize, h: usize) 
     Ok(())
 }
 
-/// Planar 4:2:0 to packed 8-bit RGB on the CPU, BT.709 when the stream says so and BT.601
-/// otherwise, limited or full range as signalled. For looking at frames; the GPU path is
-/// gm-transforms'.
-fn yuv420p_to_rgb(yuv: &[u8], w: usize, h: usize, bit_depth: u8, colour: ColourInfo) -> Vec<u8> {
-    let bps = if bit_depth > 8 { 2 } else { 1 };
-    let max = f32::from((1u16 << bit_depth) - 1);
-    let sample = |i: usize| -> f32 {
-        if bps == 2 {
-            f32::from(u16::from_le_bytes([yuv[2 * i], yuv[2 * i + 1]])) / max
-        } else {
-            f32::from(yuv[i]) / 255.0
-        }
-    };
-    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
-    let (u0, v0) = (w * h, w * h + cw * ch);
-    let (kr, kb) = if colour.matrix_coefficients == 1 {
-        (0.2126, 0.0722)
-    } else {
-        (0.299, 0.114)
-    };
-    let kg = 1.0 - kr - kb;
-    let mut out = Vec::with_capacity(w * h * 3);
-    for y in 0..h {
-        for x in 0..w {
-            let c = (y / 2) * cw + x / 2;
-            let (mut l, mut cb, mut cr) = (
-                sample(y * w + x),
-                sample(u0 + c) - 0.5,
-                sample(v0 + c) - 0.5,
-            );
-            if !colour.full_range {
-                l = (l - 16.0 / 255.0) * 255.0 / 219.0;
-                cb *= 255.0 / 224.0;
-                cr *= 255.0 / 224.0;
-            }
-            let r = l + 2.0 * (1.0 - kr) * cr;
-            let b = l + 2.0 * (1.0 - kb) * cb;
-            let g = (l - kr * r - kb * b) / kg;
-            out.extend([r, g, b].map(|v| (v * 255.0).round().clamp(0.0, 255.0) as u8));
-        }
+/// Frames to packed 8-bit RGB through gm-transforms' fused kernel, the conversion the loaders
+/// use (the signalled matrix and range, 8- and 10-bit surfaces; its CPU twin is
+/// `gm_transforms::cpu::fused`).
+struct RgbFrames {
+    kernel: FusedKernel,
+    device: gm_cuda::Device,
+}
+
+impl RgbFrames {
+    fn new(device: &gm_cuda::Device) -> Result<RgbFrames> {
+        Ok(RgbFrames {
+            kernel: FusedKernel::new(device)?,
+            device: device.clone(),
+        })
     }
-    out
+
+    /// The frame's RGB bytes on the host (waits for the frame's stream).
+    fn convert(&mut self, f: &DecodedFrame<'_>) -> std::result::Result<Vec<u8>, CodecError> {
+        let spec = OutputSpec {
+            width: f.width,
+            height: f.height,
+            layout: Layout::Hwc,
+            dtype: DType::U8,
+            bgr: false,
+            grey: false,
+            interp: Interp::Nearest,
+            scale: [1.0; 3],
+            bias: [0.0; 3],
+        };
+        let (w, h) = (f.width as usize, f.height as usize);
+        let buffer = DeviceBuffer::alloc(&self.device, spec.image_bytes())?;
+        let tensor = Tensor::new(buffer, &[1, h, w, 3], DType::U8)?;
+        let op = FusedOp::full(f.width, f.height);
+        self.kernel
+            .run(f.stream, &[surface_source(f)], &[op], &spec, &tensor, 0)?;
+        Ok(tensor.to_host_bytes(f.stream)?)
+    }
 }

@@ -1,4 +1,5 @@
-//! `gm frames` on the GPU: the written yuv files' MD5s equal ffmpeg's framemd5.
+//! `gm frames` on the GPU: the written yuv files' MD5s equal ffmpeg's framemd5, and its RGB
+//! files are gm-transforms' conversion of those frames (the CPU twin of the fused kernel).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
@@ -42,6 +43,27 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
                 "{name} frame {f}"
             );
         }
+        let rgb = gm()
+            .args(["frames"])
+            .arg(&video)
+            .args(["--frames", &list, "--format", "rgb", "--out"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            rgb.status.success(),
+            "{}",
+            String::from_utf8_lossy(&rgb.stderr)
+        );
+        let (w, h, bits) = stream_geometry(name);
+        for f in frames {
+            let yuv = std::fs::read(dir.join(format!("{f:06}.yuv"))).unwrap();
+            let got = std::fs::read(dir.join(format!("{f:06}.rgb"))).unwrap();
+            let want = twin_rgb(&yuv, w, h, bits);
+            let worst = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
+            assert_eq!(got.len(), want.len(), "{name} frame {f}");
+            assert!(worst <= Some(1), "{name} frame {f}: off by {worst:?}");
+        }
         let png = gm()
             .args(["frames"])
             .arg(&video)
@@ -61,6 +83,95 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
         );
         std::fs::remove_dir_all(&dir).ok();
     }
+}
+
+/// (width, height, bits per sample) of fixture `name`, from its ffprobe golden.
+fn stream_geometry(name: &str) -> (u32, u32, u8) {
+    let text =
+        std::fs::read_to_string(fixtures().join(format!("golden/{name}.stream.txt"))).unwrap();
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .to_string()
+    };
+    let bits = if field("pix_fmt").contains("10") {
+        10
+    } else {
+        8
+    };
+    (
+        field("width").parse().unwrap(),
+        field("height").parse().unwrap(),
+        bits,
+    )
+}
+
+/// The CPU twin of the fused kernel converting ffmpeg's yuv420p / yuv420p10le bytes to RGB,
+/// BT.709 limited range: what ffprobe reports for the three fixtures of the frames test.
+fn twin_rgb(yuv: &[u8], w: u32, h: u32, bits: u8) -> Vec<u8> {
+    use gm_transforms::cpu::{HostImage, fused};
+    use gm_transforms::{FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
+    let (wu, hu) = (w as usize, h as usize);
+    let (cw, ch) = (wu.div_ceil(2), hu.div_ceil(2));
+    let bps = if bits > 8 { 2 } else { 1 };
+    let sample = |i: usize| -> u16 {
+        if bps == 2 {
+            u16::from_le_bytes([yuv[2 * i], yuv[2 * i + 1]]) << (16 - bits)
+        } else {
+            u16::from(yuv[i])
+        }
+    };
+    let put = |out: &mut Vec<u8>, v: u16| {
+        if bps == 2 {
+            out.extend(v.to_le_bytes());
+        } else {
+            out.push(v as u8);
+        }
+    };
+    // NV12 / P016 as NVDEC writes them: the luma plane, then U and V interleaved, one pitch.
+    let pitch = cw * 2 * bps;
+    let (mut luma, mut chroma) = (Vec::new(), Vec::new());
+    for y in 0..hu {
+        for x in 0..wu {
+            put(&mut luma, sample(y * wu + x));
+        }
+        luma.resize((y + 1) * pitch, 0);
+    }
+    let (u0, v0) = (wu * hu, wu * hu + cw * ch);
+    for c in 0..cw * ch {
+        put(&mut chroma, sample(u0 + c));
+        put(&mut chroma, sample(v0 + c));
+    }
+    let format = if bits > 8 {
+        PixelFormat::P016 { bit_depth: bits }
+    } else {
+        PixelFormat::Nv12
+    };
+    let src = HostImage {
+        data: &luma,
+        chroma: &chroma,
+        pitch,
+        width: w,
+        height: h,
+        format,
+        matrix: Matrix::Bt709,
+        full_range: false,
+    };
+    let spec = OutputSpec {
+        width: w,
+        height: h,
+        layout: Layout::Hwc,
+        dtype: gm_cuda::DType::U8,
+        bgr: false,
+        grey: false,
+        interp: Interp::Nearest,
+        scale: [1.0; 3],
+        bias: [0.0; 3],
+    };
+    let mut out = vec![0u8; spec.image_bytes()];
+    fused(&src, &FusedOp::full(w, h), &spec, &mut out);
+    out
 }
 
 /// `gm frames URL`: the index and the planned packets read by ranged GETs (small blocks, so

@@ -8,7 +8,12 @@ use super::*;
 use crate::error::DemuxError;
 use crate::source::MemSource;
 
-const MEDIA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/media");
+/// tests/media, or `$GM_FIXTURES` where the tests run away from the source tree (the GPU
+/// bundle).
+fn media() -> String {
+    std::env::var("GM_FIXTURES")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/media").into())
+}
 
 /// (name, extension, CodecID) of each Matroska fixture.
 const FIXTURES: &[(&str, &str, &str)] = &[
@@ -25,7 +30,7 @@ const FIXTURES: &[(&str, &str, &str)] = &[
 ];
 
 fn fixture(name: &str, ext: &str) -> Vec<u8> {
-    std::fs::read(format!("{MEDIA}/video/{name}.{ext}")).unwrap()
+    std::fs::read(format!("{}/video/{name}.{ext}", media())).unwrap()
 }
 
 fn read(name: &str, bytes: Vec<u8>) -> Result<MkvTrack> {
@@ -43,7 +48,7 @@ struct Packet {
 }
 
 fn packets(name: &str) -> Vec<Packet> {
-    let text = std::fs::read_to_string(format!("{MEDIA}/golden/{name}.packets.csv")).unwrap();
+    let text = std::fs::read_to_string(format!("{}/golden/{name}.packets.csv", media())).unwrap();
     text.lines()
         .filter(|l| !l.is_empty())
         .map(|l| {
@@ -61,7 +66,7 @@ fn packets(name: &str) -> Vec<Packet> {
 }
 
 fn stream_field(name: &str, key: &str) -> String {
-    let text = std::fs::read_to_string(format!("{MEDIA}/golden/{name}.stream.txt")).unwrap();
+    let text = std::fs::read_to_string(format!("{}/golden/{name}.stream.txt", media())).unwrap();
     text.lines()
         .find_map(|l| l.strip_prefix(&format!("{key}=")))
         .unwrap()
