@@ -21,11 +21,12 @@ tasks:
   ptx [--check]         compile crates/*/kernels/*.cu to the committed .ptx with NVRTC 12.0;
                         --check only reports PTX that is missing or older than its source
   bindings [--out FILE] generate the nvcuvid bindings from nv-codec-headers with bindgen
-  demo [ARGS]           the main job: `gm demo` built in release (cmake fetched if missing)
+  demo [ARGS]           the main job: `gm demo` built in release
   test [--rust|--python] the tests: cargo test --workspace, then the Python package installed
                         with pip into a fresh virtual environment and its pytest suite
   test-servers          make (or reuse) gm-storage's test servers' venv and print the
                         exports that point tests at them: eval \"$(cargo xtask test-servers)\"
+  readme                write README.md's results table from the newest bench report
   gpu-bundle            build stripped release test binaries, `gm` and benches, with the test
                         media and run.sh, into target/gpu-bundle (for the GPU machine)
 ";
@@ -33,11 +34,8 @@ tasks:
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root()?;
-    if matches!(
-        args.first().map(String::as_str),
-        Some("demo" | "test" | "gpu-bundle" | "bench")
-    ) {
-        tools::ensure_cmake(&root)?;
+    if args.first().map(String::as_str) == Some("gpu-bundle") {
+        tools::ensure_libclang()?;
     }
     match args.first().map(String::as_str) {
         Some("demo") => run_cmd(
@@ -78,6 +76,7 @@ fn main() -> Result<()> {
             };
             test::run(&root, &parts)
         }
+        Some("readme") => report::readme(&root),
         Some("bench") => match flag_value(&args, "--report") {
             Some(dir) => report::run(&root, Path::new(dir)),
             None => bench::run(&root),

@@ -868,6 +868,85 @@ pub fn run(root: &Path, dir: &Path) -> Result<()> {
         rel(root, &out)
     );
     print!("{}", table(&rows));
+    readme(root)
+}
+
+/// The README's markers around its results table.
+const README_BEGIN: &str =
+    "<!-- results: begin (cargo xtask readme writes this table; do not edit it by hand) -->";
+const README_END: &str = "<!-- results: end -->";
+
+/// The newest report under bench/results: the last, by name (dates first), that has its raw
+/// lines beside it.
+fn newest_report(root: &Path) -> Result<PathBuf> {
+    let results = root.join("bench/results");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&results)
+        .with_context(|| format!("reading {}", results.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|d| d.join("report.md").is_file() && d.join("raw").is_dir())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+        .with_context(|| format!("no report (report.md and raw/) under {}", results.display()))
+}
+
+/// The README's table, from the report in `dir`: for each workload with a goal, its first
+/// row (gm's best configuration against the best peer), the GPU and date above it.
+fn readme_table(root: &Path, dir: &Path) -> Result<String> {
+    let r = Results::load(&dir.join("raw"))?;
+    let env = |k: &str| r.env.get(k).map_or("?", String::as_str).to_string();
+    let mut t = format!(
+        "{} ({} GPU(s) on the machine, one used unless a row says otherwise), {} host cores, \
+         {}: [report]({}/report.md).\n\n",
+        env("gpu"),
+        env("gpus"),
+        env("cores"),
+        env("date"),
+        rel(root, dir)
+    );
+    t.push_str("| workload | data | gm | best peer | ratio |\n|---|---|---|---|---|\n");
+    let mut seen = Vec::new();
+    for row in rows(&r) {
+        let (Some(peer), Some(ratio)) = (&row.peer, row.ratio) else {
+            continue;
+        };
+        if row.goal.is_none() || seen.contains(&row.workload) {
+            continue;
+        }
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} {} | {} {} ({}) | {ratio:.2}x |",
+            row.workload,
+            row.data,
+            fmt(row.gm),
+            row.unit,
+            fmt(peer.0),
+            row.unit,
+            peer.1
+        );
+        seen.push(row.workload);
+    }
+    Ok(t)
+}
+
+/// `text` with the part between the README's markers replaced by `table`.
+fn with_table(text: &str, table: &str) -> Result<String> {
+    let (Some(b), Some(e)) = (text.find(README_BEGIN), text.find(README_END)) else {
+        bail!("README.md has no results markers ({README_BEGIN} ... {README_END})");
+    };
+    let start = b + README_BEGIN.len();
+    Ok(format!("{}\n{table}{}", &text[..start], &text[e..]))
+}
+
+/// `cargo xtask readme`: writes the results table of README.md from the newest report.
+pub fn readme(root: &Path) -> Result<()> {
+    let dir = newest_report(root)?;
+    let path = root.join("README.md");
+    let text = std::fs::read_to_string(&path)?;
+    let updated = with_table(&text, &readme_table(root, &dir)?)?;
+    std::fs::write(&path, updated)?;
+    println!("README.md: results table from {}", rel(root, &dir));
     Ok(())
 }
 
@@ -903,6 +982,21 @@ mod tests {
             .find(|x| x.unit == "ms" && x.peer.is_some())
             .unwrap();
         assert!((first.ratio.unwrap() - first.peer.as_ref().unwrap().0 / first.gm).abs() < 1e-12);
+    }
+
+    /// README.md's results table is the one `cargo xtask readme` makes from the newest report.
+    #[test]
+    fn the_readme_table_comes_from_the_newest_report() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let dir = newest_report(&root).unwrap();
+        let table = readme_table(&root, &dir).unwrap();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert_eq!(
+            with_table(&readme, &table).unwrap(),
+            readme,
+            "README.md's results table is stale: run cargo xtask readme"
+        );
+        assert!(table.contains("| image pipeline (decode, RRC 224, flip, normalize, f16) |"));
     }
 
     #[test]

@@ -1,37 +1,80 @@
-//! Build tools beyond cargo and a C compiler: cmake, for the libjpeg-turbo that gm-codec
-//! builds from source (turbojpeg-sys). Where none is on the PATH, PyPI's `cmake` wheel is
-//! installed with pip under target/tools/cmake and handed to every cargo this task starts
-//! through `CMAKE`, which the cmake crate reads; so the README's commands work on a machine
-//! with only Rust, gcc and Python. (nasm, when installed, adds libjpeg-turbo's SIMD code.)
+//! Build tools beyond cargo and a C compiler. The crates need none (gm-turbojpeg-sys builds
+//! libjpeg-turbo with the `cc` crate); the GPU bundle compiles the `nvtx` feature, whose
+//! nvtx-sys runs bindgen, which loads libclang. Where no libclang is found and this runs as
+//! root on a Debian-like machine, Debian's `libclang-dev` is installed, as `.ci/run` does;
+//! otherwise the task stops with one line that says what to install.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
-/// Makes sure cargo builds started from here find cmake.
-pub fn ensure_cmake(root: &Path) -> Result<()> {
-    if std::env::var_os("CMAKE").is_some() || on_path("cmake") {
+/// Makes sure bindgen, run by builds started from here, finds libclang.
+pub fn ensure_libclang() -> Result<()> {
+    if std::env::var_os("LIBCLANG_PATH").is_some() || find_libclang().is_some() {
         return Ok(());
     }
-    let dir = root.join("target").join("tools").join("cmake");
-    let bin = dir.join("cmake").join("data").join("bin").join("cmake");
-    if !bin.exists() {
-        println!(
-            "== no cmake on the PATH: installing PyPI's cmake into {}",
-            crate::rel(root, &dir)
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    if !root || !on_path("apt-get") {
+        bail!(
+            "the GPU bundle's `nvtx` feature needs libclang for bindgen: install it \
+             (Debian/Ubuntu: apt-get install libclang-dev) or set LIBCLANG_PATH"
         );
-        crate::run_cmd(
-            Command::new("python3")
-                .args(["-m", "pip", "install", "--quiet", "--target"])
-                .arg(&dir)
-                .arg("cmake"),
-        )
-        .context("installing cmake with pip (or install cmake: apt-get install cmake)")?;
     }
-    // SAFETY: called from main before any thread is started.
-    unsafe { std::env::set_var("CMAKE", &bin) };
+    println!("== no libclang found: installing Debian's libclang-dev (for nvtx-sys's bindgen)");
+    for args in [
+        &["update", "-qq"][..],
+        &[
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            "libclang-dev",
+        ],
+    ] {
+        crate::run_cmd(
+            Command::new("apt-get")
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )
+        .context("installing libclang-dev with apt-get")?;
+    }
+    if find_libclang().is_none() {
+        bail!("apt-get installed libclang-dev, but no libclang.so was found; set LIBCLANG_PATH");
+    }
     Ok(())
+}
+
+/// A libclang shared library where Debian, Ubuntu and most distributions put it.
+fn find_libclang() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["/usr/lib", "/usr/lib64", "/usr/local/lib"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    for parent in ["/usr/lib", "/usr/lib64"] {
+        if let Ok(entries) = std::fs::read_dir(parent) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("llvm") {
+                    dirs.push(e.path().join("lib"));
+                } else if name.ends_with("-linux-gnu") {
+                    dirs.push(e.path());
+                }
+            }
+        }
+    }
+    dirs.into_iter().find_map(|d| libclang_in(&d))
+}
+
+fn libclang_in(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let versioned = name.starts_with("libclang-") && !name.starts_with("libclang-cpp");
+        ((name.starts_with("libclang.so") || versioned) && name.contains(".so")).then(|| e.path())
+    })
 }
 
 fn on_path(program: &str) -> bool {
