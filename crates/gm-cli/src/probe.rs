@@ -56,7 +56,7 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let mut v = summary(&idx, ms);
     if let Some(remote) = &opened.remote {
-        // What the network carried: requests, and whole cache blocks (at least bytes_read).
+        // What the network carried: requests, and their body bytes (at least bytes_read).
         v["requests"] = json!(idx.requests);
         v["bytes_fetched"] = json!(remote.bytes_fetched());
     }

@@ -1,6 +1,6 @@
 //! A remote source's block cache: fixed-size blocks of one object version, least recently
-//! used evicted first; beside them, exact byte ranges a prefetch fetched when the blocks had no
-//! room (an index's header windows), oldest dropped first past the same byte budget.
+//! used evicted first; beside them, the exact byte ranges prefetches fetched (an index's
+//! header windows, a decode run's packets), oldest dropped first past the same byte budget.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
@@ -42,11 +42,6 @@ impl BlockCache {
         self.capacity
     }
 
-    /// Whether block `b` is cached.
-    pub(crate) fn has_block(&self, b: u64) -> bool {
-        self.blocks.contains_key(&b)
-    }
-
     /// Bytes the exact ranges may hold: as many as the blocks.
     pub(crate) fn exact_budget(&self) -> usize {
         self.capacity.saturating_mul(self.block as usize)
@@ -67,11 +62,6 @@ impl BlockCache {
                 self.exact_bytes -= old.len();
             }
         }
-    }
-
-    /// Blocks that fit before the cache evicts any.
-    pub(crate) fn room_blocks(&self) -> usize {
-        self.capacity.saturating_sub(self.blocks.len())
     }
 
     /// The block numbers covering `range`.
@@ -106,18 +96,28 @@ impl BlockCache {
         }
     }
 
+    /// Whether `range` can be copied from the cache: inside one exact range, or all its blocks
+    /// held.
+    pub(crate) fn holds(&self, range: &Range<u64>) -> bool {
+        self.exact_holding(range).is_some()
+            || self.blocks_of(range).all(|b| self.blocks.contains_key(&b))
+    }
+
+    /// The exact range that contains `range` (the one starting last at or before it: one
+    /// hint's ranges do not overlap; where two hints' do, a read this misses is fetched as
+    /// usual, still correct), as its start and bytes.
+    fn exact_holding(&self, range: &Range<u64>) -> Option<(u64, &[u8])> {
+        self.exact
+            .range(..=range.start)
+            .next_back()
+            .filter(|(start, b)| range.end <= **start + b.len() as u64)
+            .map(|(start, b)| (*start, b.as_slice()))
+    }
+
     /// Copies `buf.len()` bytes from `offset` out of the cache (one exact range, or blocks);
     /// `false` if they are not all there.
     pub(crate) fn copy(&mut self, buf: &mut [u8], offset: u64) -> bool {
-        let end = offset + buf.len() as u64;
-        // The range starting last at or before `offset`. One hint's ranges do not overlap;
-        // where two hints' do, a read this one misses is fetched as usual (still correct).
-        let within = self
-            .exact
-            .range(..=offset)
-            .next_back()
-            .filter(|(start, b)| end <= **start + b.len() as u64);
-        if let Some((start, bytes)) = within {
+        if let Some((start, bytes)) = self.exact_holding(&(offset..offset + buf.len() as u64)) {
             let at = (offset - start) as usize;
             buf.copy_from_slice(&bytes[at..at + buf.len()]);
             return true;

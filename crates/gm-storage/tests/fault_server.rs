@@ -311,17 +311,17 @@ fn a_prefetch_larger_than_the_cache_never_fetches_a_byte_twice() {
     assert!(src.bytes_fetched() <= 300_000, "{}", src.bytes_fetched());
 }
 
-/// Header windows far apart over an object larger than the cache: as many get their blocks
-/// as the cache has room for, the rest are fetched exactly (100 bytes each, not a block), and
-/// every read is then served without another request.
+/// Header windows far apart: each is fetched exactly (100 bytes, never rounded up to a
+/// block: a full bitstream scan's windows rounded to blocks fetched nearly the whole file),
+/// and every read is then served without another request.
 #[test]
-fn windows_the_cache_has_no_room_for_are_fetched_exactly() {
+fn header_windows_are_fetched_exactly() {
     use gm_demux::ByteSource;
     let bytes = data(600_000);
     // The server lives to the end of the test (`_server`, not `_`).
     let (_server, src) = small_cache_source(&bytes);
     // 29 windows 20,000 bytes apart (more than the 16 KiB that share a request), past the
-    // opening GET's two blocks: 16 blocks fit, 2 are taken.
+    // opening GET's two blocks.
     let windows: Vec<std::ops::Range<u64>> = (1..=29u64)
         .map(|i| i * 20_000 + 40..i * 20_000 + 140)
         .collect();
@@ -329,9 +329,10 @@ fn windows_the_cache_has_no_room_for_are_fetched_exactly() {
     let (requests, fetched) = (src.requests(), src.bytes_fetched());
     assert_eq!(
         fetched,
-        8192 + 14 * 4096 + 15 * 100,
-        "14 windows by block, 15 exactly"
+        8192 + 29 * 100,
+        "the opening GET, then the windows"
     );
+    assert_eq!(requests, 1 + 29);
     for w in &windows {
         let mut buf = vec![0; 100];
         src.read_exact_at(&mut buf, w.start).expect("a window");
@@ -339,6 +340,42 @@ fn windows_the_cache_has_no_room_for_are_fetched_exactly() {
     }
     assert_eq!(src.requests(), requests, "every window was prefetched");
     assert_eq!(src.bytes_fetched(), fetched);
+}
+
+/// Windows close together share requests, but the bytes between them never make a prefetch
+/// fetch more than 1.5 times what it asked for.
+#[test]
+fn close_windows_share_requests_within_half_again_their_bytes() {
+    use gm_demux::ByteSource;
+    let bytes = data(600_000);
+    let (_server, src) = small_cache_source(&bytes);
+    // 100-byte windows 150 bytes apart (gaps of 50: merged), then 100-byte windows 2,000
+    // apart (gaps of 1,900: merging them would fetch 20 times the bytes asked for).
+    let close = (0..20u64).map(|i| 100_000 + i * 150..100_000 + i * 150 + 100);
+    let far = (0..20u64).map(|i| 300_000 + i * 2000..300_000 + i * 2000 + 100);
+    let windows: Vec<std::ops::Range<u64>> = close.chain(far).collect();
+    let before = (src.requests(), src.bytes_fetched());
+    src.prefetch(&windows);
+    let (requests, fetched) = (src.requests() - before.0, src.bytes_fetched() - before.1);
+    assert_eq!(
+        requests,
+        1 + 20,
+        "one request for the close windows, one per far window"
+    );
+    assert!(
+        fetched * 2 <= 3 * 40 * 100,
+        "{fetched} bytes for 4,000 asked"
+    );
+    for w in &windows {
+        let mut buf = vec![0; 100];
+        src.read_exact_at(&mut buf, w.start).expect("a window");
+        assert_eq!(buf, bytes[w.start as usize..w.end as usize]);
+    }
+    assert_eq!(
+        src.requests() - before.0,
+        requests,
+        "every window was prefetched"
+    );
 }
 
 /// Run alone in a child process by the test below: a client built before anything else used
