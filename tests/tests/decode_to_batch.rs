@@ -8,54 +8,13 @@ use std::path::{Path, PathBuf};
 use gm_codec::nvdec::{DecoderSession, SurfaceFormat};
 use gm_cuda::{DType, DevicePool, PoolConfig, Tensor, gpu_test_device};
 use gm_demux::{IndexOptions, IndexingDemuxer};
-use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::cpu::{SemiPlanar, fused};
 use gm_transforms::{Crop, FusedKernel, FusedOp, Matrix, OutputSpec, PixelFormat, SourceImage};
 
 fn fixtures() -> PathBuf {
     std::env::var_os("GM_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("media"))
-}
-
-/// yuv420p bytes back to the NV12/P016 layout the twin reads (chroma interleaved).
-fn to_semi_planar(
-    yuv: &[u8],
-    w: usize,
-    h: usize,
-    bps: usize,
-    shift: u32,
-) -> (Vec<u8>, Vec<u8>, usize) {
-    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
-    let pitch = cw * 2 * bps;
-    let mut luma = vec![0u8; pitch * h];
-    for y in 0..h {
-        for x in 0..w {
-            let v = if bps == 1 {
-                u16::from(yuv[y * w + x])
-            } else {
-                u16::from_le_bytes([yuv[2 * (y * w + x)], yuv[2 * (y * w + x) + 1]]) << shift
-            };
-            luma[y * pitch + x * bps..y * pitch + (x + 1) * bps]
-                .copy_from_slice(&v.to_le_bytes()[..bps]);
-        }
-    }
-    let mut chroma = vec![0u8; pitch * ch];
-    let (u0, v0) = (w * h, w * h + cw * ch);
-    for y in 0..ch {
-        for x in 0..cw {
-            for (k, base) in [(0, u0), (1, v0)] {
-                let i = base + y * cw + x;
-                let v = if bps == 1 {
-                    u16::from(yuv[i])
-                } else {
-                    u16::from_le_bytes([yuv[2 * i], yuv[2 * i + 1]]) << shift
-                };
-                let at = y * pitch + (2 * x + k) * bps;
-                chroma[at..at + bps].copy_from_slice(&v.to_le_bytes()[..bps]);
-            }
-        }
-    }
-    (luma, chroma, pitch)
 }
 
 #[test]
@@ -120,30 +79,16 @@ fn decoded_surfaces_go_straight_into_normalized_batches() {
                     format,
                     matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
                     full_range: f.colour.full_range,
+                    orientation: Default::default(),
                 };
                 for &slot in f.slots {
                     kernel.run(f.stream, &[src], &[op], &spec, &out, slot as usize)?;
                 }
                 // The reference: the same decoded frame, through the CPU twin.
                 let yuv = f.to_yuv420p()?;
-                let bps = if format == PixelFormat::Nv12 { 1 } else { 2 };
-                let (luma, chroma, pitch) = to_semi_planar(
-                    &yuv,
-                    f.width as usize,
-                    f.height as usize,
-                    bps,
-                    16 - u32::from(f.bit_depth),
-                );
-                let host = HostImage {
-                    data: &luma,
-                    chroma: &chroma,
-                    pitch,
-                    width: f.width,
-                    height: f.height,
-                    format,
-                    matrix: src.matrix,
-                    full_range: src.full_range,
-                };
+                let frame = SemiPlanar::from_yuv420p(&yuv, f.width, f.height, f.bit_depth).unwrap();
+                assert_eq!(frame.format, format);
+                let host = frame.host_image(src.matrix, src.full_range, src.orientation);
                 let mut want = vec![0u8; spec.image_bytes()];
                 fused(&host, &op, &spec, &mut want);
                 for &slot in f.slots {

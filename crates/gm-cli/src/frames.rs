@@ -8,8 +8,8 @@ use gm_codec::CodecError;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus};
 use gm_cuda::{DType, DeviceBuffer, Tensor};
 use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
-use gm_loader::surface_source;
-use gm_transforms::{FusedKernel, FusedOp, Interp, Layout, OutputSpec};
+use gm_loader::{kernel_orientation, surface_source};
+use gm_transforms::{FusedKernel, FusedOp, Interp, Layout, Orientation, OutputSpec};
 
 /// Arguments of `gm frames`.
 #[derive(clap::Args)]
@@ -23,10 +23,15 @@ pub struct FramesArgs {
     /// Output folder (created if needed).
     #[arg(long)]
     out: PathBuf,
-    /// yuv: ffmpeg's yuv420p / yuv420p10le bytes (MD5-comparable with framemd5); rgb: packed
-    /// 8-bit RGB; png: an image to look at.
+    /// yuv: ffmpeg's yuv420p / yuv420p10le bytes as stored (MD5-comparable with framemd5 of
+    /// `-noautorotate`); rgb: packed 8-bit RGB; png: an image to look at. RGB and PNG frames
+    /// are turned upright as the track's display matrix says.
     #[arg(long, default_value = "yuv", value_parser = ["yuv", "rgb", "png"])]
     format: String,
+    /// Keep RGB and PNG frames as stored, not turned by the display matrix (ffmpeg's
+    /// `-noautorotate`).
+    #[arg(long)]
+    no_autorotate: bool,
     #[command(flatten)]
     storage: crate::source::StorageArgs,
 }
@@ -39,6 +44,11 @@ pub fn run(args: &FramesArgs) -> Result<()> {
         ..Default::default()
     };
     let index = VideoIndex::from_source(opened.source.as_ref(), options)?;
+    let shown = if args.no_autorotate {
+        Orientation::STORED
+    } else {
+        kernel_orientation(index.orientation)
+    };
     let demux = IndexingDemuxer::new(Arc::new(index), opened.source);
     let plan = demux.plan(&args.frames)?;
     std::fs::create_dir_all(&args.out)
@@ -46,7 +56,7 @@ pub fn run(args: &FramesArgs) -> Result<()> {
     let mut session = DecoderSession::new(&device, None)?;
     let mut rgb = match args.format.as_str() {
         "yuv" => None,
-        _ => Some(RgbFrames::new(&device)?),
+        _ => Some(RgbFrames::new(&device, shown)?),
     };
     let mut written = Vec::new();
     let mut damaged = Vec::new();
@@ -54,7 +64,8 @@ pub fn run(args: &FramesArgs) -> Result<()> {
         if f.status != FrameStatus::Ok {
             damaged.push(f.frame);
         }
-        let (w, h) = (f.width as usize, f.height as usize);
+        let (w, h) = shown.displayed_size(f.width, f.height);
+        let (w, h) = (w as usize, h as usize);
         let name = |ext: &str| args.out.join(format!("{:06}.{ext}", f.frame));
         let consumer = |e: &dyn std::fmt::Display| CodecError::Consumer(e.to_string());
         match (args.format.as_str(), rgb.as_mut()) {
@@ -94,26 +105,30 @@ pub(crate) fn write_png(path: &std::path::Path, rgb: &[u8], w: usize, h: usize) 
 }
 
 /// Frames to packed 8-bit RGB through gm-transforms' fused kernel, the conversion the loaders
-/// use (the signalled matrix and range, 8- and 10-bit surfaces; its CPU twin is
-/// `gm_transforms::cpu::fused`).
+/// use (the signalled matrix and range, 8- and 10-bit surfaces, the display orientation; its
+/// CPU twin is `gm_transforms::cpu::fused`).
 struct RgbFrames {
     kernel: FusedKernel,
     device: gm_cuda::Device,
+    shown: Orientation,
 }
 
 impl RgbFrames {
-    fn new(device: &gm_cuda::Device) -> Result<RgbFrames> {
+    fn new(device: &gm_cuda::Device, shown: Orientation) -> Result<RgbFrames> {
         Ok(RgbFrames {
             kernel: FusedKernel::new(device)?,
             device: device.clone(),
+            shown,
         })
     }
 
     /// The frame's RGB bytes on the host (waits for the frame's stream).
     fn convert(&mut self, f: &DecodedFrame<'_>) -> std::result::Result<Vec<u8>, CodecError> {
+        let src = surface_source(f).oriented(self.shown);
+        let (width, height) = src.displayed_size();
         let spec = OutputSpec {
-            width: f.width,
-            height: f.height,
+            width,
+            height,
             layout: Layout::Hwc,
             dtype: DType::U8,
             bgr: false,
@@ -122,12 +137,12 @@ impl RgbFrames {
             scale: [1.0; 3],
             bias: [0.0; 3],
         };
-        let (w, h) = (f.width as usize, f.height as usize);
+        let (w, h) = (width as usize, height as usize);
         let buffer = DeviceBuffer::alloc(&self.device, spec.image_bytes())?;
         let tensor = Tensor::new(buffer, &[1, h, w, 3], DType::U8)?;
-        let op = FusedOp::full(f.width, f.height);
+        let op = FusedOp::full(width, height);
         self.kernel
-            .run(f.stream, &[surface_source(f)], &[op], &spec, &tensor, 0)?;
+            .run(f.stream, &[src], &[op], &spec, &tensor, 0)?;
         Ok(tensor.to_host_bytes(f.stream)?)
     }
 }

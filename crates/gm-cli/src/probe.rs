@@ -87,6 +87,9 @@ pub(crate) fn summary(idx: &VideoIndex, ms: f64) -> Value {
         .count();
     let last = idx.presentation.last().map(|&d| &idx.packets[d as usize]);
     let duration = last.map(|p| p.pts + i64::from(p.duration)).unwrap_or(0);
+    let (display_width, display_height) = idx
+        .orientation
+        .displayed_size(idx.codec.width, idx.codec.height);
     json!({
         "file": idx.path.display().to_string(),
         "container": idx.container.name(),
@@ -97,6 +100,10 @@ pub(crate) fn summary(idx: &VideoIndex, ms: f64) -> Value {
         "level_idc": idx.codec.level_idc,
         "width": idx.codec.width,
         "height": idx.codec.height,
+        "rotation": idx.orientation.rotation,
+        "mirror": idx.orientation.mirror,
+        "display_width": display_width,
+        "display_height": display_height,
         "bit_depth": idx.codec.bit_depth,
         "chroma_format": idx.codec.chroma_format,
         "timescale": idx.timescale,
@@ -153,6 +160,19 @@ fn print_text(idx: &VideoIndex, v: &Value, frames: bool) {
         idx.codec.bit_depth,
         idx.codec.chroma_format
     );
+    if idx.orientation.is_turned() {
+        println!(
+            "  shown turned {} degrees counter-clockwise{}: {}x{} as displayed",
+            idx.orientation.rotation,
+            if idx.orientation.mirror {
+                ", then mirrored"
+            } else {
+                ""
+            },
+            v["display_width"],
+            v["display_height"]
+        );
+    }
     let rate = match idx.constant_fps() {
         Some(f) => format!("{f:.3} fps"),
         None => "variable frame rate".into(),

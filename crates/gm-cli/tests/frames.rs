@@ -110,54 +110,10 @@ fn stream_geometry(name: &str) -> (u32, u32, u8) {
 /// The CPU twin of the fused kernel converting ffmpeg's yuv420p / yuv420p10le bytes to RGB,
 /// BT.709 limited range: what ffprobe reports for the three fixtures of the frames test.
 fn twin_rgb(yuv: &[u8], w: u32, h: u32, bits: u8) -> Vec<u8> {
-    use gm_transforms::cpu::{HostImage, fused};
-    use gm_transforms::{FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat};
-    let (wu, hu) = (w as usize, h as usize);
-    let (cw, ch) = (wu.div_ceil(2), hu.div_ceil(2));
-    let bps = if bits > 8 { 2 } else { 1 };
-    let sample = |i: usize| -> u16 {
-        if bps == 2 {
-            u16::from_le_bytes([yuv[2 * i], yuv[2 * i + 1]]) << (16 - bits)
-        } else {
-            u16::from(yuv[i])
-        }
-    };
-    let put = |out: &mut Vec<u8>, v: u16| {
-        if bps == 2 {
-            out.extend(v.to_le_bytes());
-        } else {
-            out.push(v as u8);
-        }
-    };
-    // NV12 / P016 as NVDEC writes them: the luma plane, then U and V interleaved, one pitch.
-    let pitch = cw * 2 * bps;
-    let (mut luma, mut chroma) = (Vec::new(), Vec::new());
-    for y in 0..hu {
-        for x in 0..wu {
-            put(&mut luma, sample(y * wu + x));
-        }
-        luma.resize((y + 1) * pitch, 0);
-    }
-    let (u0, v0) = (wu * hu, wu * hu + cw * ch);
-    for c in 0..cw * ch {
-        put(&mut chroma, sample(u0 + c));
-        put(&mut chroma, sample(v0 + c));
-    }
-    let format = if bits > 8 {
-        PixelFormat::P016 { bit_depth: bits }
-    } else {
-        PixelFormat::Nv12
-    };
-    let src = HostImage {
-        data: &luma,
-        chroma: &chroma,
-        pitch,
-        width: w,
-        height: h,
-        format,
-        matrix: Matrix::Bt709,
-        full_range: false,
-    };
+    use gm_transforms::cpu::{SemiPlanar, fused};
+    use gm_transforms::{FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec};
+    let frame = SemiPlanar::from_yuv420p(yuv, w, h, bits).unwrap();
+    let src = frame.host_image(Matrix::Bt709, false, Orientation::STORED);
     let spec = OutputSpec {
         width: w,
         height: h,

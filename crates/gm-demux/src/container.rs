@@ -5,6 +5,7 @@ use crate::codec::{Codec, CodecInfo, h264_reorder_depth, parse_avcc, parse_hvcc}
 use crate::error::{DemuxError, ParseError, Result};
 use crate::mkv::MkvTrack;
 use crate::options::TrackSelect;
+use crate::orientation::DisplayOrientation;
 use crate::scan::ScanError;
 use crate::source::ByteSource;
 use crate::tables::RawSample;
@@ -42,6 +43,8 @@ pub(crate) struct Track {
     /// Ticks an MP4 edit list subtracts from composition times.
     pub edit_shift: Option<i64>,
     pub fragmented: bool,
+    /// The display matrix's turn and mirror (MP4); Matroska's is not read.
+    pub orientation: DisplayOrientation,
 }
 
 /// Reads the track `select` picks, in whichever container `src` is.
@@ -102,6 +105,7 @@ fn matroska_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Track> {
         samples: t.samples,
         edit_shift: None,
         fragmented: false,
+        orientation: DisplayOrientation::STORED,
     })
 }
 

@@ -7,6 +7,7 @@ use crate::codec::CodecInfo;
 use crate::container::Container;
 use crate::error::{DemuxError, Result};
 use crate::options::{BitstreamScan, IndexOptions};
+use crate::orientation::DisplayOrientation;
 use crate::picture::{Leading, Picture, RandomAccess};
 use crate::sample::{FrameIndex, Gop, Rational, Sample, SyncMismatch};
 use crate::scan::{ScanError, Scanner};
@@ -30,8 +31,10 @@ pub struct VideoIndex {
     pub track_id: u32,
     /// Ticks per second of the track.
     pub timescale: u32,
-    /// Codec and stream format.
+    /// Codec and stream format (`width` and `height` are the stored frame's).
     pub codec: CodecInfo,
+    /// How the frames are shown (the track's display matrix): the loaders turn them upright.
+    pub orientation: DisplayOrientation,
     /// Ticks subtracted from composition and decode times by the edit list.
     pub edit_shift: i64,
     /// Whether an edit list applies (frames before its start are not presented).
@@ -80,6 +83,7 @@ impl VideoIndex {
             track_id: track.track_id,
             timescale: track.timescale,
             codec: track.codec,
+            orientation: track.orientation,
             edit_shift: track.edit_shift.unwrap_or(0),
             has_edit: track.edit_shift.is_some(),
             fragmented: track.fragmented,

@@ -9,6 +9,7 @@ use crate::container::{Container, Track};
 use crate::error::{DemuxError, ParseError, ParseResult, Result, invalid};
 use crate::fragment::{Fragment, TrackExtends, expand_fragment, parse_trex};
 use crate::options::TrackSelect;
+use crate::orientation::DisplayOrientation;
 use crate::source::ByteSource;
 use crate::tables::{RawSample, expand_track};
 
@@ -67,6 +68,7 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Tr
         })
         .map_err(bad)?
         .flatten();
+    let orientation = display_orientation(file, track);
     Ok(Track {
         container: Container::Mp4,
         track_id,
@@ -75,6 +77,23 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Tr
         samples,
         edit_shift: edit,
         fragmented: !moov.top.moofs.is_empty(),
+        orientation,
+    })
+}
+
+/// The track header's display matrix as a turn and mirror; a matrix that turns by another
+/// angle (or shears) is shown as stored, as ffmpeg's autorotation leaves it, with a warning.
+fn display_orientation(file: &Path, track: &mp4parse::Track) -> DisplayOrientation {
+    let Some(m) = track.tkhd.as_ref().map(|t| &t.matrix) else {
+        return DisplayOrientation::STORED;
+    };
+    DisplayOrientation::from_matrix(m.a, m.b, m.c, m.d).unwrap_or_else(|| {
+        tracing::warn!(
+            file = %file.display(),
+            matrix = ?(m.a, m.b, m.c, m.d),
+            "display matrix is not a multiple of 90 degrees: frames are shown as stored"
+        );
+        DisplayOrientation::STORED
     })
 }
 

@@ -16,6 +16,7 @@ use crate::container::Container;
 use crate::error::{DemuxError, Result};
 use crate::index::VideoIndex;
 use crate::options::{BitstreamScan, IndexOptions, TrackSelect};
+use crate::orientation::DisplayOrientation;
 use crate::picture::{Leading, Picture, RandomAccess, SliceType};
 use crate::source::{ByteSource, FileSource, SourceVersion};
 use crate::tables::{MAX_SAMPLES, RawSample};
@@ -48,8 +49,8 @@ enum PayloadError {
     NoPackets,
 }
 /// Format version; files of another version are rebuilt, not read (2: the container, VP9
-/// and AV1; 3: the source's ETag).
-pub const INDEX_FORMAT_VERSION: u16 = 3;
+/// and AV1; 3: the source's ETag; 4: the display orientation).
+pub const INDEX_FORMAT_VERSION: u16 = 4;
 
 impl VideoIndex {
     /// Writes the index to `path` (through a temporary file and a rename, so a reader never
@@ -169,6 +170,7 @@ impl VideoIndex {
         put_i(&mut w, self.edit_shift);
         let matroska = self.container == Container::Matroska;
         w.push(u8::from(self.has_edit) | u8::from(self.fragmented) << 1 | u8::from(matroska) << 2);
+        w.push(self.orientation.to_byte());
         w.push(match self.scan {
             BitstreamScan::None => 0,
             BitstreamScan::Keyframes => 1,
@@ -230,6 +232,7 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
     let timescale = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("timescale"))?;
     let edit_shift = r.i()?;
     let flags = r.byte()?;
+    let orientation = DisplayOrientation::from_byte(r.byte()?);
     let scan = match r.byte()? {
         0 => BitstreamScan::None,
         1 => BitstreamScan::Keyframes,
@@ -249,6 +252,7 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
         track_id,
         timescale,
         codec,
+        orientation,
         edit_shift,
         has_edit: flags & 1 != 0,
         fragmented: flags & 2 != 0,

@@ -79,5 +79,6 @@ pub use shards::{ShardError, WebDataset, WebDatasetBuilder};
 pub use state::LoaderState;
 pub use video::{
     BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,
-    VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name, surface_source,
+    VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name, kernel_orientation,
+    surface_source,
 };

@@ -47,7 +47,7 @@ impl VideoDataset {
     #[pyo3(signature = (
         videos=None, *, directory=None, scenes=None, frames=8, stride=None, step=1, timed=None,
         tolerance=None, skip_gaps=false, index_cache=None, bad_files="skip", gop_cache_bytes=None,
-        progress=None, storage=None
+        progress=None, storage=None, autorotate=true
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -66,6 +66,7 @@ impl VideoDataset {
         gop_cache_bytes: Option<usize>,
         progress: Option<&Bound<'_, PyAny>>,
         storage: Option<&Bound<'_, PyDict>>,
+        autorotate: bool,
     ) -> PyResult<VideoDataset> {
         let files = Files {
             videos,
@@ -80,7 +81,8 @@ impl VideoDataset {
             tolerance,
             skip_gaps,
         };
-        let mut b = configure(files, cut, index_cache, bad_files, gop_cache_bytes)?;
+        let mut b =
+            configure(files, cut, index_cache, bad_files, gop_cache_bytes)?.autorotate(autorotate);
         if let Some(storage) = crate::storage::from_dict(storage)? {
             b = b.storage(&storage);
         }

@@ -83,3 +83,20 @@ def test_frames_without_a_gpu_say_why():
     d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"))
     with pytest.raises(gm.NoGpuError, match="NVDEC"):
         d[0]
+
+
+def test_display_matrices_are_in_the_metadata():
+    """The rotated fixtures' turns as ffprobe reports them (rotations.txt: counter-clockwise
+    degrees, none for the plain file); the mirrored one's mirror, which ffprobe cannot print."""
+    rotated = MEDIA / "rotated"
+    for line in (rotated / "rotations.txt").read_text().splitlines():
+        name, _, ffprobe = line.partition(" ")
+        m = gm.VideoDecoder(str(rotated / f"{name}.mp4")).metadata
+        assert (m["width"], m["height"]) == (96, 64)
+        if name == "mirror":
+            assert (m["rotation"], m["mirror"]) == (0, True)
+            continue
+        turn = int(ffprobe or 0) % 360
+        assert (m["rotation"], m["mirror"]) == (turn, False), name
+        shown = (64, 96) if turn in (90, 270) else (96, 64)
+        assert (m["display_width"], m["display_height"]) == shown, name

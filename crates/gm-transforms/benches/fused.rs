@@ -172,6 +172,7 @@ fn main() {
                     format,
                     matrix: Matrix::Bt709,
                     full_range: false,
+                    orientation: Default::default(),
                 }
             })
             .collect();

@@ -53,6 +53,8 @@ struct GmFusedParams {
     int colour_op[GM_MAX_COLOUR_OPS];   // codes of ColourOp::encode (colour.rs)
     float colour_a[GM_MAX_COLOUR_OPS];  // factor, hue shift, threshold or bits
     float colour_b[GM_MAX_COLOUR_OPS];  // 1 - factor, for the blends
+    int orient;                     // display orientation: bit 0 flip x, 1 flip y, 2 transpose
+    int reserved;                   // the size stays a multiple of 8, as the Rust struct's
 };
 
 __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
@@ -63,6 +65,12 @@ __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, 
     if (x < p.valid_x0 || y < p.valid_y0 || x >= p.valid_x1 || y >= p.valid_y1) {
         rgb[0] = p.fill[0]; rgb[1] = p.fill[1]; rgb[2] = p.fill[2];
         return;
+    }
+    // Taps are in displayed coordinates (src_w x src_h as shown); the stored pixel is read.
+    if (p.orient) {
+        if (p.orient & 1) x = p.src_w - 1 - x;
+        if (p.orient & 2) y = p.src_h - 1 - y;
+        if (p.orient & 4) { int t = x; x = y; y = t; }
     }
     if (p.format <= 1) {
         const unsigned char* px = (const unsigned char*)p.src + (long long)y * p.src_pitch + 3 * x;

@@ -4,7 +4,9 @@
 use gm_cuda::DType;
 
 use crate::colour;
-use crate::types::{Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, PixelFormat, PrePass, Warp};
+use crate::types::{
+    Crop, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec, PixelFormat, PrePass, Warp,
+};
 
 /// A source image in host memory (the twin of [`SourceImage`](crate::SourceImage)).
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +27,8 @@ pub struct HostImage<'a> {
     pub matrix: Matrix,
     /// Full-range YUV.
     pub full_range: bool,
+    /// How the stored pixels are shown; `width` and `height` are the stored size.
+    pub orientation: Orientation,
 }
 
 impl<'a> HostImage<'a> {
@@ -41,6 +45,102 @@ impl<'a> HostImage<'a> {
             format: PixelFormat::Rgb8,
             matrix: Matrix::default(),
             full_range: true,
+            orientation: Orientation::STORED,
+        }
+    }
+
+    /// The size the twin works in: `width` x `height` turned by the orientation.
+    pub fn displayed_size(&self) -> (u32, u32) {
+        self.orientation.displayed_size(self.width, self.height)
+    }
+}
+
+/// A planar 4:2:0 frame (ffmpeg's `yuv420p`, or `yuv420p10le`-style 16-bit little-endian
+/// samples with the value in the low `bit_depth` bits) repacked as NVDEC writes surfaces:
+/// NV12 or P016, the U and V samples interleaved, one pitch for both planes. What the twin
+/// (and the kernel) read, from frames a CPU decoder or ffmpeg gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SemiPlanar {
+    /// The luma plane, `pitch` bytes a row.
+    pub luma: Vec<u8>,
+    /// The interleaved chroma plane, `pitch` bytes a row.
+    pub chroma: Vec<u8>,
+    /// Bytes between rows.
+    pub pitch: usize,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+    /// NV12, or P016 with its bit depth.
+    pub format: PixelFormat,
+}
+
+impl SemiPlanar {
+    /// Repacks `yuv` (`width` x `height`, 8-bit when `bit_depth` is 8, else 16-bit samples).
+    /// `None` when `yuv` is not that frame's size.
+    pub fn from_yuv420p(yuv: &[u8], width: u32, height: u32, bit_depth: u8) -> Option<SemiPlanar> {
+        let (w, h) = (width as usize, height as usize);
+        let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+        let bps = if bit_depth > 8 { 2 } else { 1 };
+        if yuv.len() != (w * h + 2 * cw * ch) * bps || !(8..=16).contains(&bit_depth) {
+            return None;
+        }
+        let shift = 16 - u32::from(bit_depth);
+        let sample = |i: usize| -> [u8; 2] {
+            if bps == 1 {
+                [yuv[i], 0]
+            } else {
+                (u16::from_le_bytes([yuv[2 * i], yuv[2 * i + 1]]) << shift).to_le_bytes()
+            }
+        };
+        let pitch = cw * 2 * bps;
+        let mut luma = vec![0u8; pitch * h];
+        for y in 0..h {
+            for x in 0..w {
+                let at = y * pitch + x * bps;
+                luma[at..at + bps].copy_from_slice(&sample(y * w + x)[..bps]);
+            }
+        }
+        let mut chroma = vec![0u8; pitch * ch];
+        let (u0, v0) = (w * h, w * h + cw * ch);
+        for c in 0..cw * ch {
+            let at = (c / cw) * pitch + (c % cw) * 2 * bps;
+            chroma[at..at + bps].copy_from_slice(&sample(u0 + c)[..bps]);
+            chroma[at + bps..at + 2 * bps].copy_from_slice(&sample(v0 + c)[..bps]);
+        }
+        let format = if bps == 1 {
+            PixelFormat::Nv12
+        } else {
+            PixelFormat::P016 { bit_depth }
+        };
+        Some(SemiPlanar {
+            luma,
+            chroma,
+            pitch,
+            width,
+            height,
+            format,
+        })
+    }
+
+    /// The twin's view of the frame, converted with `matrix` and `full_range` and shown with
+    /// `orientation`.
+    pub fn host_image(
+        &self,
+        matrix: Matrix,
+        full_range: bool,
+        orientation: Orientation,
+    ) -> HostImage<'_> {
+        HostImage {
+            data: &self.luma,
+            chroma: &self.chroma,
+            pitch: self.pitch,
+            width: self.width,
+            height: self.height,
+            format: self.format,
+            matrix,
+            full_range,
+            orientation,
         }
     }
 }
@@ -62,7 +162,11 @@ fn fetch(p: &HostImage<'_>, win: &Window, x: i64, y: i64) -> [f32; 3] {
     if x < win.valid[0] || y < win.valid[1] || x >= win.valid[2] || y >= win.valid[3] {
         return win.fill;
     }
-    fetch_rgb(p, x as usize, y as usize)
+    let (w, h) = p.displayed_size();
+    let (x, y) = p
+        .orientation
+        .stored_position(x as usize, y as usize, w as usize, h as usize);
+    fetch_rgb(p, x, y)
 }
 
 fn fetch_rgb(p: &HostImage<'_>, x: usize, y: usize) -> [f32; 3] {
@@ -159,7 +263,8 @@ fn aa_weight(j: i64, center: f32, invscale: f32) -> f32 {
 /// normalize and store.
 pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8]) {
     let (ow, oh) = (spec.width as usize, spec.height as usize);
-    let (w4, v4, fill) = op.windows(src.width, src.height);
+    let (sw, sh) = src.displayed_size();
+    let (w4, v4, fill) = op.windows(sw, sh);
     let win = Window {
         x0: i64::from(w4[0]),
         y0: i64::from(w4[1]),
@@ -453,6 +558,7 @@ mod tests {
             format: PixelFormat::Rgb8,
             matrix: Matrix::Bt601,
             full_range: false,
+            orientation: Default::default(),
         }
     }
 
@@ -515,6 +621,7 @@ mod tests {
                     format: PixelFormat::Nv12,
                     matrix,
                     full_range: false,
+                    orientation: Default::default(),
                 };
                 let mut out = vec![0u8; 12];
                 let op = FusedOp {

@@ -58,6 +58,9 @@ pub(crate) struct GmFusedParams {
     pub colour_op: [i32; MAX_COLOUR_OPS],
     pub colour_a: [f32; MAX_COLOUR_OPS],
     pub colour_b: [f32; MAX_COLOUR_OPS],
+    pub orient: i32,
+    /// Keeps the size a multiple of 8, as the CUDA struct's.
+    pub reserved: i32,
 }
 
 /// An image's sampling grid; the layout of `GmWarpParams` in fused.cu. Uploaded as a
@@ -132,15 +135,16 @@ pub(crate) fn params(
         PixelFormat::Nv12 => (2, 8),
         PixelFormat::P016 { bit_depth } => (3, i32::from(bit_depth)),
     };
-    let (win, valid, fill) = op.windows(src.width, src.height);
+    let (shown_w, shown_h) = src.displayed_size();
+    let (win, valid, fill) = op.windows(shown_w, shown_h);
     GmFusedParams {
         src: src.data.0,
         src_chroma: src.chroma.0,
         dst,
         stats,
         src_pitch: src.pitch as i32,
-        src_w: src.width as i32,
-        src_h: src.height as i32,
+        src_w: shown_w as i32,
+        src_h: shown_h as i32,
         format,
         bit_depth,
         matrix: src.matrix.code(),
@@ -186,6 +190,8 @@ pub(crate) fn params(
         colour_op,
         colour_a,
         colour_b,
+        orient: src.orientation.code(),
+        reserved: 0,
     }
 }
 
@@ -239,10 +245,11 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
         if !(words.chain(&[g.post]).all(|v| v.is_finite()) && x0 < x1 && y0 < y1) {
             return bad(format!("warp {w:?}: matrix not finite or empty bounds"));
         }
-        if x0 < 0 || y0 < 0 || x1 > src.width as i32 || y1 > src.height as i32 {
+        let (sw, sh) = src.displayed_size();
+        if x0 < 0 || y0 < 0 || x1 > sw as i32 || y1 > sh as i32 {
             return bad(format!(
-                "warp bounds {:?} outside the {}x{} source",
-                w.bounds, src.width, src.height
+                "warp bounds {:?} outside the {sw}x{sh} source (as displayed)",
+                w.bounds
             ));
         }
         if op.pad.is_some() {

@@ -76,6 +76,6 @@ pub use plan::{
 };
 pub use policies::{AugmentOp, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide};
 pub use types::{
-    Crop, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat, PrePass, SourceImage,
-    Warp,
+    Crop, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec, Padding, PixelFormat, PrePass,
+    SourceImage, Warp,
 };

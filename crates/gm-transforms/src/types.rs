@@ -54,6 +54,71 @@ impl Matrix {
     }
 }
 
+/// How a source's stored pixels are shown (a video track's display matrix: a rotation by a
+/// multiple of 90 degrees, a mirror). The fused kernel reads the image as displayed: crops,
+/// resizes and warps are in displayed coordinates, and only the memory reads map them back.
+/// Displayed pixel (x, y) of a `w` x `h` displayed image is stored at (x', y') after
+/// `x' = w - 1 - x` where `flip_x`, `y' = h - 1 - y` where `flip_y`, then swapping x' and y'
+/// where `transpose`. The eight values are the eight rotations and mirrors of a rectangle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct Orientation {
+    /// Mirror left-right (in displayed space, before the transpose).
+    pub flip_x: bool,
+    /// Mirror top-bottom (in displayed space, before the transpose).
+    pub flip_y: bool,
+    /// Swap rows and columns: the displayed image is the stored one's height wide.
+    pub transpose: bool,
+}
+
+impl Orientation {
+    /// Shown as stored.
+    pub const STORED: Orientation = Orientation {
+        flip_x: false,
+        flip_y: false,
+        transpose: false,
+    };
+
+    /// Turned counter-clockwise by `degrees` (0, 90, 180 or 270), then mirrored left-right
+    /// where `mirror`: ffmpeg's reading of a display matrix (its `rotation` side data is the
+    /// counter-clockwise angle). `None` for other angles.
+    pub fn rotated(degrees: u32, mirror: bool) -> Option<Orientation> {
+        let (flip_x, flip_y, transpose) = match degrees {
+            0 => (false, false, false),
+            90 => (false, true, true),
+            180 => (true, true, false),
+            270 => (true, false, true),
+            _ => return None,
+        };
+        // A mirror after the turn is a flip of the displayed x, which the flips compose with.
+        Some(Orientation {
+            flip_x: flip_x != mirror,
+            flip_y,
+            transpose,
+        })
+    }
+
+    /// The displayed size of a `width` x `height` stored image.
+    pub fn displayed_size(self, width: u32, height: u32) -> (u32, u32) {
+        if self.transpose {
+            (height, width)
+        } else {
+            (width, height)
+        }
+    }
+
+    /// Where displayed pixel (`x`, `y`) of a `w` x `h` displayed image is stored.
+    pub fn stored_position(self, x: usize, y: usize, w: usize, h: usize) -> (usize, usize) {
+        let x = if self.flip_x { w - 1 - x } else { x };
+        let y = if self.flip_y { h - 1 - y } else { y };
+        if self.transpose { (y, x) } else { (x, y) }
+    }
+
+    /// The kernel's encoding: bit 0 flip_x, bit 1 flip_y, bit 2 transpose.
+    pub(crate) fn code(self) -> i32 {
+        i32::from(self.flip_x) | i32::from(self.flip_y) << 1 | i32::from(self.transpose) << 2
+    }
+}
+
 /// A source image in device memory (an RGB image, or a mapped decoder surface).
 #[derive(Debug, Clone, Copy)]
 pub struct SourceImage {
@@ -73,9 +138,24 @@ pub struct SourceImage {
     pub matrix: Matrix,
     /// Full-range YUV samples rather than limited (16-235).
     pub full_range: bool,
+    /// How the stored pixels are shown; `width` and `height` are the stored size.
+    pub orientation: Orientation,
 }
 
 impl SourceImage {
+    /// The size the kernel works in: `width` x `height` turned by the orientation.
+    pub fn displayed_size(&self) -> (u32, u32) {
+        self.orientation.displayed_size(self.width, self.height)
+    }
+
+    /// The same image shown with `orientation`.
+    pub fn oriented(self, orientation: Orientation) -> SourceImage {
+        SourceImage {
+            orientation,
+            ..self
+        }
+    }
+
     /// A tightly packed interleaved RGB u8 image at `data` (what the JPEG decoder returns).
     pub fn rgb8(data: DevicePtr, width: u32, height: u32) -> SourceImage {
         SourceImage {
@@ -87,6 +167,7 @@ impl SourceImage {
             format: PixelFormat::Rgb8,
             matrix: Matrix::default(),
             full_range: true,
+            orientation: Orientation::STORED,
         }
     }
 }

@@ -228,6 +228,7 @@ fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
                 format: c.format,
                 matrix: c.matrix,
                 full_range: c.full_range,
+                orientation: Default::default(),
             });
             bufs.push((d, ch));
         }
@@ -269,6 +270,7 @@ fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
                 format: c.format,
                 matrix: c.matrix,
                 full_range: c.full_range,
+                orientation: Default::default(),
             };
             let mut want = vec![0u8; slot];
             fused(&host, &c.op, &spec, &mut want);
@@ -325,6 +327,7 @@ fn invalid_arguments_are_errors_before_launching() {
         format: PixelFormat::Rgb8,
         matrix: Matrix::Bt601,
         full_range: false,
+        orientation: Default::default(),
     };
     let op = FusedOp {
         crop: Crop::full(4, 4),
@@ -394,6 +397,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
             format: PixelFormat::Rgb8,
             matrix: Matrix::Bt601,
             full_range: false,
+            orientation: Default::default(),
         };
         for (mode, ow, oh, libs) in common::CASES {
             let spec = common::spec(mode, ow, oh);
@@ -462,6 +466,7 @@ fn dlpack_imported_frames_feed_the_fused_kernel() {
         format: PixelFormat::Rgb8,
         matrix: Matrix::default(),
         full_range: true,
+        orientation: Default::default(),
     };
     fused(&host, &op, &spec, &mut want);
     let imports = [

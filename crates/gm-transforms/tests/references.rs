@@ -23,6 +23,7 @@ fn cpu_twin_resizes_like_opencv_and_torchvision() {
             format: PixelFormat::Rgb8,
             matrix: Matrix::Bt601,
             full_range: false,
+            orientation: Default::default(),
         };
         let op = FusedOp {
             crop: Crop::full(W, H),

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gm_demux::{FileSource, GopCache, IndexOptions, IndexingDemuxer, VideoIndex};
+use gm_demux::{
+    DisplayOrientation, FileSource, GopCache, IndexOptions, IndexingDemuxer, VideoIndex,
+};
 use gm_episodes::{EpisodeGenerator, GapPolicy, MultiCamera, TimedEpisodes, Timeline};
 use gm_storage::{Location, RemoteSource, RemoteUrl, Storage};
 use parking_lot::Mutex;
@@ -127,6 +129,7 @@ pub struct VideoDatasetBuilder {
     index_options: IndexOptions,
     progress: Option<Arc<Progress>>,
     storage: Option<Storage>,
+    autorotate: bool,
 }
 
 impl Default for VideoDatasetBuilder {
@@ -148,6 +151,7 @@ impl Default for VideoDatasetBuilder {
             index_options: IndexOptions::default(),
             progress: None,
             storage: None,
+            autorotate: true,
         }
     }
 }
@@ -246,6 +250,14 @@ impl VideoDatasetBuilder {
         self
     }
 
+    /// Whether frames are turned upright as each track's display matrix says (default: yes,
+    /// as ffmpeg, torchcodec and players show them: a phone's portrait clip comes out
+    /// portrait). `false` keeps the stored orientation (ffmpeg's `-noautorotate`).
+    pub fn autorotate(mut self, on: bool) -> Self {
+        self.autorotate = on;
+        self
+    }
+
     /// Indexing options (track, bitstream scan).
     pub fn index_options(mut self, options: IndexOptions) -> Self {
         self.index_options = options;
@@ -296,6 +308,7 @@ impl VideoDatasetBuilder {
             multi_camera: self.multi_camera,
             skipped: Vec::new(),
             gop_cache: gop_cache.clone(),
+            autorotate: self.autorotate,
         };
         let mut next = indexes.into_iter();
         for (s, scene) in self.scenes.iter().enumerate() {
@@ -587,6 +600,7 @@ pub struct VideoDataset {
     multi_camera: bool,
     skipped: Vec<SampleError>,
     gop_cache: Option<Arc<GopCache>>,
+    autorotate: bool,
 }
 
 impl VideoDataset {
@@ -687,6 +701,24 @@ impl VideoDataset {
     /// The index of video `v`.
     pub fn video_index(&self, v: usize) -> &Arc<VideoIndex> {
         self.videos[v].demux.index()
+    }
+
+    /// How video `v`'s frames come out: its display matrix's turn, or as stored when the
+    /// dataset was built with `autorotate(false)`.
+    pub fn orientation(&self, v: usize) -> DisplayOrientation {
+        if self.autorotate {
+            self.video_index(v).orientation
+        } else {
+            DisplayOrientation::STORED
+        }
+    }
+
+    /// Video `v`'s frame size as it comes out (width, height): turned by
+    /// [`orientation`](Self::orientation).
+    pub fn frame_size(&self, v: usize) -> (u32, u32) {
+        let codec = &self.video_index(v).codec;
+        self.orientation(v)
+            .displayed_size(codec.width, codec.height)
     }
 
     /// Samples per episode.

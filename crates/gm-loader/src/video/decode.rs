@@ -12,9 +12,10 @@ use std::time::Instant;
 use crossbeam_channel::Sender;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
 use gm_cuda::{Device, DeviceMemory, DevicePool, DevicePtr, Event, Tensor};
+use gm_demux::DisplayOrientation;
 use gm_transforms::{
     BatchOpsKernel, Blur, BlurKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, Noise,
-    OutputSpec, Passes, PixelFormat, RandomErasing, SampleRng, SourceImage,
+    Orientation, OutputSpec, Passes, PixelFormat, RandomErasing, SampleRng, SourceImage,
 };
 use parking_lot::Mutex;
 
@@ -243,10 +244,10 @@ impl Shared {
         epoch: u64,
         episode: usize,
     ) -> Result<(FusedOp, OutputSpec, Passes), LoaderError> {
-        let codec = &d.video_index(v).codec;
+        let (width, height) = d.frame_size(v);
         let mut rng = SampleRng::new(self.seed, epoch, episode as u64);
         self.chain
-            .plan_post(codec.width, codec.height, &mut rng)
+            .plan_post(width, height, &mut rng)
             .map_err(|err| {
                 LoaderError::Plan(SampleError {
                     index: episode,
@@ -316,6 +317,7 @@ impl Shared {
             }
         };
         let mut concealed: Vec<(Slot, SampleErrorKind)> = Vec::new();
+        let shown = kernel_orientation(d.orientation(v));
         let r = session.decode(demux, &plan, &mut |f| {
             if f.status != FrameStatus::Ok {
                 for &r in f.slots {
@@ -328,7 +330,7 @@ impl Shared {
                     ));
                 }
             }
-            let src = surface_source(f);
+            let src = surface_source(f).oriented(shown);
             for &r in f.slots {
                 let s = slots[r as usize];
                 let Some(b) = &filling[s.batch] else { continue };
@@ -727,6 +729,12 @@ fn with_item(n: usize, spec: &OutputSpec) -> Vec<usize> {
     }
 }
 
+/// The fused kernel's orientation for a track's display orientation: what to pass to
+/// [`SourceImage::oriented`] so that frames come out as the display matrix shows them.
+pub fn kernel_orientation(o: DisplayOrientation) -> Orientation {
+    Orientation::rotated(u32::from(o.rotation), o.mirror).unwrap_or(Orientation::STORED)
+}
+
 /// The fused kernel's view of a mapped NVDEC surface (NV12 or P016, with its colour matrix
 /// and range): what to pass to `FusedKernel::run` inside a `DecoderSession::decode` consumer.
 pub fn surface_source(f: &DecodedFrame<'_>) -> SourceImage {
@@ -745,5 +753,6 @@ pub fn surface_source(f: &DecodedFrame<'_>) -> SourceImage {
         format,
         matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
         full_range: f.colour.full_range,
+        orientation: Orientation::STORED,
     }
 }

@@ -116,6 +116,7 @@ fn batches_come_in_sampler_order_and_hold_the_right_images() {
         format: PixelFormat::Rgb8,
         matrix: Matrix::default(),
         full_range: true,
+        orientation: Default::default(),
     };
     fused(&src, &op, &spec, &mut want);
     let slot = spec.image_bytes();

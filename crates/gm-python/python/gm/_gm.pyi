@@ -222,13 +222,17 @@ class VideoDecoder:
         output: Literal["rgb", "nv12"] = "rgb",
         size: Optional[Tuple[int, int]] = None,
         sessions: Optional[int] = None,
+        autorotate: bool = True,
     ) -> None:
         """sessions: the most NVDEC sessions one request decodes on (frames of different GOPs
-        decode in parallel on the GPU's engines); 7 when not given."""
+        decode in parallel on the GPU's engines); 7 when not given. autorotate: RGB frames
+        turned upright as the track's display matrix says (NV12 frames come as stored)."""
     @property
     def metadata(self) -> Dict[str, Any]:
-        """codec, profile, width, height, bit_depth, num_frames, average_fps, constant_fps,
-        duration_seconds, begin_stream_seconds, key_frames, timescale."""
+        """codec, profile, width, height (as stored), rotation (degrees counter-clockwise, as
+        ffmpeg reports it), mirror, display_width, display_height, bit_depth, num_frames,
+        average_fps, constant_fps, duration_seconds, begin_stream_seconds, key_frames,
+        timescale."""
     def key_frames(self) -> List[int]: ...
     def __len__(self) -> int: ...
     def __getitem__(self, key: Union[int, slice]) -> Tensor: ...
@@ -264,7 +268,10 @@ class VideoDataset:
         gop_cache_bytes: Optional[int] = None,
         progress: Union[bool, Callable[[int, int], Any], None] = None,
         storage: Optional[StorageOptions] = None,
-    ) -> None: ...
+        autorotate: bool = True,
+    ) -> None:
+        """autorotate: clips come out turned upright as each track's display matrix says
+        (False keeps the stored orientation)."""
     def __len__(self) -> int: ...
     def clip(self, i: int) -> Tuple[int, List[Tuple[str, List[int]]]]:
         """Episode ``i``: (scene, [(video path, frame indices), ...]) per camera."""

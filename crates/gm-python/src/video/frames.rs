@@ -7,7 +7,8 @@ use gm_cuda::Tensor as GmTensor;
 use gm_demux::DecodePlan;
 use gm_loader::surface_source;
 use gm_transforms::{
-    Compose, Filter, FusedKernel, Interp, Layout, OutputSpec, Resize, SampleRng, ToDtype,
+    Compose, Filter, FusedKernel, Interp, Layout, Orientation, OutputSpec, Resize, SampleRng,
+    ToDtype,
 };
 
 use super::Output;
@@ -37,7 +38,7 @@ pub(super) fn decode_group(
         }
         for &slot in f.slots {
             match output {
-                Output::Rgb => rgb_into(kernel, f, &chain, out, slot as usize)?,
+                Output::Rgb => rgb_into(kernel, f, setup.shown, &chain, out, slot as usize)?,
                 Output::Nv12 => nv12_into(f, out, slot as usize)?,
             }
         }
@@ -55,12 +56,15 @@ pub(super) fn decode_group(
 fn rgb_into(
     kernel: &mut FusedKernel,
     f: &DecodedFrame<'_>,
+    shown: Orientation,
     chain: &Compose,
     out: &GmTensor,
     slot: usize,
 ) -> Result<(), CodecError> {
+    let src = surface_source(f).oriented(shown);
+    let (w, h) = src.displayed_size();
     let (op, spec): (_, OutputSpec) = chain
-        .plan_image(f.width, f.height, &mut SampleRng::new(0, 0, 0))
+        .plan_image(w, h, &mut SampleRng::new(0, 0, 0))
         .map_err(|e| CodecError::Consumer(e.to_string()))?;
     let (oh, ow) = (out.shape()[2], out.shape()[3]);
     if (spec.width as usize, spec.height as usize) != (ow, oh) {
@@ -69,7 +73,7 @@ fn rgb_into(
             f.frame, f.width, f.height
         )));
     }
-    kernel.run(f.stream, &[surface_source(f)], &[op], &spec, out, slot)?;
+    kernel.run(f.stream, &[src], &[op], &spec, out, slot)?;
     Ok(())
 }
 

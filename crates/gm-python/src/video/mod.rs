@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
+use gm_transforms::Orientation;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -43,8 +44,10 @@ pub struct VideoDecoder {
     demux: Arc<IndexingDemuxer>,
     placement: Placement,
     output: Output,
-    /// Output (height, width) for RGB; the video's size when not given.
+    /// Output (height, width) for RGB; the video's size (as displayed) when not given.
     size: Option<(u32, u32)>,
+    /// How RGB frames are turned: the display matrix's turn, or as stored.
+    shown: Orientation,
     /// Most NVDEC sessions one request decodes on.
     sessions_limit: usize,
     /// The decode threads, started at the first request.
@@ -110,7 +113,8 @@ impl VideoDecoder {
         let c = &self.index().codec;
         match (self.output, self.size) {
             (Output::Rgb, Some((h, w))) => (w, h),
-            _ => (c.width, c.height),
+            (Output::Rgb, None) => self.shown.displayed_size(c.width, c.height),
+            (Output::Nv12, _) => (c.width, c.height),
         }
     }
 
@@ -170,6 +174,7 @@ impl VideoDecoder {
             size: self.size,
             width,
             height,
+            shown: self.shown,
         };
         Ok(Some((device, setup)))
     }
@@ -182,8 +187,11 @@ impl VideoDecoder {
     /// (height, width) resizes RGB frames in the same kernel. `sessions` is the most NVDEC
     /// sessions one request decodes on (frames from different GOPs decode in parallel on the
     /// GPU's engines; each session holds its own decoder memory); 7 when not given.
+    /// `autorotate` turns RGB frames upright as the track's display matrix says (phone
+    /// footage stored landscape comes out portrait, as ffmpeg and players show it); NV12
+    /// frames come as stored.
     #[new]
-    #[pyo3(signature = (path, *, device=None, output="rgb", size=None, sessions=None))]
+    #[pyo3(signature = (path, *, device=None, output="rgb", size=None, sessions=None, autorotate=true))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -191,6 +199,7 @@ impl VideoDecoder {
         output: &str,
         size: Option<(u32, u32)>,
         sessions: Option<usize>,
+        autorotate: bool,
     ) -> PyResult<VideoDecoder> {
         if sessions == Some(0) {
             return Err(PyValueError::new_err("sessions must be at least 1"));
@@ -225,12 +234,18 @@ impl VideoDecoder {
                 crate::errors::sample_error(py, &path.display().to_string(), None, &e.to_string())
             })?;
         crate::logging::flush(py);
+        let shown = if autorotate {
+            gm_loader::kernel_orientation(demux.index().orientation)
+        } else {
+            Orientation::STORED
+        };
         Ok(VideoDecoder {
             path,
             demux: Arc::new(demux),
             placement,
             output,
             size,
+            shown,
             sessions_limit: sessions.unwrap_or(DEFAULT_SESSIONS),
             sessions: Mutex::new(None),
         })
@@ -246,6 +261,13 @@ impl VideoDecoder {
         d.set_item("profile", v.codec.profile_name())?;
         d.set_item("width", v.codec.width)?;
         d.set_item("height", v.codec.height)?;
+        // The display matrix: degrees counter-clockwise (ffmpeg's `rotation`) and a mirror;
+        // the size RGB frames come out at when autorotated.
+        d.set_item("rotation", v.orientation.rotation)?;
+        d.set_item("mirror", v.orientation.mirror)?;
+        let (dw, dh) = v.orientation.displayed_size(v.codec.width, v.codec.height);
+        d.set_item("display_width", dw)?;
+        d.set_item("display_height", dh)?;
         d.set_item("bit_depth", v.codec.bit_depth)?;
         d.set_item("num_frames", v.frame_count())?;
         d.set_item("average_fps", self.average_fps())?;

@@ -11,7 +11,7 @@ use gm_codec::CodecError;
 use gm_codec::nvdec::DecoderSession;
 use gm_cuda::{DType, Device, DevicePool, Event, PoolConfig, Stream, Tensor as GmTensor};
 use gm_demux::{DecodePlan, IndexingDemuxer};
-use gm_transforms::FusedKernel;
+use gm_transforms::{FusedKernel, Orientation};
 
 use super::Output;
 use super::frames::decode_group;
@@ -29,6 +29,8 @@ pub(super) struct Setup {
     /// Output width and height.
     pub(super) width: u32,
     pub(super) height: u32,
+    /// How RGB frames are turned (the display matrix, or as stored).
+    pub(super) shown: Orientation,
 }
 
 /// Decoded frames: the tensor, its ready event and the stream its memory is fenced on.

@@ -154,6 +154,23 @@ def test_video_rgb_frames_indexing_and_times():
     assert torch.from_dlpack(main10[5]).shape == (3, 180, 320)
 
 
+def test_video_rgb_frames_come_upright_unless_asked_otherwise():
+    """Each rotated fixture's frames are the plain file's frames turned as torch.rot90 and
+    torch.flip turn them (ffmpeg's autorotation, checked against its frames in gm-tests);
+    autorotate=False gives them as stored."""
+    rotated = MEDIA / "rotated"
+    plain = torch.from_dlpack(gm.VideoDecoder(str(rotated / "plain.mp4"), device="cuda")[0:2])
+    turns = {"rotate_90": lambda x: torch.rot90(x, 1, (2, 3)),
+             "rotate_180": lambda x: torch.rot90(x, 2, (2, 3)),
+             "rotate_270": lambda x: torch.rot90(x, 3, (2, 3)),
+             "mirror": lambda x: torch.flip(x, (3,))}
+    for name, turn in turns.items():
+        d = gm.VideoDecoder(str(rotated / f"{name}.mp4"), device="cuda")
+        assert torch.equal(torch.from_dlpack(d[0:2]), turn(plain)), name
+        stored = gm.VideoDecoder(str(rotated / f"{name}.mp4"), device="cuda", autorotate=False)
+        assert torch.equal(torch.from_dlpack(stored[0:2]), plain), name
+
+
 def test_clip_loader_frames_equal_the_video_decoders(side_stream, no_dist_env):
     paths = [str(MEDIA / "video" / "h264_bpyramid.mp4"), str(MEDIA / "video" / "hevc_open_gop.mp4")]
     chain = [T.Resize((90, 160))]

@@ -1,0 +1,81 @@
+//! Frames turned as ffmpeg turns them: the orientation gm-demux reads from each fixture of
+//! tests/media/rotated, given to the fused kernel's CPU twin with the stored frame (ffmpeg's
+//! decode of plain.mp4, the same bitstream as every file), gives exactly the twin's conversion
+//! of the frame ffmpeg autorotated. The kernel runs the same mapping (its GPU test is in
+//! gm-loader's video_orientation). Needs no GPU and no ffmpeg: the frames are committed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use gm_cuda::DType;
+use gm_demux::{IndexOptions, VideoIndex};
+use gm_transforms::cpu::{SemiPlanar, fused};
+use gm_transforms::{FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec};
+
+fn rotated() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("media"))
+        .join("rotated")
+}
+
+/// The twin's RGB of a 4:2:0 frame, shown with `orientation`, at its displayed size.
+fn rgb(yuv: &[u8], w: u32, h: u32, orientation: Orientation) -> (u32, u32, Vec<u8>) {
+    let frame = SemiPlanar::from_yuv420p(yuv, w, h, 8).unwrap();
+    let src = frame.host_image(Matrix::Bt601, false, orientation);
+    let (dw, dh) = src.displayed_size();
+    let spec = OutputSpec {
+        width: dw,
+        height: dh,
+        layout: Layout::Hwc,
+        dtype: DType::U8,
+        bgr: false,
+        grey: false,
+        interp: Interp::Nearest,
+        scale: [1.0; 3],
+        bias: [0.0; 3],
+    };
+    let mut out = vec![0u8; spec.image_bytes()];
+    fused(&src, &FusedOp::full(dw, dh), &spec, &mut out);
+    (dw, dh, out)
+}
+
+#[test]
+fn oriented_frames_equal_ffmpegs_autorotated_frames() {
+    let stored = std::fs::read(rotated().join("plain.yuv")).unwrap();
+    let mut turned = 0;
+    for name in ["plain", "rotate_90", "rotate_180", "rotate_270", "mirror"] {
+        let index = VideoIndex::open(
+            &rotated().join(format!("{name}.mp4")),
+            IndexOptions::default(),
+        )
+        .unwrap();
+        let (w, h) = (index.codec.width, index.codec.height);
+        let o = index.orientation;
+        let shown = Orientation::rotated(u32::from(o.rotation), o.mirror).unwrap();
+        let (dw, dh, got) = rgb(&stored, w, h, shown);
+        assert_eq!((dw, dh), o.displayed_size(w, h), "{name}");
+        // ffmpeg's autorotated frame is `dw` x `dh`; as stored, it converts to the same RGB.
+        let ffmpeg = std::fs::read(rotated().join(format!("{name}.yuv"))).unwrap();
+        let (_, _, want) = rgb(&ffmpeg, dw, dh, Orientation::STORED);
+        assert!(got == want, "{name}: not ffmpeg's orientation");
+        turned += usize::from(o.is_turned());
+    }
+    assert_eq!(turned, 4);
+}
+
+#[test]
+fn the_eight_orientations_are_distinct_and_sizes_follow_the_transpose() {
+    let stored = std::fs::read(rotated().join("plain.yuv")).unwrap();
+    let mut seen = Vec::new();
+    for degrees in [0, 90, 180, 270] {
+        for mirror in [false, true] {
+            let o = Orientation::rotated(degrees, mirror).unwrap();
+            let (dw, dh, out) = rgb(&stored, 96, 64, o);
+            assert_eq!((dw, dh), o.displayed_size(96, 64));
+            assert!(!seen.contains(&out), "{degrees} {mirror}: a repeat");
+            seen.push(out);
+        }
+    }
+    assert_eq!(Orientation::rotated(45, false), None);
+}
