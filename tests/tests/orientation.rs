@@ -22,7 +22,8 @@ fn rotated() -> PathBuf {
 /// The twin's RGB of a 4:2:0 frame, shown with `orientation`, at its displayed size.
 fn rgb(yuv: &[u8], w: u32, h: u32, orientation: Orientation) -> (u32, u32, Vec<u8>) {
     let frame = SemiPlanar::from_yuv420p(yuv, w, h, 8).unwrap();
-    let src = frame.host_image(Matrix::Bt601, false, orientation);
+    // BT.709, limited range: what the fixtures signal (ffprobe: bt709, tv).
+    let src = frame.host_image(Matrix::Bt709, false, orientation);
     let (dw, dh) = src.displayed_size();
     let spec = OutputSpec {
         width: dw,

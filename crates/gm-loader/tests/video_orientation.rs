@@ -16,8 +16,9 @@ use gm_transforms::{Filter, FusedOp, Interp, Layout, Matrix, Orientation, Output
 fn twin(name: &str, w: u32, h: u32) -> Vec<u8> {
     let yuv = std::fs::read(video_common::rotated(name)).unwrap();
     let frame = SemiPlanar::from_yuv420p(&yuv, w, h, 8).unwrap();
-    // The fixtures signal no matrix: BT.601 below 720 lines, limited range, as the loader.
-    let src = frame.host_image(Matrix::Bt601, false, Orientation::STORED);
+    // The fixtures signal BT.709, limited range (ffprobe: bt709, tv), as the source they
+    // were scaled from; the loader converts with what the stream signals.
+    let src = frame.host_image(Matrix::Bt709, false, Orientation::STORED);
     let spec = OutputSpec {
         width: w,
         height: h,
