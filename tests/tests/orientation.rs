@@ -7,10 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use gm_cuda::DType;
 use gm_demux::{IndexOptions, VideoIndex};
 use gm_transforms::cpu::{SemiPlanar, fused};
-use gm_transforms::{FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec};
+use gm_transforms::{FusedOp, Matrix, Orientation, OutputSpec};
 
 fn rotated() -> PathBuf {
     std::env::var_os("GM_FIXTURES")
@@ -25,17 +24,7 @@ fn rgb(yuv: &[u8], w: u32, h: u32, orientation: Orientation) -> (u32, u32, Vec<u
     // BT.709, limited range: what the fixtures signal (ffprobe: bt709, tv).
     let src = frame.host_image(Matrix::Bt709, false, orientation);
     let (dw, dh) = src.displayed_size();
-    let spec = OutputSpec {
-        width: dw,
-        height: dh,
-        layout: Layout::Hwc,
-        dtype: DType::U8,
-        bgr: false,
-        grey: false,
-        interp: Interp::Nearest,
-        scale: [1.0; 3],
-        bias: [0.0; 3],
-    };
+    let spec = OutputSpec::rgb8(dw, dh);
     let mut out = vec![0u8; spec.image_bytes()];
     fused(&src, &FusedOp::full(dw, dh), &spec, &mut out);
     (dw, dh, out)

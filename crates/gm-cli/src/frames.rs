@@ -9,7 +9,7 @@ use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus};
 use gm_cuda::{DType, DeviceBuffer, Tensor};
 use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
 use gm_loader::{kernel_orientation, surface_source};
-use gm_transforms::{FusedKernel, FusedOp, Interp, Layout, Orientation, OutputSpec};
+use gm_transforms::{FusedKernel, FusedOp, Orientation, OutputSpec};
 
 /// Arguments of `gm frames`.
 #[derive(clap::Args)]
@@ -126,17 +126,7 @@ impl RgbFrames {
     fn convert(&mut self, f: &DecodedFrame<'_>) -> std::result::Result<Vec<u8>, CodecError> {
         let src = surface_source(f).oriented(self.shown);
         let (width, height) = src.displayed_size();
-        let spec = OutputSpec {
-            width,
-            height,
-            layout: Layout::Hwc,
-            dtype: DType::U8,
-            bgr: false,
-            grey: false,
-            interp: Interp::Nearest,
-            scale: [1.0; 3],
-            bias: [0.0; 3],
-        };
+        let spec = OutputSpec::rgb8(width, height);
         let (w, h) = (width as usize, height as usize);
         let buffer = DeviceBuffer::alloc(&self.device, spec.image_bytes())?;
         let tensor = Tensor::new(buffer, &[1, h, w, 3], DType::U8)?;

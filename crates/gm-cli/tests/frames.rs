@@ -111,20 +111,10 @@ fn stream_geometry(name: &str) -> (u32, u32, u8) {
 /// BT.709 limited range: what ffprobe reports for the three fixtures of the frames test.
 fn twin_rgb(yuv: &[u8], w: u32, h: u32, bits: u8) -> Vec<u8> {
     use gm_transforms::cpu::{SemiPlanar, fused};
-    use gm_transforms::{FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec};
+    use gm_transforms::{FusedOp, Matrix, Orientation, OutputSpec};
     let frame = SemiPlanar::from_yuv420p(yuv, w, h, bits).unwrap();
     let src = frame.host_image(Matrix::Bt709, false, Orientation::STORED);
-    let spec = OutputSpec {
-        width: w,
-        height: h,
-        layout: Layout::Hwc,
-        dtype: gm_cuda::DType::U8,
-        bgr: false,
-        grey: false,
-        interp: Interp::Nearest,
-        scale: [1.0; 3],
-        bias: [0.0; 3],
-    };
+    let spec = OutputSpec::rgb8(w, h);
     let mut out = vec![0u8; spec.image_bytes()];
     fused(&src, &FusedOp::full(w, h), &spec, &mut out);
     out

@@ -7,12 +7,11 @@
 
 mod common;
 
-use common::fixtures;
+use common::{fixtures, md5_hex, md5_list};
 use gm_codec::jpeg::{
     Coding, DEFAULT_MAX_PIXELS, ImageErrorKind, decode_host, decode_rgb, needs_libjpeg, parse,
     scan_damaged,
 };
-use md5::{Digest, Md5};
 
 fn jpeg(name: &str) -> Vec<u8> {
     std::fs::read(fixtures().join("jpeg").join(name)).unwrap()
@@ -20,21 +19,7 @@ fn jpeg(name: &str) -> Vec<u8> {
 
 /// file name -> MD5 of djpeg's RGB pixels.
 fn djpeg_md5s() -> Vec<(String, String)> {
-    std::fs::read_to_string(fixtures().join("jpeg/libjpeg_djpeg.md5"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let (md5, name) = l.split_once("  ").unwrap();
-            (name.to_string(), md5.to_string())
-        })
-        .collect()
-}
-
-fn md5_hex(bytes: &[u8]) -> String {
-    Md5::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    md5_list("jpeg/libjpeg_djpeg.md5")
 }
 
 /// djpeg's MD5 for fixture `name`.

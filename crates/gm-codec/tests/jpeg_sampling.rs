@@ -12,13 +12,12 @@ mod common;
 use std::collections::HashMap;
 use std::io::Read;
 
-use common::fixtures;
+use common::{fixtures, md5_hex, md5_list};
 use gm_codec::jpeg::{
     BackendChoice, DecodePath, DecoderOptions, EncodedImage, ImageDecoder, PixelFormat, decode_rgb,
     decode_rgb_libjpeg, needs_libjpeg, parse,
 };
 use gm_cuda::testing::device_or_skip;
-use md5::{Digest, Md5};
 
 /// The bound a decoder other than libjpeg-turbo must meet against it: zune-jpeg's and the GPU
 /// colour kernel's fancy upsampling round a few values differently (50 dB on the 4:2:0
@@ -44,21 +43,7 @@ fn sampling_files() -> Vec<(String, Vec<u8>)> {
 
 /// file name -> MD5 of djpeg's RGB pixels.
 fn djpeg_md5s() -> HashMap<String, String> {
-    std::fs::read_to_string(fixtures().join("jpeg/sampling_djpeg.md5"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let (md5, name) = l.split_once("  ").unwrap();
-            (name.to_string(), md5.to_string())
-        })
-        .collect()
-}
-
-fn md5_hex(bytes: &[u8]) -> String {
-    Md5::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    md5_list("jpeg/sampling_djpeg.md5").into_iter().collect()
 }
 
 /// libjpeg-turbo's pixels of each file, each checked against djpeg's MD5.

@@ -19,17 +19,7 @@ fn twin(name: &str, w: u32, h: u32) -> Vec<u8> {
     // The fixtures signal BT.709, limited range (ffprobe: bt709, tv), as the source they
     // were scaled from; the loader converts with what the stream signals.
     let src = frame.host_image(Matrix::Bt709, false, Orientation::STORED);
-    let spec = OutputSpec {
-        width: w,
-        height: h,
-        layout: Layout::Hwc,
-        dtype: DType::U8,
-        bgr: false,
-        grey: false,
-        interp: Interp::Nearest,
-        scale: [1.0; 3],
-        bias: [0.0; 3],
-    };
+    let spec = OutputSpec::rgb8(w, h);
     let mut out = vec![0u8; spec.image_bytes()];
     fused(&src, &FusedOp::full(w, h), &spec, &mut out);
     out

@@ -444,6 +444,23 @@ impl OutputSpec {
         }
     }
 
+    /// Packed u8 RGB (HWC) of `width` x `height`, values as they are (no scaling): a frame's
+    /// RGB conversion alone, with nearest taps (at the source's own size, each output pixel
+    /// reads exactly one source pixel).
+    pub fn rgb8(width: u32, height: u32) -> OutputSpec {
+        OutputSpec {
+            width,
+            height,
+            layout: Layout::Hwc,
+            dtype: DType::U8,
+            bgr: false,
+            grey: false,
+            interp: Interp::Nearest,
+            scale: [1.0; 3],
+            bias: [0.0; 3],
+        }
+    }
+
     /// Channels per output pixel.
     pub fn channels(&self) -> usize {
         if self.grey { 1 } else { 3 }

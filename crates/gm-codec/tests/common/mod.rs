@@ -102,3 +102,24 @@ pub fn ffmpeg_or_skip(test: &str) -> bool {
     }
     ok
 }
+
+/// (file name, MD5) pairs of an `md5sum`-style list under the fixtures (`MD5  name` lines).
+pub fn md5_list(relative: &str) -> Vec<(String, String)> {
+    std::fs::read_to_string(fixtures().join(relative))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (md5, name) = l.split_once("  ").unwrap();
+            (name.to_string(), md5.to_string())
+        })
+        .collect()
+}
+
+/// The lowercase hex MD5 of `bytes`.
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
