@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use gm_demux::{IndexOptions, VideoIndex};
-use gm_transforms::cpu::{SemiPlanar, fused};
-use gm_transforms::{FusedOp, Matrix, Orientation, OutputSpec};
+use gm_transforms::cpu::SemiPlanar;
+use gm_transforms::{Matrix, Orientation};
 
 fn rotated() -> PathBuf {
     std::env::var_os("GM_FIXTURES")
@@ -24,10 +24,7 @@ fn rgb(yuv: &[u8], w: u32, h: u32, orientation: Orientation) -> (u32, u32, Vec<u
     // BT.709, limited range: what the fixtures signal (ffprobe: bt709, tv).
     let src = frame.host_image(Matrix::Bt709, false, orientation);
     let (dw, dh) = src.displayed_size();
-    let spec = OutputSpec::rgb8(dw, dh);
-    let mut out = vec![0u8; spec.image_bytes()];
-    fused(&src, &FusedOp::full(dw, dh), &spec, &mut out);
-    (dw, dh, out)
+    (dw, dh, src.to_rgb8())
 }
 
 #[test]

@@ -110,14 +110,12 @@ fn stream_geometry(name: &str) -> (u32, u32, u8) {
 /// The CPU twin of the fused kernel converting ffmpeg's yuv420p / yuv420p10le bytes to RGB,
 /// BT.709 limited range: what ffprobe reports for the three fixtures of the frames test.
 fn twin_rgb(yuv: &[u8], w: u32, h: u32, bits: u8) -> Vec<u8> {
-    use gm_transforms::cpu::{SemiPlanar, fused};
-    use gm_transforms::{FusedOp, Matrix, Orientation, OutputSpec};
+    use gm_transforms::cpu::SemiPlanar;
+    use gm_transforms::{Matrix, Orientation};
     let frame = SemiPlanar::from_yuv420p(yuv, w, h, bits).unwrap();
-    let src = frame.host_image(Matrix::Bt709, false, Orientation::STORED);
-    let spec = OutputSpec::rgb8(w, h);
-    let mut out = vec![0u8; spec.image_bytes()];
-    fused(&src, &FusedOp::full(w, h), &spec, &mut out);
-    out
+    frame
+        .host_image(Matrix::Bt709, false, Orientation::STORED)
+        .to_rgb8()
 }
 
 /// `gm frames URL`: the index and the planned packets read by ranged GETs (small blocks, so

@@ -9,8 +9,8 @@ mod video_common;
 
 use gm_cuda::{DType, Stream, gpu_test_device};
 use gm_loader::{ClipLoader, Sampler, VideoDataset};
-use gm_transforms::cpu::{SemiPlanar, fused};
-use gm_transforms::{Filter, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec, ToDtype};
+use gm_transforms::cpu::SemiPlanar;
+use gm_transforms::{Filter, Interp, Layout, Matrix, Orientation, ToDtype};
 
 /// The twin's u8 HWC RGB of a stored 4:2:0 frame of `name` (ffmpeg's yuv420p), `w` x `h`.
 fn twin(name: &str, w: u32, h: u32) -> Vec<u8> {
@@ -18,11 +18,9 @@ fn twin(name: &str, w: u32, h: u32) -> Vec<u8> {
     let frame = SemiPlanar::from_yuv420p(&yuv, w, h, 8).unwrap();
     // The fixtures signal BT.709, limited range (ffprobe: bt709, tv), as the source they
     // were scaled from; the loader converts with what the stream signals.
-    let src = frame.host_image(Matrix::Bt709, false, Orientation::STORED);
-    let spec = OutputSpec::rgb8(w, h);
-    let mut out = vec![0u8; spec.image_bytes()];
-    fused(&src, &FusedOp::full(w, h), &spec, &mut out);
-    out
+    frame
+        .host_image(Matrix::Bt709, false, Orientation::STORED)
+        .to_rgb8()
 }
 
 #[test]

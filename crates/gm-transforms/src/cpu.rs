@@ -53,6 +53,16 @@ impl<'a> HostImage<'a> {
     pub fn displayed_size(&self) -> (u32, u32) {
         self.orientation.displayed_size(self.width, self.height)
     }
+
+    /// The whole image as displayed, packed u8 RGB ([`OutputSpec::rgb8`]): the twin of a
+    /// frame's plain conversion (`gm frames --format rgb`).
+    pub fn to_rgb8(&self) -> Vec<u8> {
+        let (w, h) = self.displayed_size();
+        let spec = OutputSpec::rgb8(w, h);
+        let mut out = vec![0u8; spec.image_bytes()];
+        fused(self, &FusedOp::full(w, h), &spec, &mut out);
+        out
+    }
 }
 
 /// A planar 4:2:0 frame (ffmpeg's `yuv420p`, or `yuv420p10le`-style 16-bit little-endian
