@@ -81,4 +81,7 @@ for f in ../../../shared/media/video/*.mp4; do
     ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,codec_tag_string,profile,width,height,pix_fmt,time_base,nb_frames,has_b_frames -of default=nw=1 "$f" > "$gold/$name.stream.txt"
     ffmpeg -hide_banner -loglevel error -i "$f" -map 0:v:0 -fps_mode passthrough -pix_fmt yuv420p -f framemd5 - > "$gold/$name.framemd5"
 done
+# The CPU decoder keeps 4:4:4 as decoded: its goldens in the stream's own format.
+f=../../../shared/media/video/cockatoo_h264_444.mp4
+[ -f "$f" ] && ffmpeg -hide_banner -loglevel error -i "$f" -map 0:v:0 -fps_mode passthrough -pix_fmt yuv444p -f framemd5 - > "$gold/shared_cockatoo_h264_444.yuv444p.framemd5"
 ls -la "$out"

@@ -1,15 +1,18 @@
-//! `gm frames`: decode chosen frames on the GPU and write them as files.
+//! `gm frames`: decode chosen frames (NVDEC, or libavcodec on the CPU where NVDEC cannot or
+//! there is no GPU) and write them as files.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use gm_codec::CodecError;
+use gm_codec::avcodec::{ChromaLayout, CpuDecoder};
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus};
+use gm_codec::{CodecError, DecoderChoice, Routing};
 use gm_cuda::{DType, DeviceBuffer, Tensor};
-use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
+use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, PacketSource, VideoIndex};
 use gm_loader::{kernel_orientation, surface_source};
-use gm_transforms::{FusedKernel, FusedOp, Orientation, OutputSpec};
+use gm_transforms::cpu::SemiPlanar;
+use gm_transforms::{FusedKernel, FusedOp, Matrix, Orientation, OutputSpec};
 
 /// Arguments of `gm frames`.
 #[derive(clap::Args)]
@@ -24,7 +27,8 @@ pub struct FramesArgs {
     #[arg(long)]
     out: PathBuf,
     /// yuv: ffmpeg's yuv420p / yuv420p10le bytes as stored (MD5-comparable with framemd5 of
-    /// `-noautorotate`); rgb: packed 8-bit RGB; png: an image to look at. RGB and PNG frames
+    /// `-noautorotate`; a 4:2:2 or 4:4:4 stream decoded on the CPU keeps its own format, as
+    /// `gm probe` names it); rgb: packed 8-bit RGB; png: an image to look at. RGB and PNG frames
     /// are turned upright as the track's display matrix says.
     #[arg(long, default_value = "yuv", value_parser = ["yuv", "rgb", "png"])]
     format: String,
@@ -32,12 +36,26 @@ pub struct FramesArgs {
     /// `-noautorotate`).
     #[arg(long)]
     no_autorotate: bool,
+    /// Which decoder: auto (NVDEC where it takes the stream, else the CPU; the CPU without a
+    /// GPU), gpu (NVDEC or a clear refusal) or cpu (FFmpeg's libavcodec).
+    #[arg(long, default_value = "auto")]
+    decoder: DecoderChoice,
     #[command(flatten)]
     storage: crate::source::StorageArgs,
 }
 
 pub fn run(args: &FramesArgs) -> Result<()> {
-    let device = gm_cuda::Device::new(0).context("gm frames decodes on the GPU")?;
+    let device = match args.decoder {
+        DecoderChoice::Cpu => None,
+        DecoderChoice::Gpu => Some(gm_cuda::Device::new(0).context("--decoder gpu needs a GPU")?),
+        DecoderChoice::Auto => match gm_cuda::Device::new(0) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                tracing::info!("no GPU ({e}): decoding on the CPU");
+                None
+            }
+        },
+    };
     let opened = crate::source::open(&args.file, &args.storage.storage()?)?;
     let options = IndexOptions {
         scan: BitstreamScan::Full,
@@ -53,7 +71,16 @@ pub fn run(args: &FramesArgs) -> Result<()> {
     let plan = demux.plan(&args.frames)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    let Some(device) = device else {
+        let (written, damaged) = cpu_frames(args, &demux, &plan, shown)?;
+        return report(args, written, damaged, "cpu");
+    };
     let mut session = DecoderSession::new(&device, None)?;
+    session.set_routing(Routing {
+        choice: args.decoder,
+        cpu_threads: 0,
+    });
+    let route = session.route(demux.name(), demux.codec())?;
     let mut rgb = match args.format.as_str() {
         "yuv" => None,
         _ => Some(RgbFrames::new(&device, shown)?),
@@ -80,10 +107,19 @@ pub fn run(args: &FramesArgs) -> Result<()> {
         written.push(f.frame);
         Ok(())
     })?;
+    report(args, written, damaged, &route.to_string())
+}
+
+fn report(
+    args: &FramesArgs,
+    mut written: Vec<u32>,
+    damaged: Vec<u32>,
+    decoder: &str,
+) -> Result<()> {
     written.sort_unstable();
     written.dedup();
     println!(
-        "{}: wrote {} frame(s) to {} as {}",
+        "{}: wrote {} frame(s) to {} as {} (decoder: {decoder})",
         args.file.display(),
         written.len(),
         args.out.display(),
@@ -93,6 +129,51 @@ pub fn run(args: &FramesArgs) -> Result<()> {
         bail!("the decoder reported errors in frames {damaged:?}");
     }
     Ok(())
+}
+
+/// The frames decoded by libavcodec and converted by the kernels' CPU twin: (written,
+/// damaged).
+fn cpu_frames(
+    args: &FramesArgs,
+    demux: &IndexingDemuxer,
+    plan: &gm_demux::DecodePlan,
+    shown: Orientation,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    let mut decoder = CpuDecoder::new(0)?;
+    let (mut written, mut damaged) = (Vec::new(), Vec::new());
+    decoder.decode(demux, plan, &mut |f| {
+        if f.status != FrameStatus::Ok {
+            damaged.push(f.frame);
+        }
+        let name = |ext: &str| args.out.join(format!("{:06}.{ext}", f.frame));
+        let consumer = |e: &dyn std::fmt::Display| CodecError::Consumer(e.to_string());
+        let planar = f.to_planar();
+        if args.format == "yuv" {
+            std::fs::write(name("yuv"), &planar).map_err(|e| consumer(&e))?;
+        } else {
+            let sp = SemiPlanar::from_yuv420p(&planar, f.width, f.height, f.bit_depth)
+                .filter(|_| f.layout == ChromaLayout::Yuv420)
+                .ok_or_else(|| {
+                    consumer(&format!(
+                        "frame {}: RGB from {} frames is not built yet (yuv works)",
+                        f.frame,
+                        f.layout.pixel_format(f.bit_depth)
+                    ))
+                })?;
+            let matrix = Matrix::from_code(f.colour.matrix_coefficients, f.height);
+            let image = sp.host_image(matrix, f.colour.full_range, shown);
+            let (w, h) = image.displayed_size();
+            let rgb = image.to_rgb8();
+            if args.format == "rgb" {
+                std::fs::write(name("rgb"), rgb).map_err(|e| consumer(&e))?;
+            } else {
+                write_png(&name("png"), &rgb, w as usize, h as usize).map_err(|e| consumer(&e))?;
+            }
+        }
+        written.push(f.frame);
+        Ok(())
+    })?;
+    Ok((written, damaged))
 }
 
 pub(crate) fn write_png(path: &std::path::Path, rgb: &[u8], w: usize, h: usize) -> Result<()> {

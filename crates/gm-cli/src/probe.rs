@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
+use gm_codec::Route;
+use gm_codec::nvdec::DecoderSession;
 use gm_demux::{BitstreamScan, IndexOptions, Sample, TrackSelect, VideoIndex};
 use serde_json::{Value, json};
 
@@ -55,6 +57,9 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     let idx = VideoIndex::from_source(opened.source.as_ref(), options)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let mut v = summary(&idx, ms);
+    let (decoder, why) = decoder_route(&idx);
+    v["decoder"] = json!(decoder);
+    v["decoder_reason"] = json!(why);
     if let Some(remote) = &opened.remote {
         // What the network carried: requests, and their body bytes (at least bytes_read).
         v["requests"] = json!(idx.requests);
@@ -74,6 +79,28 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         print_text(&idx, &v, args.frames);
     }
     Ok(())
+}
+
+/// Which decoder `decoder = auto` gives the stream on this machine, and why: NVDEC where the
+/// GPU's decoder takes it, else the CPU (libavcodec) with NVDEC's reason or "no CUDA device".
+fn decoder_route(idx: &VideoIndex) -> (&'static str, String) {
+    let route = match gm_cuda::Device::new(0) {
+        Ok(device) => {
+            DecoderSession::new(&device, None).and_then(|mut s| s.route(&idx.path, &idx.codec))
+        }
+        Err(_) => Ok(Route::Cpu {
+            reason: "no CUDA device".into(),
+        }),
+    };
+    let cpu_ok = || gm_codec::avcodec::CpuDecoder::library().map_err(|e| e.to_string());
+    match route {
+        Ok(Route::Nvdec) => ("nvdec", String::new()),
+        Ok(Route::Cpu { reason }) => match cpu_ok() {
+            Ok(_) => ("cpu", reason),
+            Err(e) => ("none", format!("{reason}; {e}")),
+        },
+        Err(e) => ("none", e.to_string()),
+    }
 }
 
 /// The summary fields of `--json` (without `frames`).
@@ -172,6 +199,12 @@ fn print_text(idx: &VideoIndex, v: &Value, frames: bool) {
             v["display_width"],
             v["display_height"]
         );
+    }
+    match v["decoder_reason"].as_str() {
+        Some(why) if !why.is_empty() => {
+            println!("  decoder: {} ({why})", v["decoder"].as_str().unwrap_or(""))
+        }
+        _ => println!("  decoder: {}", v["decoder"].as_str().unwrap_or("")),
     }
     let rate = match idx.constant_fps() {
         Some(f) => format!("{f:.3} fps"),

@@ -1,5 +1,6 @@
-//! `gm frames` on the GPU: the written yuv files' MD5s equal ffmpeg's framemd5, and its RGB
-//! files are gm-transforms' conversion of those frames (the CPU twin of the fused kernel).
+//! `gm frames` on the GPU and on the CPU decoder: the written yuv files' MD5s equal ffmpeg's
+//! framemd5, and its RGB files are gm-transforms' conversion of those frames (the CPU twin of
+//! the fused kernel).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
@@ -11,9 +12,44 @@ use md5::{Digest, Md5};
 #[test]
 fn gm_frames_writes_frames_equal_to_ffmpeg() {
     let _device = gm_cuda::gpu_test_device!("gm_frames_writes_frames_equal_to_ffmpeg");
-    let dir = std::env::temp_dir().join(format!("gm-frames-{}", std::process::id()));
-    for name in ["hevc_open_gop", "hevc_main10", "h264_1366x766"] {
-        let video = fixtures().join(format!("video/{name}.mp4"));
+    // AV1 goes to NVDEC where the GPU has it, else to the CPU decoder (auto).
+    let names = [
+        "hevc_open_gop",
+        "hevc_main10",
+        "h264_1366x766",
+        "av1_10bit.webm",
+    ];
+    frames_equal_ffmpeg("auto", &names);
+}
+
+/// Without a GPU (CI), `--decoder cpu` through libavcodec and the twin; needs FFmpeg's
+/// libraries (GM_REQUIRE_LIBAVCODEC=1 fails instead of skipping without them).
+#[test]
+fn gm_frames_on_the_cpu_decoder_equal_ffmpeg() {
+    if let Err(e) = gm_codec::avcodec::CpuDecoder::library() {
+        assert!(std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(), "{e}");
+        eprintln!("SKIP (no FFmpeg libraries): gm_frames_on_the_cpu_decoder: {e}");
+        return;
+    }
+    let names = [
+        "hevc_open_gop",
+        "hevc_main10",
+        "h264_1366x766",
+        "av1_10bit.webm",
+        "vp9_odd.webm",
+    ];
+    frames_equal_ffmpeg("cpu", &names);
+}
+
+fn frames_equal_ffmpeg(decoder: &str, names: &[&str]) {
+    let dir = std::env::temp_dir().join(format!("gm-frames-{decoder}-{}", std::process::id()));
+    for file in names {
+        let (name, file) = match file.split_once('.') {
+            Some((stem, _)) => (stem.to_string(), file.to_string()),
+            None => (file.to_string(), format!("{file}.mp4")),
+        };
+        let name = name.as_str();
+        let video = fixtures().join(format!("video/{file}"));
         let golden: Vec<String> =
             std::fs::read_to_string(fixtures().join(format!("golden/{name}.framemd5")))
                 .unwrap()
@@ -24,7 +60,7 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
         let frames = [0, golden.len() / 2, golden.len() - 1];
         let list = frames.map(|f| f.to_string()).join(",");
         let out = gm()
-            .args(["frames"])
+            .args(["frames", "--decoder", decoder])
             .arg(&video)
             .args(["--frames", &list, "--out"])
             .arg(&dir)
@@ -35,6 +71,11 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.contains("(decoder: "), "{said}");
+        if decoder == "cpu" {
+            assert!(said.contains("(decoder: cpu"), "{said}");
+        }
         for f in frames {
             let bytes = std::fs::read(dir.join(format!("{f:06}.yuv"))).unwrap();
             assert_eq!(
@@ -44,7 +85,7 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
             );
         }
         let rgb = gm()
-            .args(["frames"])
+            .args(["frames", "--decoder", decoder])
             .arg(&video)
             .args(["--frames", &list, "--format", "rgb", "--out"])
             .arg(&dir)
@@ -65,7 +106,7 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
             assert!(worst <= Some(1), "{name} frame {f}: off by {worst:?}");
         }
         let png = gm()
-            .args(["frames"])
+            .args(["frames", "--decoder", decoder])
             .arg(&video)
             .args(["--frames", "1", "--format", "png", "--out"])
             .arg(&dir)
@@ -108,7 +149,7 @@ fn stream_geometry(name: &str) -> (u32, u32, u8) {
 }
 
 /// The CPU twin of the fused kernel converting ffmpeg's yuv420p / yuv420p10le bytes to RGB,
-/// BT.709 limited range: what ffprobe reports for the three fixtures of the frames test.
+/// BT.709 limited range: what every fixture of the frames tests signals.
 fn twin_rgb(yuv: &[u8], w: u32, h: u32, bits: u8) -> Vec<u8> {
     use gm_transforms::cpu::SemiPlanar;
     use gm_transforms::{Matrix, Orientation};

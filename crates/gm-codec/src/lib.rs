@@ -8,6 +8,9 @@
 //!   CPU, and [`jpeg::decode_host`], the CPU path alone for machines without a GPU.
 //! - [`nvdec`]: NVDEC sessions executing `gm-demux` decode plans, fed through the packet seam
 //!   between containers and decoders, and a pool of sessions on worker threads.
+//! - [`avcodec`]: the CPU video decoder (FFmpeg's libavcodec, loaded at run time) executing
+//!   the same plans, for streams NVDEC lacks and machines without a GPU; [`route`]: which
+//!   decoder a stream goes to (`auto`, `gpu`, `cpu`).
 //! - [`libraries`]: finding nvJPEG and nvcuvid; [`engines`]: decode engines per GPU.
 //!
 //! ```no_run
@@ -21,12 +24,15 @@
 //! # }
 //! ```
 
+pub mod avcodec;
 pub mod engines;
 mod error;
 pub mod jpeg;
 pub mod libraries;
 pub mod nvdec;
+pub mod route;
 
 pub use engines::{EngineCounts, engines_for};
 pub use error::{CodecError, Result, UnsupportedStream};
 pub use libraries::{LibraryError, LoadedLibrary, NvLibrary, open_library};
+pub use route::{DecoderChoice, DecoderChoiceError, Route, Routing};

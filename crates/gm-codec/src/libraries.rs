@@ -66,7 +66,7 @@ pub struct LoadedLibrary {
 }
 
 /// Why a library could not be opened.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LibraryError {
     /// None of the candidates opened.

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gm_codec::CodecError;
 use gm_codec::nvdec::{DecoderPool, DecoderSession, FrameStatus};
+use gm_codec::{CodecError, DecoderChoice, Routing};
 use gm_cuda::gpu_test_device;
 use gm_demux::{
     BitstreamScan, Codec, CodecInfo, DecodePlan, DecodeRun, DemuxError, IndexOptions,
@@ -231,6 +231,7 @@ fn unsupported_streams_are_refused_before_decoding_with_a_clear_error() {
         return;
     };
     let mut session = DecoderSession::new(&device, None).unwrap();
+    session.set_routing(routing(DecoderChoice::Gpu));
     let demux = demuxer(&shared.join("video/cockatoo_h264_444.mp4"));
     let err = decode_md5(&mut session, &demux, &[0]).unwrap_err();
     let msg = err.to_string();
@@ -248,6 +249,69 @@ fn unsupported_streams_are_refused_before_decoding_with_a_clear_error() {
     assert_eq!(session.stats().packets, 0, "nothing was fed");
     // The session still works.
     check("h264_bpyramid", &mut session, &[5]);
+    // Under auto the stream goes to the CPU decoder, whose 4:4:4 frames have no NVDEC
+    // surface layout yet: a clear error, not a wrong frame.
+    session.set_routing(routing(DecoderChoice::Auto));
+    let route = session.route(demux.name(), demux.codec()).unwrap();
+    assert!(route.is_cpu(), "{route}");
+    if ffmpeg_present("444 under auto") {
+        let err = decode_md5(&mut session, &demux, &[0])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cockatoo_h264_444.mp4") && err.contains("4:2:0"),
+            "{err}"
+        );
+    }
+}
+
+fn routing(choice: DecoderChoice) -> Routing {
+    Routing {
+        choice,
+        cpu_threads: 2,
+    }
+}
+
+/// Whether FFmpeg's libraries load here; without them a SKIP line, or a failure under
+/// GM_REQUIRE_LIBAVCODEC=1.
+fn ffmpeg_present(what: &str) -> bool {
+    match gm_codec::avcodec::CpuDecoder::library() {
+        Ok(lib) => {
+            eprintln!("{what}: {lib}");
+            true
+        }
+        Err(e) => {
+            assert!(
+                std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(),
+                "{what}: {e}"
+            );
+            eprintln!("SKIP (no FFmpeg libraries): {what}: {e}");
+            false
+        }
+    }
+}
+
+/// `decoder = cpu`: every frame of every fixture decoded by libavcodec and staged into device
+/// memory in NVDEC's layout, read back from the device: ffmpeg's framemd5 exactly. The same
+/// frames the consumers of a session see whichever decoder made them.
+#[test]
+fn cpu_routed_frames_staged_on_the_device_equal_ffmpeg() {
+    let device = gpu_test_device!("cpu_routed_frames_staged_on_the_device_equal_ffmpeg");
+    if !ffmpeg_present("cpu_routed_frames_staged_on_the_device") {
+        return;
+    }
+    let mut session = DecoderSession::new(&device, None).unwrap();
+    session.set_routing(routing(DecoderChoice::Cpu));
+    let mut total = 0;
+    for name in FIXTURES {
+        let n = video(name).1.len();
+        let frames: Vec<usize> = (0..n).rev().collect();
+        total += check(name, &mut session, &frames);
+    }
+    let stats = session.stats();
+    eprintln!("{total} frames, {stats:?}");
+    assert_eq!(stats.packets, 0, "NVDEC was not fed: {stats:?}");
+    assert!(stats.cpu.delivered >= total as u64, "{stats:?}");
 }
 
 #[test]
@@ -628,9 +692,21 @@ fn av1_decodes_bit_exact_or_is_refused_clearly() {
                 for part in [name, "av1", device.name()] {
                     assert!(msg.contains(part), "'{part}' missing from: {msg}");
                 }
+                session.set_routing(routing(DecoderChoice::Gpu));
                 let err = decode_md5(&mut session, &demux, &[0]).unwrap_err();
                 assert!(matches!(err, CodecError::Unsupported(_)), "{err}");
-                eprintln!("{name}: refused on {}: {msg}", device.name());
+                eprintln!(
+                    "{name}: refused on {} under decoder=gpu: {msg}",
+                    device.name()
+                );
+                // auto: the CPU decoder takes it, every frame equal to ffmpeg's.
+                session.set_routing(routing(DecoderChoice::Auto));
+                let route = session.route(&path, &demux.index().codec).unwrap();
+                assert!(route.to_string().contains(device.name()), "{route}");
+                if ffmpeg_present(name) {
+                    check(name, &mut session, &(0..golden.len()).collect::<Vec<_>>());
+                    eprintln!("{name}: decoded bit-exact on the CPU route ({route})");
+                }
             }
         }
     }

@@ -72,3 +72,4 @@ pub use plan::{DecodePlan, DecodeRun, Keep};
 pub use sample::{FrameIndex, Gop, Rational, Sample, SyncMismatch};
 pub use source::{ByteSource, FileSource, MemSource, SourceVersion};
 pub use tables::MAX_SAMPLES;
+pub use vp9::key_frame_colour as vp9_key_frame_colour;

@@ -49,6 +49,8 @@ pub struct Vp9Format {
     pub subsampling_y: bool,
     /// `color_space` (7 is RGB).
     pub color_space: u8,
+    /// `color_range`: full-range (0-255) samples; always for RGB.
+    pub full_range: bool,
     /// Coded width.
     pub width: u32,
     /// Coded height.
@@ -143,10 +145,12 @@ pub fn parse_frame_header(bytes: &[u8]) -> ParseResult<Vp9Frame> {
     }
     if frame.intra_only {
         sync_code(&mut b)?;
-        let (depth, sx, sy, cs) = if profile > 0 {
+        // Profile 0 intra-only frames carry no colour config: BT.601, limited range (spec
+        // section 7.2).
+        let (depth, sx, sy, cs, full) = if profile > 0 {
             color_config(&mut b, profile)?
         } else {
-            (8, true, true, 0)
+            (8, true, true, 1, false)
         };
         frame.refresh = b.bits(8)? as u8;
         let (width, height) = frame_size(&mut b)?;
@@ -155,6 +159,7 @@ pub fn parse_frame_header(bytes: &[u8]) -> ParseResult<Vp9Frame> {
             subsampling_x: sx,
             subsampling_y: sy,
             color_space: cs,
+            full_range: full,
             width,
             height,
         });
@@ -173,20 +178,22 @@ fn sync_code(b: &mut BitReader<'_>) -> ParseResult<()> {
 
 /// `color_config()` then `frame_size()` of a key frame.
 fn format(b: &mut BitReader<'_>, profile: u8) -> ParseResult<Vp9Format> {
-    let (bit_depth, subsampling_x, subsampling_y, color_space) = color_config(b, profile)?;
+    let (bit_depth, subsampling_x, subsampling_y, color_space, full_range) =
+        color_config(b, profile)?;
     let (width, height) = frame_size(b)?;
     Ok(Vp9Format {
         bit_depth,
         subsampling_x,
         subsampling_y,
         color_space,
+        full_range,
         width,
         height,
     })
 }
 
-/// Bit depth, subsampling and colour space.
-fn color_config(b: &mut BitReader<'_>, profile: u8) -> ParseResult<(u8, bool, bool, u8)> {
+/// Bit depth, subsampling, colour space and full range.
+fn color_config(b: &mut BitReader<'_>, profile: u8) -> ParseResult<(u8, bool, bool, u8, bool)> {
     let depth = if profile >= 2 {
         if b.bit()? { 12 } else { 10 }
     } else {
@@ -194,8 +201,9 @@ fn color_config(b: &mut BitReader<'_>, profile: u8) -> ParseResult<(u8, bool, bo
     };
     let cs = b.bits(3)?;
     let odd_profile = profile == 1 || profile == 3;
+    let mut full = true;
     let (sx, sy) = if cs != CS_RGB {
-        b.skip(1)?; // color_range
+        full = b.bit()?;
         if odd_profile {
             let sub = (b.bit()?, b.bit()?);
             b.skip(1)?; // reserved_zero
@@ -209,7 +217,34 @@ fn color_config(b: &mut BitReader<'_>, profile: u8) -> ParseResult<(u8, bool, bo
     } else {
         return Err("VP9: RGB needs profile 1 or 3".into());
     };
-    Ok((depth, sx, sy, cs as u8))
+    Ok((depth, sx, sy, cs as u8, full))
+}
+
+impl Vp9Format {
+    /// The colour space as ISO/IEC 23091-4 `matrix_coefficients` (what H.264/HEVC VUI and AV1
+    /// carry, and what colour conversion takes): BT.601 5 (6 for SMPTE 170M), BT.709 1,
+    /// SMPTE 240M 7, BT.2020 9, RGB 0; unknown 2.
+    pub fn matrix_coefficients(&self) -> u8 {
+        match self.color_space {
+            1 => 5,
+            2 => 1,
+            3 => 6,
+            4 => 7,
+            5 => 9,
+            7 => 0,
+            _ => 2,
+        }
+    }
+}
+
+/// The colour a VP9 packet's first frame signals when it is a key frame (or an intra-only
+/// frame): (`matrix_coefficients` as ISO/IEC 23091-4 numbers them, full range). VP9 numbers
+/// its colour spaces its own way, so a decoder that reports them as if they were ISO code
+/// points (NVDEC's parser) would convert BT.709 as "unspecified".
+pub fn key_frame_colour(packet: &[u8]) -> Option<(u8, bool)> {
+    let f = parse_frame_header(packet).ok()?;
+    let format = f.format?;
+    Some((format.matrix_coefficients(), format.full_range))
 }
 
 fn frame_size(b: &mut BitReader<'_>) -> ParseResult<(u32, u32)> {

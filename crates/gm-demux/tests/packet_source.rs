@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::video;
+use common::{fixtures, video};
 use gm_demux::{
     BitstreamScan, DecodeRun, DemuxError, GopCache, IndexOptions, IndexingDemuxer, Packet,
     PacketSource, append_annexb, append_parameter_sets,
@@ -106,4 +106,33 @@ fn a_run_naming_a_packet_past_the_end_is_an_error_through_the_trait() {
         matches!(err, DemuxError::BadSample { sample, .. } if sample == past as usize),
         "{err}"
     );
+}
+
+/// VP9 key frames carry their colour space in VP9's own numbering; `vp9_key_frame_colour`
+/// gives it as ISO/IEC 23091-4 matrix coefficients, as ffprobe reports the fixtures (BT.709,
+/// limited range), and nothing for a frame that is not a key frame.
+#[test]
+fn vp9_key_frames_signal_their_colour_as_ffprobe_reports_it() {
+    for name in [
+        "vp9_altref.webm",
+        "vp9_10bit.webm",
+        "vp9.mp4",
+        "vp9_odd.webm",
+    ] {
+        let path = fixtures().join("video").join(name);
+        let demux = IndexingDemuxer::open(&path, IndexOptions::default()).unwrap();
+        let n = demux.index().frame_count();
+        let plan = demux.plan(&[n - 1]).unwrap();
+        let packets = demux.read_run(&plan.runs[0]).unwrap();
+        assert_eq!(
+            gm_demux::vp9_key_frame_colour(&packets[0].data),
+            Some((1, false)),
+            "{name}"
+        );
+        let later = packets
+            .iter()
+            .skip(1)
+            .find(|p| gm_demux::vp9_key_frame_colour(&p.data).is_some());
+        assert!(later.is_none(), "{name}: only the key frame signals colour");
+    }
 }

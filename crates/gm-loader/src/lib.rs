@@ -52,6 +52,7 @@
 //! ```
 
 mod bad_samples;
+mod elastic;
 mod epochs;
 mod error;
 mod image;
@@ -64,6 +65,7 @@ mod state;
 mod video;
 
 pub use bad_samples::{BadSamplePolicy, MAX_SUBSTITUTES};
+pub use elastic::Reshard;
 pub use epochs::{EpochSource, Epochs, PRESTART_AT};
 pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
 pub use image::{

@@ -3,6 +3,7 @@
 use gm_transforms::SampleRng;
 use serde::{Deserialize, Serialize};
 
+use crate::elastic::{Reshard, remainder, share};
 use crate::error::LoaderError;
 
 /// Order within an epoch.
@@ -141,6 +142,12 @@ impl Sampler {
 
     /// The dataset indices of `epoch` for a dataset of `len` samples.
     pub fn indices(&self, len: usize, epoch: u64) -> Vec<usize> {
+        self.indices_after(len, epoch, &[])
+    }
+
+    /// The epoch's global order: every index, in order or permuted from `(seed, epoch)`; the
+    /// same at every world size.
+    pub fn global_order(&self, len: usize, epoch: u64) -> Vec<usize> {
         let mut all: Vec<usize> = (0..len).collect();
         if let Order::Shuffled { seed } = self.order {
             // Fisher-Yates with the same generator as the augmentations; `u64::MAX` as the
@@ -151,26 +158,17 @@ impl Sampler {
                 all.swap(i, j);
             }
         }
-        let Some(s) = self.shard else {
-            return all;
-        };
-        if len == 0 {
-            return all;
+        all
+    }
+
+    /// The indices of `epoch` left after `reshards` (the epoch interrupted at other world
+    /// sizes), dealt to this rank: its share of what no rank consumed yet.
+    pub fn indices_after(&self, len: usize, epoch: u64, reshards: &[Reshard]) -> Vec<usize> {
+        let left = remainder(self.global_order(len, epoch), reshards);
+        match self.shard {
+            None => left,
+            Some(s) => share(&left, s.rank, s.world_size, s.drop_last),
         }
-        let per_rank = if s.drop_last {
-            len / s.world_size
-        } else {
-            len.div_ceil(s.world_size)
-        };
-        let total = per_rank * s.world_size;
-        if total > len {
-            // Pad by repeating from the start, as many times as needed.
-            let pad: Vec<usize> = all.iter().copied().cycle().take(total - len).collect();
-            all.extend(pad);
-        } else {
-            all.truncate(total);
-        }
-        all.into_iter().skip(s.rank).step_by(s.world_size).collect()
     }
 }
 

@@ -3,6 +3,7 @@
 use gm_cuda::Device;
 
 use crate::bad_samples::{BadSamplePolicy, BadSamples};
+use crate::elastic::Reshard;
 use crate::error::LoaderError;
 use crate::sampler::{DistEnv, Sampler};
 use crate::state::LoaderState;
@@ -66,12 +67,19 @@ impl Settings {
             batch_size: self.batch_size,
             drop_last: self.drop_last,
             stream: None,
+            reshards: Vec::new(),
         }
     }
 
-    /// The dataset indices of each batch of `epoch`, in order.
-    pub(crate) fn batches(&self, dataset_len: usize, epoch: u64) -> Vec<Vec<usize>> {
-        let order = self.sampler.indices(dataset_len, epoch);
+    /// The dataset indices of each batch of what is left of `epoch` after `reshards` (none: the
+    /// whole epoch; see [`crate::Reshard`]), in order.
+    pub(crate) fn batches_after(
+        &self,
+        dataset_len: usize,
+        epoch: u64,
+        reshards: &[Reshard],
+    ) -> Vec<Vec<usize>> {
+        let order = self.sampler.indices_after(dataset_len, epoch, reshards);
         order
             .chunks(self.batch_size)
             .filter(|c| !self.drop_last || c.len() == self.batch_size)
@@ -108,15 +116,15 @@ mod tests {
     fn batches_chunk_the_order_and_drop_a_short_last_one_when_asked() {
         let mut s = Settings::new(4);
         assert_eq!(
-            s.batches(10, 0),
+            s.batches_after(10, 0, &[]),
             vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9]]
         );
         assert_eq!(s.batches_per_epoch(10), 3);
         assert_eq!(s.samples_per_epoch(10), 10);
         s.drop_last = true;
-        assert_eq!(s.batches(10, 0).len(), 2);
+        assert_eq!(s.batches_after(10, 0, &[]).len(), 2);
         assert_eq!(s.batches_per_epoch(10), 2);
-        let kept: usize = s.batches(10, 0).iter().map(Vec::len).sum();
+        let kept: usize = s.batches_after(10, 0, &[]).iter().map(Vec::len).sum();
         assert_eq!(s.samples_per_epoch(10), kept);
     }
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::elastic::Reshard;
 use crate::error::LoaderError;
 use crate::sampler::Sampler;
 
@@ -31,6 +32,11 @@ pub struct LoaderState {
     /// states saved before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<crate::shards::StreamState>,
+    /// The epoch's interruptions at other world sizes, oldest first: `next_batch` counts
+    /// batches of what they left (see [`LoaderState::merge`]). Empty for an epoch run at one
+    /// world size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reshards: Vec<Reshard>,
 }
 
 impl LoaderState {
@@ -46,18 +52,119 @@ impl LoaderState {
     }
 
     /// Whether `other` describes the same loader configuration (everything but the position):
-    /// a saved state can be checked when it is loaded, before resuming from it.
+    /// a saved state can be checked when it is loaded, before resuming from it. A merged
+    /// state ([`LoaderState::merge`]: no rank, and the epoch's reshards) fits a loader of any
+    /// rank and world size.
     pub fn check_same_loader(&self, other: &LoaderState) -> Result<(), LoaderError> {
         let mut a = self.clone();
         a.epoch = other.epoch;
         a.next_batch = other.next_batch;
         a.stream.clone_from(&other.stream);
+        a.reshards.clone_from(&other.reshards);
+        if other.is_merged() {
+            a.sampler.shard = None;
+        }
         if &a != other {
             return Err(LoaderError::Resume(format!(
                 "the state was saved by a different loader: saved {other:?}, this one {a:?}"
             )));
         }
         Ok(())
+    }
+}
+
+impl LoaderState {
+    /// Whether this is a merged state (see [`LoaderState::merge`]), which any rank of any world
+    /// size resumes from.
+    pub fn is_merged(&self) -> bool {
+        self.sampler.shard.is_none() && !self.reshards.is_empty()
+    }
+
+    /// The states every rank of a world saved (one each, any order) merged into one that a
+    /// world of any size resumes from: the rest of the epoch, no sample repeated and none
+    /// skipped, dealt to the new ranks as their sampler deals it (each rank resumes with
+    /// [`Loader::resume`](crate::Loader::resume) or
+    /// [`ClipLoader::resume`](crate::ClipLoader::resume) of the merged state). Augmentations
+    /// stay tied to `(seed, epoch, sample)`. When every rank had finished the epoch, the
+    /// merged state starts the next one. A streaming WebDataset's states cannot be merged: its
+    /// order depends on the world it read (an error says so).
+    pub fn merge(states: &[LoaderState]) -> Result<LoaderState, LoaderError> {
+        let bad = |why: String| Err(LoaderError::Resume(format!("merging states: {why}")));
+        let Some(first) = states.first() else {
+            return bad("no states".into());
+        };
+        if states.iter().any(|s| s.stream.is_some()) {
+            return bad(
+                "a streaming WebDataset resumes only at the world size it was saved at (its \
+                 shards are dealt to ranks by that world); use indexed shards to change it"
+                    .into(),
+            );
+        }
+        let Some(shard) = first.sampler.shard else {
+            return if states.len() == 1 {
+                Ok(first.clone())
+            } else {
+                bad("states without a rank cannot be merged with others".into())
+            };
+        };
+        let world = shard.world_size;
+        let mut by_rank: Vec<Option<&LoaderState>> = vec![None; world];
+        for s in states {
+            first.check_same_loader_but_rank(s)?;
+            match s.sampler.shard {
+                Some(r) if r.world_size == world && r.rank < world => {
+                    if by_rank[r.rank].replace(s).is_some() {
+                        return bad(format!("two states of rank {}", r.rank));
+                    }
+                }
+                other => return bad(format!("a state of {other:?} among world size {world}")),
+            }
+            if (s.epoch, &s.reshards) != (first.epoch, &first.reshards) {
+                return bad(format!(
+                    "ranks saved different epochs ({} and {}) or histories",
+                    first.epoch, s.epoch
+                ));
+            }
+        }
+        if let Some(missing) = by_rank.iter().position(Option::is_none) {
+            return bad(format!("rank {missing} of {world} is missing"));
+        }
+        let left = crate::elastic::remainder(
+            first.sampler.global_order(first.dataset_len, first.epoch),
+            &first.reshards,
+        )
+        .len();
+        let per_rank = crate::elastic::share_len(left, world, shard.drop_last);
+        let batches = if first.drop_last {
+            per_rank / first.batch_size.max(1)
+        } else {
+            per_rank.div_ceil(first.batch_size.max(1))
+        };
+        let consumed: Vec<usize> = by_rank
+            .iter()
+            .flatten()
+            .map(|s| (s.next_batch * s.batch_size).min(per_rank))
+            .collect();
+        let mut merged = first.clone();
+        merged.sampler.shard = None;
+        merged.next_batch = 0;
+        if by_rank.iter().flatten().all(|s| s.next_batch >= batches) {
+            merged.epoch += 1;
+            merged.reshards.clear();
+            return Ok(merged);
+        }
+        merged.reshards.push(Reshard {
+            world_size: world,
+            consumed,
+            drop_last: shard.drop_last,
+        });
+        Ok(merged)
+    }
+
+    fn check_same_loader_but_rank(&self, other: &LoaderState) -> Result<(), LoaderError> {
+        let mut a = self.clone();
+        a.sampler.shard = other.sampler.shard;
+        a.check_same_loader(other)
     }
 }
 

@@ -420,10 +420,12 @@ fn chain_u8_without_blur() -> Compose {
 }
 
 /// A mixed dataset as a crawl holds it: H.264, HEVC (8- and 10-bit), VP9 (8- and 10-bit) and
-/// AV1, in MP4, Matroska and WebM, at different sizes, shuffled together. AV1 joins where this
-/// GPU's NVDEC has it (Hopper's does not); every other codec must decode.
+/// AV1, in MP4, Matroska and WebM, at different sizes, shuffled together. AV1 decodes on NVDEC
+/// where this GPU has it, else on the CPU route (Hopper) when FFmpeg is installed; every other
+/// codec must decode on NVDEC.
 fn mixed_videos(device: &Device) -> Vec<PathBuf> {
     let mut session = DecoderSession::new(device, None).unwrap();
+    let cpu = gm_codec::avcodec::CpuDecoder::library().is_ok();
     [
         "h264_bframes.mkv",
         "hevc_main10.mp4",
@@ -443,7 +445,7 @@ fn mixed_videos(device: &Device) -> Vec<PathBuf> {
             Ok(()) => true,
             Err(e) => {
                 assert_eq!(codec.codec, gm_demux::Codec::Av1, "{}: {e}", path.display());
-                false
+                cpu
             }
         }
     })
@@ -477,6 +479,92 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     );
     let s = loader.stats();
     assert_eq!(s.frames, s.clips * 3, "{s:?}");
+    // Each video was routed on its own: AV1 to the CPU where NVDEC lacks it, the rest to
+    // NVDEC, and the CPU decoded frames in the same epoch.
+    let mut cpu_videos = 0;
+    for (v, path) in paths.iter().enumerate() {
+        let route = loader.route(v).unwrap();
+        let av1 = path.to_string_lossy().contains("av1");
+        if route.is_cpu() {
+            assert!(av1, "{}: {route}", path.display());
+            cpu_videos += 1;
+        }
+    }
+    assert_eq!(loader.cpu_videos(), cpu_videos);
+    assert_eq!(s.cpu_frames_decoded > 0, cpu_videos > 0, "{s:?}");
+    eprintln!(
+        "{cpu_videos} of {} videos on the CPU route, {s:?}",
+        paths.len()
+    );
+}
+
+/// `decoder = cpu` for every video: the same batches as NVDEC gives (both are bit-exact), and
+/// no NVDEC packet fed. `decoder = gpu`: a stream NVDEC lacks is a bad clip naming NVDEC's
+/// reason, and the rest of the epoch goes on.
+#[test]
+fn cpu_routed_clip_batches_equal_nvdec_ones_and_gpu_refusals_are_bad_clips() {
+    let device = gpu_test_device!("cpu_routed_clip_batches_equal_nvdec_ones");
+    if gm_codec::avcodec::CpuDecoder::library().is_err() {
+        assert!(
+            std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(),
+            "no FFmpeg"
+        );
+        eprintln!("SKIP (no FFmpeg libraries): cpu_routed_clip_batches_equal_nvdec_ones");
+        return;
+    }
+    let paths = [
+        fixture("h264_bframes.mkv"),
+        fixture("vp9_altref.webm"),
+        fixture("hevc_open_gop.mp4"),
+    ];
+    let stream = Stream::new(&device).unwrap();
+    let mut batches = Vec::new();
+    for choice in [gm_codec::DecoderChoice::Gpu, gm_codec::DecoderChoice::Cpu] {
+        let dataset = VideoDataset::open(&paths, 4, 3, 1).unwrap();
+        let mut loader = ClipLoader::builder(dataset)
+            .device(&device)
+            .sessions(2)
+            .transforms(chain())
+            .sampler(Sampler::shuffled(3))
+            .batch_size(5)
+            .seed(8)
+            .decoder(choice)
+            .build()
+            .unwrap();
+        batches.push(collect(&mut loader, 2, &stream));
+        let s = loader.stats();
+        match choice {
+            gm_codec::DecoderChoice::Cpu => {
+                assert_eq!((s.packets_decoded, loader.cpu_videos()), (0, 3), "{s:?}");
+                assert!(s.cpu_frames_decoded >= s.frames, "{s:?}");
+            }
+            _ => assert_eq!(s.cpu_frames_decoded, 0, "{s:?}"),
+        }
+    }
+    assert_same(&batches[0], &batches[1], "NVDEC against the CPU route");
+    let av1 = [fixture("av1_svt.webm"), fixture("h264_bframes.mkv")];
+    let dataset = VideoDataset::open(&av1, 4, 3, 1).unwrap();
+    let episodes = dataset.len();
+    let mut loader = ClipLoader::builder(dataset)
+        .device(&device)
+        .transforms(chain())
+        .batch_size(4)
+        .decoder(gm_codec::DecoderChoice::Gpu)
+        .build()
+        .unwrap();
+    if loader.route(0).is_ok() {
+        eprintln!("this GPU's NVDEC decodes AV1: nothing to refuse");
+        return;
+    }
+    let delivered: usize = loader.epoch(0).map(|b| b.unwrap().episodes.len()).sum();
+    let s = loader.stats();
+    assert_eq!(delivered as u64 + s.skipped, episodes as u64, "{s:?}");
+    assert!(s.skipped > 0, "{s:?}");
+    let reason = s.first_bad[0].to_string();
+    assert!(
+        reason.contains("av1_svt.webm") && reason.contains("not decodable by NVDEC"),
+        "{reason}"
+    );
 }
 
 #[test]

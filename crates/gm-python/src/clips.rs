@@ -286,7 +286,7 @@ impl ClipLoader {
     #[pyo3(signature = (
         dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=7,
-        prefetch_next_epoch=true
+        prefetch_next_epoch=true, decoder="auto"
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -303,7 +303,11 @@ impl ClipLoader {
         bad_samples: &str,
         sessions: usize,
         prefetch_next_epoch: bool,
+        decoder: &str,
     ) -> PyResult<ClipLoader> {
+        let decoder: gm_codec::DecoderChoice = decoder
+            .parse()
+            .map_err(|e: gm_codec::DecoderChoiceError| PyValueError::new_err(e.to_string()))?;
         crate::logging::sync_level(py)?;
         let (chain, erasing) = plan_steps_erasing(py, transforms)?;
         let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
@@ -317,6 +321,7 @@ impl ClipLoader {
         let b = RustClipLoader::builder(dataset.take(py)?)
             .device(&gpu)
             .sessions(sessions.max(1))
+            .decoder(decoder)
             .transforms(chain)
             .sampler(sampler)
             .batch_size(batch_size)

@@ -179,29 +179,11 @@ impl<L: Epochs> Inner<L> {
 
     pub(crate) fn state_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let state = self.resume.as_ref().unwrap_or(&self.last);
-        let d = PyDict::new(py);
-        d.set_item("version", STATE_VERSION)?;
-        d.set_item("epoch", state.epoch)?;
-        d.set_item("next_batch", state.next_batch)?;
-        d.set_item("loader_state", state.to_json())?;
-        Ok(d)
+        state_dict_of(py, state)
     }
 
     pub(crate) fn load_state_dict(&mut self, state: &Bound<'_, PyDict>) -> PyResult<()> {
-        let version: u32 = state
-            .get_item("version")?
-            .ok_or_else(|| PyValueError::new_err("not a gm loader state: no \"version\""))?
-            .extract()?;
-        if version != STATE_VERSION {
-            return Err(PyValueError::new_err(format!(
-                "loader state version {version}; this gm reads version {STATE_VERSION}"
-            )));
-        }
-        let json: String = state
-            .get_item("loader_state")?
-            .ok_or_else(|| PyValueError::new_err("not a gm loader state: no \"loader_state\""))?
-            .extract()?;
-        let s = LoaderState::from_json(&json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let s = state_of(state)?;
         self.loader
             .position(0, 0)
             .check_same_loader(&s)
@@ -299,4 +281,45 @@ where
             Err(e) => return Err(e.into_py(py)),
         }
     }
+}
+
+/// A `state_dict` of `state`.
+fn state_dict_of<'py>(py: Python<'py>, state: &LoaderState) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("version", STATE_VERSION)?;
+    d.set_item("epoch", state.epoch)?;
+    d.set_item("next_batch", state.next_batch)?;
+    d.set_item("loader_state", state.to_json())?;
+    Ok(d)
+}
+
+/// The `LoaderState` a `state_dict` holds.
+fn state_of(state: &Bound<'_, PyDict>) -> PyResult<LoaderState> {
+    let version: u32 = state
+        .get_item("version")?
+        .ok_or_else(|| PyValueError::new_err("not a gm loader state: no \"version\""))?
+        .extract()?;
+    if version != STATE_VERSION {
+        return Err(PyValueError::new_err(format!(
+            "loader state version {version}; this gm reads version {STATE_VERSION}"
+        )));
+    }
+    let json: String = state
+        .get_item("loader_state")?
+        .ok_or_else(|| PyValueError::new_err("not a gm loader state: no \"loader_state\""))?
+        .extract()?;
+    LoaderState::from_json(&json).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The `state_dict`s every rank of a job saved (one each, any order), merged into one that a
+/// job of any world size resumes from: each new rank passes it to `load_state_dict`, and gets
+/// its share of the rest of the epoch, no sample repeated or skipped.
+#[pyfunction]
+pub(crate) fn merge_states<'py>(
+    py: Python<'py>,
+    states: Vec<Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let parsed = states.iter().map(state_of).collect::<PyResult<Vec<_>>>()?;
+    let merged = LoaderState::merge(&parsed).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    state_dict_of(py, &merged)
 }

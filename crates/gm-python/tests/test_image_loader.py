@@ -153,6 +153,48 @@ def test_state_dict_resumes_exactly(many_folder, no_dist_env):
     assert resumed.state_dict()["epoch"] == 3 and resumed.state_dict()["next_batch"] == 0
 
 
+def test_states_of_every_rank_merge_and_resume_at_another_world_size(many_folder, no_dist_env):
+    """4 ranks stop at different batches, their state_dicts are merged and 3 ranks take the
+    rest, then 2: each of the 96 images once in all, as the uninterrupted epoch made it."""
+    def make(rank=None, world=None):
+        kw = {} if world is None else {"rank": rank, "world_size": world}
+        return gm.ImageLoader(str(many_folder), batch_size=5, shuffle=True, seed=8, device="cpu",
+                              transforms=[T.RandomResizedCrop(12), T.RandomHorizontalFlip()], **kw)
+
+    whole = make()
+    whole.set_epoch(1)
+    reference = {}
+    for b in whole:
+        for i, img in zip(b.indices, np.from_dlpack(b.images)):
+            reference[i] = img
+    assert len(reference) == 96
+    seen = []
+    merged = None
+    for world, stops in [(4, [2, 0, 3, 1]), (3, [1, 2, 1]), (2, [None, None])]:
+        states = []
+        for rank in range(world):
+            loader = make(rank, world)
+            if merged is None:
+                loader.set_epoch(1)
+            else:
+                loader.load_state_dict(merged)
+            it = iter(loader)
+            for _ in range(stops[rank] if stops[rank] is not None else len(loader)):
+                b = next(it, None)
+                if b is None:
+                    break
+                for i, img in zip(b.indices, np.from_dlpack(b.images)):
+                    np.testing.assert_array_equal(img, reference[i])
+                    seen.append(i)
+            states.append(loader.state_dict())
+        merged = gm.merge_states(states[::-1])
+    assert set(seen) == set(range(96))
+    assert len(seen) - 96 < 2, "at most the last world's padding repeats"
+    assert merged["epoch"] == 2 and merged["next_batch"] == 0
+    with pytest.raises(ValueError, match="rank 1 of 2 is missing"):
+        gm.merge_states([states[0]])
+
+
 def test_a_state_of_another_loader_is_refused(many_folder, no_dist_env):
     a = gm.ImageLoader(str(many_folder), batch_size=10, shuffle=True, seed=5, device="cpu")
     b = gm.ImageLoader(str(many_folder), batch_size=12, shuffle=True, seed=5, device="cpu")

@@ -100,3 +100,12 @@ def test_display_matrices_are_in_the_metadata():
         assert (m["rotation"], m["mirror"]) == (turn, False), name
         shown = (64, 96) if turn in (90, 270) else (96, 64)
         assert (m["display_width"], m["display_height"]) == shown, name
+
+
+def test_decoder_choice_is_checked_and_reported():
+    path = str(MEDIA / "video" / "av1_grain.webm")
+    assert gm.VideoDecoder(path).metadata["decoder"] == "auto"
+    for choice in ("gpu", "cpu", "CPU"):
+        assert gm.VideoDecoder(path, decoder=choice).metadata["decoder"] == choice.lower()
+    with pytest.raises(ValueError, match='decoder "nvjpg": expected auto, gpu or cpu'):
+        gm.VideoDecoder(path, decoder="nvjpg")

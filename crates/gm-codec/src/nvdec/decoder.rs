@@ -59,6 +59,9 @@ pub(super) struct State {
     pub(super) budget: Option<Arc<DecoderBudget>>,
     pub(super) caps: HashMap<(u32, u32, u32), sys::CUVIDDECODECAPS>,
     pub(super) colour: ColourInfo,
+    /// The colour the run's bitstream signals where NVDEC's parser reports it otherwise
+    /// (VP9 numbers its colour spaces its own way): used instead of `colour`.
+    pub(super) signalled: Option<ColourInfo>,
     pub(super) file: PathBuf,
     pub(super) codec: Option<CodecInfo>,
     // The run being decoded.
@@ -453,7 +456,7 @@ impl State {
                 SurfaceFormat::Nv12
             },
             bit_depth: (f.depth_minus8 + 8) as u8,
-            colour: self.colour,
+            colour: self.signalled.unwrap_or(self.colour),
             status: frame_status,
             stream: &self.stream,
         };

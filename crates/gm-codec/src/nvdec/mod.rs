@@ -4,6 +4,7 @@
 mod api;
 mod budget;
 mod choice;
+mod cpu_route;
 mod decoder;
 mod format;
 mod frame;

@@ -9,6 +9,7 @@ use gm_cuda::Device;
 use super::budget::DecoderBudget;
 use super::session::DecoderSession;
 use crate::error::{CodecError, Result};
+use crate::route::Routing;
 
 type Job = Box<dyn FnOnce(&mut DecoderSession) + Send>;
 
@@ -27,6 +28,17 @@ impl DecoderPool {
         sessions: usize,
         budget_bytes: Option<usize>,
     ) -> Result<DecoderPool> {
+        Self::routed(device, sessions, budget_bytes, Routing::default())
+    }
+
+    /// [`DecoderPool::new`] with every session routing streams as `routing` says (NVDEC, or
+    /// libavcodec on the session's thread for what NVDEC cannot take).
+    pub fn routed(
+        device: &Device,
+        sessions: usize,
+        budget_bytes: Option<usize>,
+        routing: Routing,
+    ) -> Result<DecoderPool> {
         let budget = budget_bytes.map(DecoderBudget::new);
         let (tx, rx) = unbounded::<Job>();
         let mut workers = Vec::with_capacity(sessions);
@@ -40,7 +52,8 @@ impl DecoderPool {
                 .name(format!("gm-nvdec-{i}"))
                 .spawn(move || {
                     let mut session = match DecoderSession::new(&device, budget) {
-                        Ok(s) => {
+                        Ok(mut s) => {
+                            s.set_routing(routing);
                             let _ = ready.send(Ok(()));
                             s
                         }

@@ -15,12 +15,14 @@ use gm_demux::{Codec, CodecInfo, DecodePlan, PacketSource};
 use super::api::{cu, nvcuvid};
 use super::budget::DecoderBudget;
 use super::choice::LIVE_DECODERS;
+use super::cpu_route::CpuRoute;
 use super::decoder::{Consumer, State, on_decode, on_display, on_sequence};
 use super::format::OUTPUT_SURFACES;
 use super::frame::{ColourInfo, DecodedFrame};
 use super::stats::{SessionStats, timed};
 use super::sys;
 use crate::error::{CodecError, Result};
+use crate::route::{DecoderChoice, Route, Routing};
 
 /// Parsers and decoders on one device, fed with gm-demux plans: one parser per codec, and a
 /// few live decoders (one per codec, chroma format and bit depth), so that a session going
@@ -30,6 +32,9 @@ use crate::error::{CodecError, Result};
 pub struct DecoderSession {
     state: Box<State>,
     parsers: Vec<Parser>,
+    routing: Routing,
+    /// The CPU decoder, opened the first time a stream is routed to it.
+    cpu: Option<CpuRoute>,
 }
 
 /// A parser of one codec, and the decoder its last sequence went to: a parser that meets a
@@ -68,6 +73,7 @@ impl DecoderSession {
                 budget,
                 caps: HashMap::new(),
                 colour: ColourInfo::default(),
+                signalled: None,
                 file: PathBuf::new(),
                 codec: None,
                 keeps: Vec::new(),
@@ -85,7 +91,41 @@ impl DecoderSession {
                 display_delay: display_delay(),
             }),
             parsers: Vec::new(),
+            routing: Routing::default(),
+            cpu: None,
         })
+    }
+
+    /// Sets where streams are decoded ([`DecoderChoice::Auto`] by default: NVDEC where it can,
+    /// else the CPU) and the CPU decoder's threads per file.
+    pub fn set_routing(&mut self, routing: Routing) {
+        if self.cpu.is_some() && routing.cpu_threads != self.routing.cpu_threads {
+            self.cpu = None;
+        }
+        self.routing = routing;
+    }
+
+    /// How this session routes streams.
+    pub fn routing(&self) -> Routing {
+        self.routing
+    }
+
+    /// Where the stream `codec` describes is decoded under the session's routing, and why;
+    /// `decoder = gpu` gives NVDEC's refusal as the error.
+    pub fn route(&mut self, file: &std::path::Path, codec: &CodecInfo) -> Result<Route> {
+        match self.routing.choice {
+            DecoderChoice::Cpu => Ok(Route::Cpu {
+                reason: "decoder = cpu".into(),
+            }),
+            DecoderChoice::Gpu => self.check_support(file, codec).map(|()| Route::Nvdec),
+            DecoderChoice::Auto => match self.check_support(file, codec) {
+                Ok(()) => Ok(Route::Nvdec),
+                Err(CodecError::Unsupported(u)) => Ok(Route::Cpu {
+                    reason: format!("not decodable by NVDEC on {}: {}", u.gpu, u.reason),
+                }),
+                Err(e) => Err(e),
+            },
+        }
     }
 
     /// The stream consumers' work is ordered on.
@@ -95,7 +135,11 @@ impl DecoderSession {
 
     /// Counters so far.
     pub fn stats(&self) -> SessionStats {
-        self.state.stats
+        let mut s = self.state.stats;
+        if let Some(cpu) = &self.cpu {
+            s.cpu = cpu.stats();
+        }
+        s
     }
 
     /// Checks with `cuvidGetDecoderCaps` that this GPU can decode the stream `codec`
@@ -127,7 +171,9 @@ impl DecoderSession {
         consumer: &mut dyn FnMut(&DecodedFrame<'_>) -> Result<()>,
     ) -> Result<()> {
         let codec = source.codec();
-        self.check_support(source.name(), codec)?;
+        if let Route::Cpu { reason } = self.route(source.name(), codec)? {
+            return self.decode_on_cpu(source, plan, &reason, consumer);
+        }
         let p = self.ensure_parser(codec.codec)?;
         self.state.device.bind_to_thread()?;
         let result = self.run_plan(p, source, plan, consumer);
@@ -143,6 +189,39 @@ impl DecoderSession {
             self.parsers[p].decoder = self.state.current;
         }
         result.and(drained)
+    }
+
+    fn decode_on_cpu(
+        &mut self,
+        source: &dyn PacketSource,
+        plan: &DecodePlan,
+        reason: &str,
+        consumer: &mut dyn FnMut(&DecodedFrame<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let cpu = match &mut self.cpu {
+            Some(c) => c,
+            None => self.cpu.insert(CpuRoute::new(self.routing.cpu_threads)?),
+        };
+        if self.routing.choice == DecoderChoice::Auto {
+            let c = source.codec();
+            let key = format!(
+                "{} {} {}-bit {}x{}",
+                c.codec.name(),
+                c.profile_name(),
+                c.bit_depth,
+                c.width,
+                c.height
+            );
+            cpu.warn_once(key, reason);
+        }
+        self.state.device.bind_to_thread()?;
+        cpu.decode(
+            &self.state.device,
+            &self.state.stream,
+            source,
+            plan,
+            consumer,
+        )
     }
 
     fn run_plan(
@@ -169,6 +248,19 @@ impl DecoderSession {
             self.state.stats.runs += 1;
             let _nvtx = nvtx::range(c"NVDEC: decode a run");
             let nal = source.codec().codec.is_nal();
+            // A VP9 run starts at a key frame, whose header holds the colour space in VP9's
+            // own numbering; NVDEC's parser does not translate it (a BT.709 stream came out as
+            // BT.601 on an H100).
+            self.state.signalled = match source.codec().codec {
+                Codec::Vp9 => packets
+                    .first()
+                    .and_then(|p| gm_demux::vp9_key_frame_colour(&p.data))
+                    .map(|(matrix, full)| ColourInfo {
+                        matrix_coefficients: matrix,
+                        full_range: full,
+                    }),
+                _ => None,
+            };
             let ordinal = (!nal).then(|| packets.iter().map(|p| p.pts).collect());
             self.state.begin_run(&run.keep, ordinal);
             // A VP9 superframe or an AV1 temporal unit may hold several frames: not one

@@ -27,6 +27,8 @@ pub struct SessionStats {
     pub decoder_bytes: usize,
     /// Where the session thread's time went, nanoseconds.
     pub time: SessionTime,
+    /// The session's CPU decoder (streams routed to libavcodec).
+    pub cpu: crate::avcodec::CpuDecoderStats,
 }
 
 /// Where a session thread's time went while it decoded, nanoseconds. The parse total holds

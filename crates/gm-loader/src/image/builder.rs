@@ -16,6 +16,7 @@ use super::pipeline::{Epoch, EpochPlan};
 use super::stats::Stats;
 use super::stream_feed::{Feed, StreamProgress, StreamSlots};
 use crate::bad_samples::BadSamplePolicy;
+use crate::elastic::Reshard;
 use crate::error::LoaderError;
 use crate::progress::Progress;
 use crate::sampler::Sampler;
@@ -518,10 +519,15 @@ impl Loader {
     pub fn resume_owned(&mut self, state: &LoaderState) -> Result<Epoch<'static>, LoaderError> {
         if let Some(s) = &self.stream {
             s.stream.check_resume(state)?;
-            return Ok(self.start_at(state.epoch, state.next_batch, Some(state.clone())));
+            return Ok(self.start_at(
+                state.epoch,
+                state.next_batch,
+                Some(state.clone()),
+                Vec::new(),
+            ));
         }
         self.state(0, 0).check_same_loader(state)?;
-        Ok(self.start(state.epoch, state.next_batch))
+        Ok(self.start_after(state.epoch, state.next_batch, state.reshards.clone()))
     }
 
     /// The state before batch `next_batch` of `epoch` (of a stream: its start, with no
@@ -536,7 +542,12 @@ impl Loader {
     }
 
     fn start(&mut self, epoch: u64, first: usize) -> Epoch<'static> {
-        self.start_at(epoch, first, None)
+        self.start_at(epoch, first, None, Vec::new())
+    }
+
+    /// What is left of `epoch` after `reshards` (a merged state's), from batch `first`.
+    fn start_after(&mut self, epoch: u64, first: usize, reshards: Vec<Reshard>) -> Epoch<'static> {
+        self.start_at(epoch, first, None, reshards)
     }
 
     fn start_at(
@@ -544,8 +555,12 @@ impl Loader {
         epoch: u64,
         first: usize,
         resume: Option<LoaderState>,
+        reshards: Vec<Reshard>,
     ) -> Epoch<'static> {
-        let base = resume.clone().unwrap_or_else(|| self.state(epoch, first));
+        let mut base = resume.clone().unwrap_or_else(|| self.state(epoch, first));
+        if resume.is_none() {
+            base.reshards.clone_from(&reshards);
+        }
         let (batches, stream) = match &self.stream {
             Some(s) => {
                 let feed = Feed {
@@ -556,7 +571,8 @@ impl Loader {
                 (Vec::new(), Some((feed, Arc::new(StreamProgress::new()))))
             }
             None => (
-                self.settings.batches(self.shared.dataset.len(), epoch),
+                self.settings
+                    .batches_after(self.shared.dataset.len(), epoch, &reshards),
                 None,
             ),
         };

@@ -267,6 +267,7 @@ impl WebDatasetStream {
             batch_size: o.batch_size,
             drop_last: false,
             stream,
+            reshards: Vec::new(),
         }
     }
 

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use gm_codec::nvdec::DecoderPool;
+use std::collections::HashMap;
+
+use gm_codec::nvdec::{DecoderPool, DecoderSession};
+use gm_codec::{DecoderChoice, Route, Routing};
 use gm_cuda::{Device, DevicePool, PoolConfig};
 use gm_transforms::{Compose, RandomErasing, Transform};
 use parking_lot::Mutex;
@@ -13,6 +16,7 @@ use super::jobs::{cut, job_sizes};
 use super::pipeline::ClipEpoch;
 use super::stats::ClipStats;
 use crate::bad_samples::BadSamplePolicy;
+use crate::elastic::Reshard;
 use crate::error::LoaderError;
 use crate::sampler::Sampler;
 use crate::settings::{Placement, Settings, default_gpu};
@@ -26,6 +30,7 @@ pub struct ClipLoaderBuilder {
     chain: Compose,
     batches_per_job: Option<usize>,
     erasing: Option<RandomErasing>,
+    routing: Routing,
 }
 
 impl ClipLoaderBuilder {
@@ -38,6 +43,23 @@ impl ClipLoaderBuilder {
     /// NVDEC sessions, one thread each (default 7: the decode engines of an H100 or H200).
     pub fn sessions(mut self, n: usize) -> Self {
         self.sessions = n.max(1);
+        self
+    }
+
+    /// Which decoder takes each video (default [`DecoderChoice::Auto`]: NVDEC where the GPU's
+    /// decoder takes the stream, else libavcodec on the session's thread, the frames then
+    /// staged into the same pipeline). `Gpu` makes a stream NVDEC refuses a bad clip with
+    /// NVDEC's reason; `Cpu` decodes everything on the host. Each video is routed on its own,
+    /// so a dataset may mix both (see [`ClipLoader::route`]).
+    pub fn decoder(mut self, choice: DecoderChoice) -> Self {
+        self.routing.choice = choice;
+        self
+    }
+
+    /// libavcodec threads per video a session decodes on the CPU (default 2; 0 lets
+    /// libavcodec use every core). Sessions x threads is the host cores CPU decoding may take.
+    pub fn cpu_threads(mut self, n: usize) -> Self {
+        self.routing.cpu_threads = n;
         self
     }
 
@@ -118,7 +140,8 @@ impl ClipLoaderBuilder {
             Placement::Gpu(d) => d.clone(),
             Placement::Auto | Placement::Cpu => default_gpu()?,
         };
-        let decoders = DecoderPool::new(&device, self.sessions, None)?;
+        let routes = routes(&device, &self.dataset, self.routing)?;
+        let decoders = DecoderPool::routed(&device, self.sessions, None, self.routing)?;
         let erasing = self.erasing.map(|e| (e, Mutex::new(Default::default())));
         let batches_per_job = self
             .batches_per_job
@@ -142,8 +165,69 @@ impl ClipLoaderBuilder {
             settings: self.settings,
             batches_per_job,
             decoders: Arc::new(decoders),
+            routes,
         })
     }
+}
+
+/// Where each video of `dataset` is decoded under `routing`, asked once per kind of stream
+/// (codec, profile, chroma format, bit depth, size). Warns once when videos fall back to the
+/// CPU. A stream NVDEC refuses under `decoder = gpu` keeps the refusal as its route's error.
+fn routes(
+    device: &Device,
+    dataset: &VideoDataset,
+    routing: Routing,
+) -> Result<Vec<Result<Route, String>>, LoaderError> {
+    let mut session = DecoderSession::new(device, None)?;
+    session.set_routing(routing);
+    let mut by_kind: HashMap<String, Result<Route, String>> = HashMap::new();
+    let mut out = Vec::with_capacity(dataset.videos.len());
+    for v in 0..dataset.videos.len() {
+        let index = dataset.video_index(v);
+        let c = &index.codec;
+        let kind = format!(
+            "{} {} chroma {} {}-bit {}x{}",
+            c.codec.name(),
+            c.profile_name(),
+            c.chroma_format,
+            c.bit_depth,
+            c.width,
+            c.height
+        );
+        let route = match by_kind.get(&kind) {
+            Some(r) => r.clone(),
+            None => {
+                let r = match session.route(dataset.path(v), c) {
+                    Ok(r) => Ok(r),
+                    Err(e @ gm_codec::CodecError::Unsupported(_)) => Err(e.to_string()),
+                    Err(e) => return Err(e.into()),
+                };
+                by_kind.insert(kind, r.clone());
+                r
+            }
+        };
+        out.push(route);
+    }
+    let cpu = out
+        .iter()
+        .filter(|r| matches!(r, Ok(r) if r.is_cpu()))
+        .count();
+    if cpu > 0 && routing.choice == DecoderChoice::Auto {
+        let reason = out
+            .iter()
+            .find_map(|r| match r {
+                Ok(Route::Cpu { reason }) => Some(reason.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        tracing::warn!(
+            videos = cpu,
+            of = out.len(),
+            %reason,
+            "some videos decode on the CPU (libavcodec): NVDEC cannot take them"
+        );
+    }
+    Ok(out)
 }
 
 /// Clips from a [`VideoDataset`] in batches on one GPU: jobs of consecutive batches go to a
@@ -153,9 +237,28 @@ pub struct ClipLoader {
     settings: Settings,
     batches_per_job: usize,
     decoders: Arc<DecoderPool>,
+    routes: Vec<Result<Route, String>>,
 }
 
 impl ClipLoader {
+    /// Where video `v` of the dataset is decoded (`nvdec`, or `cpu` with the reason), or,
+    /// under `decoder = gpu`, NVDEC's refusal.
+    pub fn route(&self, v: usize) -> Result<&Route, &str> {
+        match self.routes.get(v) {
+            Some(Ok(r)) => Ok(r),
+            Some(Err(e)) => Err(e),
+            None => Err("no such video"),
+        }
+    }
+
+    /// How many of the dataset's videos decode on the CPU.
+    pub fn cpu_videos(&self) -> usize {
+        self.routes
+            .iter()
+            .filter(|r| matches!(r, Ok(r) if r.is_cpu()))
+            .count()
+    }
+
     /// Settings for a loader over `dataset`.
     pub fn builder(dataset: VideoDataset) -> ClipLoaderBuilder {
         ClipLoaderBuilder {
@@ -165,6 +268,7 @@ impl ClipLoader {
             chain: Compose::new(),
             batches_per_job: None,
             erasing: None,
+            routing: Routing::default(),
         }
     }
 
@@ -224,8 +328,7 @@ impl ClipLoader {
 
     /// The batches that follow a saved state.
     pub fn resume(&mut self, state: &LoaderState) -> Result<ClipEpoch<'_>, LoaderError> {
-        self.state(0, 0).check_same_loader(state)?;
-        Ok(self.start(state.epoch, state.next_batch))
+        self.resume_owned(state)
     }
 
     /// [`ClipLoader::epoch`] as an iterator that does not borrow the loader (for bindings
@@ -237,11 +340,23 @@ impl ClipLoader {
     /// [`ClipLoader::resume`] as an iterator that does not borrow the loader.
     pub fn resume_owned(&mut self, state: &LoaderState) -> Result<ClipEpoch<'static>, LoaderError> {
         self.state(0, 0).check_same_loader(state)?;
-        Ok(self.start(state.epoch, state.next_batch))
+        Ok(self.start_after(state.epoch, state.next_batch, &state.reshards))
     }
 
     fn start(&mut self, epoch: u64, first: usize) -> ClipEpoch<'static> {
-        let batches = self.settings.batches(self.shared.dataset.len(), epoch);
+        self.start_after(epoch, first, &[])
+    }
+
+    /// What is left of `epoch` after `reshards` (a merged state's), from batch `first`.
+    fn start_after(
+        &mut self,
+        epoch: u64,
+        first: usize,
+        reshards: &[Reshard],
+    ) -> ClipEpoch<'static> {
+        let batches = self
+            .settings
+            .batches_after(self.shared.dataset.len(), epoch, reshards);
         let end = batches.len();
         let todo: Vec<(usize, Vec<usize>)> = batches.into_iter().enumerate().skip(first).collect();
         let sizes = job_sizes(todo.len(), self.decoders.sessions(), self.batches_per_job);
@@ -251,7 +366,13 @@ impl ClipLoader {
             &self.shared,
             &self.decoders,
             epoch,
-            Cursor::new(self.state(epoch, first), end),
+            Cursor::new(
+                LoaderState {
+                    reshards: reshards.to_vec(),
+                    ..self.state(epoch, first)
+                },
+                end,
+            ),
         )
     }
 }

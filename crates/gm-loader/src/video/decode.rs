@@ -158,6 +158,9 @@ impl Shared {
         s.decoders_destroyed += after.decoders_destroyed - before.decoders_destroyed;
         s.decoder_reuses += after.decoder_reuses - before.decoder_reuses;
         s.parsers_created += after.parsers_created - before.parsers_created;
+        s.cpu_frames_decoded += after.cpu.frames - before.cpu.frames;
+        s.cpu_runs += after.cpu.runs - before.cpu.runs;
+        s.cpu_decode_us += (after.cpu.decode_ns - before.cpu.decode_ns) / 1000;
         s.runs += after.runs - before.runs;
         s.session_time.add(&after.time.since(&before.time));
         s.start_us += started_us;

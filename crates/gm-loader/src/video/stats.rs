@@ -47,6 +47,12 @@ pub struct ClipStats {
     pub decoder_reuses: u64,
     /// NVDEC parsers created, summed over sessions.
     pub parsers_created: u64,
+    /// Frames decoded on the CPU (libavcodec) for streams routed there, requested or not.
+    pub cpu_frames_decoded: u64,
+    /// Decode runs on the CPU.
+    pub cpu_runs: u64,
+    /// Time in libavcodec, summed over sessions, microseconds.
+    pub cpu_decode_us: u64,
 }
 
 impl ClipStats {

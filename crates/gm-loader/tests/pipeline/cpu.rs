@@ -506,3 +506,125 @@ fn chains_in_several_passes_run_every_pass_on_the_cpu_path() {
     }
     assert!(cut >= 4, "{cut} samples in several passes");
 }
+
+/// Per sample of `batches`: (dataset index, that image's output bytes).
+fn per_sample(batches: &[Seen]) -> Vec<(usize, Vec<u8>)> {
+    let mut out = Vec::new();
+    for b in batches {
+        let each = b.bytes.len() / b.indices.len().max(1);
+        for (k, &i) in b.indices.iter().enumerate() {
+            out.push((i, b.bytes[k * each..(k + 1) * each].to_vec()));
+        }
+    }
+    out
+}
+
+/// An epoch preempted three times and resumed at world sizes 4 -> 3 -> 2 -> 4 (simulated
+/// ranks, each stopping after its own number of batches): every sample comes exactly once,
+/// apart from the repeats the last world pads its shares with, as DistributedSampler pads;
+/// and each sample's image equals the uninterrupted epoch's (augmentations follow (seed,
+/// epoch, sample), not the rank or the world).
+#[test]
+fn an_epoch_resumes_at_other_world_sizes_with_every_sample_once() {
+    let build = |rank: usize, world: usize| {
+        let mut sampler = Sampler::shuffled(21);
+        if world > 1 {
+            sampler = sampler.sharded(rank, world, false).unwrap();
+        }
+        Loader::builder(photos(3))
+            .cpu()
+            .sampler(sampler)
+            .seed(5)
+            .batch_size(3)
+            .workers(2)
+            .transforms(train_chain(24))
+            .build()
+            .unwrap()
+    };
+    let n = photos(3).len();
+    let whole: std::collections::HashMap<usize, Vec<u8>> =
+        per_sample(&run_epoch(&mut build(0, 1), 4))
+            .into_iter()
+            .collect();
+    assert_eq!(whole.len(), n);
+    let worlds = [4usize, 3, 2, 4];
+    let stops = [[1usize, 2, 0, 3], [2, 1, 1, 0], [3, 2, 0, 0]];
+    let mut merged: Option<LoaderState> = None;
+    let mut count = vec![0usize; n];
+    for (stage, &world) in worlds.iter().enumerate() {
+        let mut states = Vec::new();
+        for rank in 0..world {
+            let mut loader = build(rank, world);
+            let mut epoch = match &merged {
+                None => loader.epoch(4),
+                Some(m) => loader.resume(m).unwrap(),
+            };
+            let take = stops.get(stage).map_or(usize::MAX, |s| s[rank]);
+            let mut got = Vec::new();
+            for b in epoch.by_ref().take(take) {
+                got.push(seen(&b.unwrap()));
+            }
+            for (i, bytes) in per_sample(&got) {
+                count[i] += 1;
+                assert!(
+                    bytes == whole[&i],
+                    "stage {stage} rank {rank}: sample {i} differs"
+                );
+            }
+            states.push(LoaderState::from_json(&epoch.state().to_json()).unwrap());
+        }
+        // Ranks save in any order.
+        states.reverse();
+        let m = LoaderState::merge(&states).unwrap();
+        if stage + 1 < worlds.len() {
+            assert_eq!((m.epoch, m.reshards.len()), (4, stage + 1), "{m:?}");
+            assert!(m.is_merged());
+        } else {
+            assert_eq!(
+                (m.epoch, m.reshards.len()),
+                (5, 0),
+                "all done: the next epoch"
+            );
+        }
+        merged = Some(LoaderState::from_json(&m.to_json()).unwrap());
+    }
+    let missed: Vec<usize> = (0..n).filter(|&i| count[i] == 0).collect();
+    let repeats: usize = count.iter().map(|c| c.saturating_sub(1)).sum();
+    assert!(missed.is_empty(), "never delivered: {missed:?}");
+    assert!(
+        repeats < 4,
+        "{repeats} repeats (the last world pads at most 3)"
+    );
+}
+
+#[test]
+fn merging_states_refuses_what_cannot_be_merged() {
+    let build = |rank: usize, world: usize, batch: usize| {
+        Loader::builder(photos(1))
+            .cpu()
+            .sampler(Sampler::shuffled(1).sharded(rank, world, false).unwrap())
+            .batch_size(batch)
+            .transforms(eval_chain(16))
+            .build()
+            .unwrap()
+    };
+    let s = |rank, world, batch, next| build(rank, world, batch).state(2, next);
+    let err = |states: &[LoaderState]| match LoaderState::merge(states) {
+        Err(LoaderError::Resume(m)) => m,
+        other => panic!("merged: {other:?}"),
+    };
+    assert!(err(&[s(0, 3, 2, 1), s(2, 3, 2, 1)]).contains("rank 1 of 3 is missing"));
+    assert!(err(&[s(0, 2, 2, 1), s(0, 2, 2, 1)]).contains("two states of rank 0"));
+    assert!(err(&[s(0, 2, 2, 1), s(1, 2, 3, 1)]).contains("different loader"));
+    let mut later = s(1, 2, 2, 1);
+    later.epoch = 3;
+    assert!(err(&[s(0, 2, 2, 1), later]).contains("different epochs"));
+    assert!(err(&[]).contains("no states"));
+    // A merged state resumes on a loader of another world, not on another configuration.
+    let merged = LoaderState::merge(&[s(0, 2, 2, 1), s(1, 2, 2, 0)]).unwrap();
+    assert!(build(2, 5, 2).resume(&merged).is_ok());
+    assert!(matches!(
+        build(0, 5, 4).resume(&merged),
+        Err(LoaderError::Resume(_))
+    ));
+}

@@ -43,6 +43,7 @@ from ._gm import (
     decode_images,
     device_count,
     flush_logs,
+    merge_states,
 )
 
 __all__ = [
@@ -65,5 +66,6 @@ __all__ = [
     "decode_images",
     "device_count",
     "flush_logs",
+    "merge_states",
     "transforms",
 ]

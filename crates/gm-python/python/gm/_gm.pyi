@@ -211,8 +211,9 @@ class FrameBatch:
     def __len__(self) -> int: ...
 
 class VideoDecoder:
-    """Frame-exact random access to one video (MP4/MOV or WebM/Matroska; H.264, HEVC or VP9 on
-    NVDEC, AV1 where the GPU has it), in the style of torchcodec's VideoDecoder. The index and metadata need no GPU; frames decode on NVDEC."""
+    """Frame-exact random access to one video (MP4/MOV or WebM/Matroska; H.264, HEVC, VP9 and
+    AV1 on NVDEC, or on the CPU through FFmpeg where NVDEC lacks the stream), in the style of
+    torchcodec's VideoDecoder. The index and metadata need no GPU; frames come out on the GPU."""
 
     def __init__(
         self,
@@ -223,16 +224,21 @@ class VideoDecoder:
         size: Optional[Tuple[int, int]] = None,
         sessions: Optional[int] = None,
         autorotate: bool = True,
+        decoder: Literal["auto", "gpu", "cpu"] = "auto",
     ) -> None:
         """sessions: the most NVDEC sessions one request decodes on (frames of different GOPs
         decode in parallel on the GPU's engines); 7 when not given. autorotate: RGB frames
-        turned upright as the track's display matrix says (NV12 frames come as stored)."""
+        turned upright as the track's display matrix says (NV12 frames come as stored).
+        decoder: "auto" decodes on NVDEC where the GPU's decoder takes the stream and on the
+        CPU (FFmpeg's libavcodec, loaded at run time) where it cannot (AV1 on H100/H200/A100,
+        H.264 4:4:4), frames then uploaded into the same kernels; "gpu" refuses such streams
+        with NVDEC's reason; "cpu" decodes every frame on the CPU."""
     @property
     def metadata(self) -> Dict[str, Any]:
         """codec, profile, width, height (as stored), rotation (degrees counter-clockwise, as
         ffmpeg reports it), mirror, display_width, display_height, bit_depth, num_frames,
         average_fps, constant_fps, duration_seconds, begin_stream_seconds, key_frames,
-        timescale."""
+        timescale, decoder (the choice given: auto, gpu or cpu)."""
     def key_frames(self) -> List[int]: ...
     def __len__(self) -> int: ...
     def __getitem__(self, key: Union[int, slice]) -> Tensor: ...
@@ -321,6 +327,7 @@ class ClipLoader:
         bad_samples: Literal["skip", "substitute", "fail"] = "skip",
         sessions: int = 7,
         prefetch_next_epoch: bool = True,
+        decoder: Literal["auto", "gpu", "cpu"] = "auto",
     ) -> None: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> ClipIterator: ...
@@ -350,3 +357,10 @@ def cuda_available() -> bool:
 def device_count() -> int: ...
 def flush_logs() -> None:
     """Hands queued log records to Python's logging now."""
+
+def merge_states(states: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """The ``state_dict()`` of every rank of a job (one each, any order) merged into one that a
+    job of any world size resumes from: each new rank passes it to ``load_state_dict`` and
+    gets its share of the rest of the epoch, no sample repeated or skipped (the last shares
+    padded as DistributedSampler pads). Augmentations stay tied to (seed, epoch, sample).
+    Streaming shards (``ImageLoader(shards=..., streaming=True)``) cannot change world size."""

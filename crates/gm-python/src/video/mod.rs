@@ -9,6 +9,7 @@ mod sessions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use gm_codec::{DecoderChoice, Routing};
 use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
 use gm_transforms::Orientation;
 use parking_lot::Mutex;
@@ -50,6 +51,8 @@ pub struct VideoDecoder {
     shown: Orientation,
     /// Most NVDEC sessions one request decodes on.
     sessions_limit: usize,
+    /// auto, gpu or cpu.
+    decoder: DecoderChoice,
     /// The decode threads, started at the first request.
     sessions: Mutex<Option<Sessions>>,
 }
@@ -175,6 +178,12 @@ impl VideoDecoder {
             width,
             height,
             shown: self.shown,
+            routing: Routing {
+                choice: self.decoder,
+                // One request's runs are spread over the sessions; each decodes its share
+                // with a few threads.
+                cpu_threads: 2,
+            },
         };
         Ok(Some((device, setup)))
     }
@@ -189,9 +198,12 @@ impl VideoDecoder {
     /// GPU's engines; each session holds its own decoder memory); 7 when not given.
     /// `autorotate` turns RGB frames upright as the track's display matrix says (phone
     /// footage stored landscape comes out portrait, as ffmpeg and players show it); NV12
-    /// frames come as stored.
+    /// frames come as stored. `decoder` is "auto" (NVDEC where the GPU's decoder takes the
+    /// stream, else FFmpeg's libavcodec on the CPU, frames then uploaded into the same
+    /// kernels), "gpu" (NVDEC or a clear refusal) or "cpu".
     #[new]
-    #[pyo3(signature = (path, *, device=None, output="rgb", size=None, sessions=None, autorotate=true))]
+    #[pyo3(signature = (path, *, device=None, output="rgb", size=None, sessions=None, autorotate=true, decoder="auto"))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -200,7 +212,11 @@ impl VideoDecoder {
         size: Option<(u32, u32)>,
         sessions: Option<usize>,
         autorotate: bool,
+        decoder: &str,
     ) -> PyResult<VideoDecoder> {
+        let decoder: DecoderChoice = decoder
+            .parse()
+            .map_err(|e: gm_codec::DecoderChoiceError| PyValueError::new_err(e.to_string()))?;
         if sessions == Some(0) {
             return Err(PyValueError::new_err("sessions must be at least 1"));
         }
@@ -248,6 +264,7 @@ impl VideoDecoder {
             shown,
             sessions_limit: sessions.unwrap_or(DEFAULT_SESSIONS),
             sessions: Mutex::new(None),
+            decoder,
         })
     }
 
@@ -276,6 +293,7 @@ impl VideoDecoder {
         d.set_item("begin_stream_seconds", self.begin())?;
         d.set_item("key_frames", self.key_frames())?;
         d.set_item("timescale", v.timescale)?;
+        d.set_item("decoder", self.decoder.as_str())?;
         Ok(d)
     }
 

@@ -7,8 +7,8 @@
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
-use gm_codec::CodecError;
 use gm_codec::nvdec::DecoderSession;
+use gm_codec::{CodecError, Routing};
 use gm_cuda::{DType, Device, DevicePool, Event, PoolConfig, Stream, Tensor as GmTensor};
 use gm_demux::{DecodePlan, IndexingDemuxer};
 use gm_transforms::{FusedKernel, Orientation};
@@ -31,6 +31,8 @@ pub(super) struct Setup {
     pub(super) height: u32,
     /// How RGB frames are turned (the display matrix, or as stored).
     pub(super) shown: Orientation,
+    /// Which decoder takes the stream (NVDEC, or libavcodec where NVDEC cannot).
+    pub(super) routing: Routing,
 }
 
 /// Decoded frames: the tensor, its ready event and the stream its memory is fenced on.
@@ -191,7 +193,10 @@ fn decode_thread(
     queue: mpsc::Receiver<Group>,
     started: mpsc::Sender<Result<Stream, CodecError>>,
 ) {
-    let made = DecoderSession::new(&device, None).and_then(|s| Ok((FusedKernel::new(&device)?, s)));
+    let made = DecoderSession::new(&device, None).and_then(|mut s| {
+        s.set_routing(setup.routing);
+        Ok((FusedKernel::new(&device)?, s))
+    });
     let (mut kernel, mut session) = match made {
         Ok(m) => m,
         Err(e) => {

@@ -1,0 +1,442 @@
+//! `CpuDecoder`: executes gm-demux plans with libavcodec on the host, as `DecoderSession`
+//! does on NVDEC.
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use gm_demux::{Codec, DecodePlan, DecodeRun, Keep, PacketSource};
+
+use super::ffi::{AVERROR_EAGAIN, AVERROR_EOF, Ffmpeg, Frame, Packet, ffmpeg};
+use super::frame::{ChromaLayout, HostFrame};
+use crate::error::{CodecError, Result};
+use crate::nvdec::{ColourInfo, FrameStatus};
+
+/// Largest frame a CPU decoder accepts, in pixels (FFmpeg's `max_pixels`): 8K and more, so
+/// that a forged header cannot make it allocate gigabytes.
+const MAX_PIXELS: &str = "67108864";
+
+/// Counters of a CPU decoder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuDecoderStats {
+    /// Runs decoded.
+    pub runs: u64,
+    /// Packets sent.
+    pub packets: u64,
+    /// Frames the decoder output (requested or not).
+    pub frames: u64,
+    /// Frames handed to consumers.
+    pub delivered: u64,
+    /// Time in libavcodec (send, receive, flush), nanoseconds.
+    pub decode_ns: u64,
+    /// Decoders opened (one per file and codec).
+    pub opened: u64,
+}
+
+/// A libavcodec decoder that executes gm-demux plans on the host, handing each requested frame
+/// to a consumer: the CPU counterpart of [`DecoderSession`](crate::nvdec::DecoderSession),
+/// for codecs or profiles NVDEC lacks (AV1 on Hopper, H.264 4:4:4) and machines without a GPU.
+/// One decoder context is kept open per file; frames equal ffmpeg's software decode (the same
+/// library: AV1 through its libdav1d wrapper, film grain applied as ffmpeg applies it). Not
+/// shareable between threads; use one per host thread.
+pub struct CpuDecoder {
+    ff: &'static Ffmpeg,
+    threads: usize,
+    open: Option<OpenDecoder>,
+    stats: CpuDecoderStats,
+}
+
+struct OpenDecoder {
+    file: PathBuf,
+    codec: Codec,
+    ctx: *mut c_void,
+    name: &'static str,
+}
+
+// SAFETY: the context is used only through `&mut CpuDecoder`, by one thread at a time.
+unsafe impl Send for CpuDecoder {}
+
+impl std::fmt::Debug for CpuDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuDecoder")
+            .field("library", &self.ff.describe())
+            .field("threads", &self.threads)
+            .finish()
+    }
+}
+
+impl CpuDecoder {
+    /// A decoder using `threads` decoding threads per file (0: libavcodec picks from the
+    /// machine's cores). Fails with a one-line error naming what to install when FFmpeg's
+    /// libraries are not found.
+    pub fn new(threads: usize) -> Result<CpuDecoder> {
+        Ok(CpuDecoder {
+            ff: ffmpeg()?,
+            threads,
+            open: None,
+            stats: CpuDecoderStats::default(),
+        })
+    }
+
+    /// Which FFmpeg was loaded: `libavcodec 59.37.100 from libavcodec.so.59`.
+    pub fn library() -> Result<String> {
+        Ok(ffmpeg()?.describe())
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> CpuDecoderStats {
+        self.stats
+    }
+
+    /// Decodes `plan` with packets from `source`, calling `consumer` for every requested frame
+    /// (in display order within each run; [`HostFrame::slots`] says where each belongs).
+    pub fn decode(
+        &mut self,
+        source: &dyn PacketSource,
+        plan: &DecodePlan,
+        consumer: &mut dyn FnMut(&HostFrame<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let file = source.name();
+        let codec = source.codec().codec;
+        self.ensure_open(file, codec)?;
+        let mut packet = Packet::new(self.ff).ok_or_else(|| self.fail(file, "av_packet_alloc"))?;
+        let mut frame = Frame::new(self.ff).ok_or_else(|| self.fail(file, "av_frame_alloc"))?;
+        for run in &plan.runs {
+            let result = self.decode_run(source, run, &mut packet, &mut frame, consumer);
+            if result.is_err() {
+                // A run cut short leaves the context mid-stream: the next plan opens afresh.
+                self.close();
+                return result;
+            }
+        }
+        Ok(())
+    }
+
+    fn decode_run(
+        &mut self,
+        source: &dyn PacketSource,
+        run: &DecodeRun,
+        packet: &mut Packet<'_>,
+        frame: &mut Frame<'_>,
+        consumer: &mut dyn FnMut(&HostFrame<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let file = source.name();
+        let packets = source.read_run(run)?;
+        let ctx = self.context(file)?;
+        let mut run_state = RunState::new(&run.keep);
+        let started = Instant::now();
+        // SAFETY: our open context; a flush resets it after the previous run's drain.
+        unsafe { (self.ff.flush_buffers)(ctx) };
+        for p in &packets {
+            packet
+                .fill(&p.data, p.pts)
+                .map_err(|c| self.error(file, &run.keep, p.decode_index, c))?;
+            loop {
+                // SAFETY: our context and packet; the packet's payload is copied or referenced
+                // by libavcodec before the call returns.
+                let code = unsafe { (self.ff.send_packet)(ctx, packet.raw()) };
+                if code == AVERROR_EAGAIN {
+                    self.receive(file, ctx, frame, &mut run_state, consumer)?;
+                    continue;
+                }
+                if code < 0 {
+                    // ffmpeg goes on after a damaged packet; so do we, and the frames it
+                    // spoils come out flagged or not at all (an error below).
+                    run_state.last_error = Some((p.decode_index, code));
+                }
+                break;
+            }
+            self.stats.packets += 1;
+            self.receive(file, ctx, frame, &mut run_state, consumer)?;
+        }
+        // SAFETY: a null packet starts draining.
+        unsafe { (self.ff.send_packet)(ctx, std::ptr::null()) };
+        self.receive(file, ctx, frame, &mut run_state, consumer)?;
+        self.stats.decode_ns += started.elapsed().as_nanos() as u64;
+        self.stats.runs += 1;
+        match run_state.delivered.iter().position(|d| !d) {
+            None => Ok(()),
+            Some(missing) => {
+                let k = &run.keep[missing];
+                let why = match run_state.last_error {
+                    Some((at, code)) => {
+                        format!("; packet {at} failed: {}", self.ff.error_text(code))
+                    }
+                    None => String::new(),
+                };
+                Err(CodecError::Decode {
+                    file: file.to_path_buf(),
+                    frame: k.frame,
+                    reason: format!(
+                        "libavcodec did not output it (pts {}, packet {}); it output pts {:?}{why}",
+                        k.pts, k.decode_index, run_state.output
+                    ),
+                })
+            }
+        }
+    }
+
+    /// Takes every frame the decoder has ready, handing the requested ones to `consumer`.
+    fn receive(
+        &mut self,
+        file: &Path,
+        ctx: *mut c_void,
+        frame: &mut Frame<'_>,
+        run: &mut RunState,
+        consumer: &mut dyn FnMut(&HostFrame<'_>) -> Result<()>,
+    ) -> Result<()> {
+        loop {
+            // SAFETY: our context and frame.
+            let code = unsafe { (self.ff.receive_frame)(ctx, frame.raw()) };
+            if code == AVERROR_EAGAIN || code == AVERROR_EOF {
+                return Ok(());
+            }
+            if code < 0 {
+                run.last_error = Some((u32::MAX, code));
+                return Ok(());
+            }
+            self.stats.frames += 1;
+            let pts = frame.pts();
+            if run.output.len() < 64 {
+                run.output.push(pts);
+            }
+            let result = match run.wanted.get(&pts).copied() {
+                Some(k) if !run.delivered[k] => {
+                    run.delivered[k] = true;
+                    self.stats.delivered += 1;
+                    self.hand_over(file, frame, &run.keeps[k], consumer)
+                }
+                _ => Ok(()),
+            };
+            frame.unref();
+            result?;
+        }
+    }
+
+    fn hand_over(
+        &self,
+        file: &Path,
+        frame: &Frame<'_>,
+        keep: &Keep,
+        consumer: &mut dyn FnMut(&HostFrame<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let format = frame.format_name();
+        let unsupported = |why: String| CodecError::Decode {
+            file: file.to_path_buf(),
+            frame: keep.frame,
+            reason: why,
+        };
+        let (layout, bit_depth, jpeg_range) = ChromaLayout::of_pixel_format(&format)
+            .ok_or_else(|| unsupported(format!("libavcodec gave {format}, not planar YUV")))?;
+        let (w, h) = (frame.width(), frame.height());
+        let (w, h) = match (usize::try_from(w), usize::try_from(h)) {
+            (Ok(w), Ok(h)) if w > 0 && h > 0 => (w, h),
+            _ => return Err(unsupported(format!("libavcodec gave a {w}x{h} frame"))),
+        };
+        let (cw, ch) = layout.chroma_size(w, h);
+        let bps = if bit_depth > 8 { 2 } else { 1 };
+        let sizes = [(w, h), (cw, ch), (cw, ch)];
+        let mut planes: [&[u8]; 3] = [&[]; 3];
+        let mut strides = [0usize; 3];
+        for (i, &(pw, ph)) in sizes.iter().enumerate() {
+            if ph == 0 {
+                continue;
+            }
+            let (ptr, stride) = frame.plane(i);
+            let stride = usize::try_from(stride).unwrap_or(0);
+            if ptr.is_null() || stride < pw * bps {
+                return Err(unsupported(format!(
+                    "libavcodec gave plane {i} with {stride} bytes a row for {pw} samples"
+                )));
+            }
+            // SAFETY: libavcodec's planes hold `ph` rows `stride` bytes apart, each of at
+            // least `pw` samples; the frame stays referenced until `unref` after the consumer.
+            planes[i] = unsafe { std::slice::from_raw_parts(ptr, stride * (ph - 1) + pw * bps) };
+            strides[i] = stride;
+        }
+        let (space, range) = frame.colour();
+        let host = HostFrame {
+            frame: keep.frame,
+            pts: keep.pts,
+            slots: &keep.slots,
+            width: w as u32,
+            height: h as u32,
+            layout,
+            bit_depth,
+            planes,
+            strides,
+            colour: ColourInfo {
+                matrix_coefficients: u8::try_from(space).unwrap_or(2),
+                // AVCOL_RANGE_JPEG is 2; the yuvj formats imply it.
+                full_range: range == 2 || jpeg_range,
+            },
+            status: if frame.damaged() {
+                FrameStatus::Concealed
+            } else {
+                FrameStatus::Ok
+            },
+        };
+        consumer(&host)
+    }
+
+    fn ensure_open(&mut self, file: &Path, codec: Codec) -> Result<()> {
+        if let Some(o) = &self.open
+            && o.file == file
+            && o.codec == codec
+        {
+            return Ok(());
+        }
+        self.close();
+        let (ctx, name) = self.open_context(file, codec)?;
+        self.open = Some(OpenDecoder {
+            file: file.to_path_buf(),
+            codec,
+            ctx,
+            name,
+        });
+        self.stats.opened += 1;
+        Ok(())
+    }
+
+    fn context(&self, file: &Path) -> Result<*mut c_void> {
+        self.open
+            .as_ref()
+            .map(|o| o.ctx)
+            .ok_or_else(|| self.fail(file, "no open decoder"))
+    }
+
+    /// The libavcodec decoder name used for `codec` (AV1: FFmpeg's libdav1d wrapper, as the
+    /// ffmpeg tool picks it).
+    fn decoder_names(codec: Codec) -> &'static [&'static str] {
+        match codec {
+            Codec::H264 => &["h264"],
+            Codec::Hevc => &["hevc"],
+            Codec::Vp9 => &["vp9"],
+            Codec::Av1 => &["libdav1d"],
+        }
+    }
+
+    fn open_context(&self, file: &Path, codec: Codec) -> Result<(*mut c_void, &'static str)> {
+        let names = Self::decoder_names(codec);
+        let found = names.iter().find_map(|n| {
+            let c = CString::new(*n).ok()?;
+            // SAFETY: a lookup by NUL-terminated name.
+            let dec = unsafe { (self.ff.find_decoder_by_name)(c.as_ptr()) };
+            (!dec.is_null()).then_some((dec, *n))
+        });
+        let Some((dec, name)) = found else {
+            return Err(CodecError::Decode {
+                file: file.to_path_buf(),
+                frame: 0,
+                reason: format!(
+                    "{} has no {} decoder (wanted {}); install an FFmpeg built with it",
+                    self.ff.describe(),
+                    codec_name(codec),
+                    names.join(" or ")
+                ),
+            });
+        };
+        // SAFETY: allocates a context for a decoder libavcodec returned.
+        let ctx = unsafe { (self.ff.alloc_context3)(dec) };
+        if ctx.is_null() {
+            return Err(self.fail(file, "avcodec_alloc_context3"));
+        }
+        let threads = self.threads.to_string();
+        let mut options = vec![("threads", threads.as_str()), ("max_pixels", MAX_PIXELS)];
+        if codec == Codec::H264 {
+            // Plans start at GOP starts that may be non-IDR I pictures; NVDEC shows those,
+            // and so must libavcodec (it otherwise waits for a recovery point).
+            options.push(("flags2", "+showall"));
+        }
+        let code = self.open_with(ctx, dec, &options);
+        if code < 0 {
+            let mut ctx = ctx;
+            // SAFETY: frees the context we allocated.
+            unsafe { (self.ff.free_context)(&mut ctx) };
+            return Err(CodecError::Decode {
+                file: file.to_path_buf(),
+                frame: 0,
+                reason: format!("opening libavcodec's {name}: {}", self.ff.error_text(code)),
+            });
+        }
+        tracing::debug!(file = %file.display(), decoder = name, threads = self.threads, "libavcodec decoder opened");
+        Ok((ctx, name))
+    }
+
+    fn open_with(&self, ctx: *mut c_void, dec: *const c_void, options: &[(&str, &str)]) -> c_int {
+        let mut dict: *mut c_void = std::ptr::null_mut();
+        for (k, v) in options {
+            let (Ok(k), Ok(v)) = (CString::new(*k), CString::new(*v)) else {
+                continue;
+            };
+            // SAFETY: copies both strings into the dictionary (flags 0).
+            unsafe { (self.ff.dict_set)(&mut dict, k.as_ptr(), v.as_ptr(), 0) };
+        }
+        // SAFETY: opens our context; unknown options stay in `dict`, which we free.
+        let code = unsafe { (self.ff.open2)(ctx, dec, &mut dict) };
+        // SAFETY: frees what the open left.
+        unsafe { (self.ff.dict_free)(&mut dict) };
+        code
+    }
+
+    fn close(&mut self) {
+        if let Some(mut o) = self.open.take() {
+            tracing::trace!(decoder = o.name, "libavcodec decoder closed");
+            // SAFETY: frees the context we opened.
+            unsafe { (self.ff.free_context)(&mut o.ctx) };
+        }
+    }
+
+    fn fail(&self, file: &Path, call: &str) -> CodecError {
+        CodecError::Decode {
+            file: file.to_path_buf(),
+            frame: 0,
+            reason: format!("{call} failed in {}", self.ff.describe()),
+        }
+    }
+
+    fn error(&self, file: &Path, keeps: &[Keep], packet: u32, code: c_int) -> CodecError {
+        CodecError::Decode {
+            file: file.to_path_buf(),
+            frame: keeps.first().map(|k| k.frame).unwrap_or(0),
+            reason: format!("packet {packet}: {}", self.ff.error_text(code)),
+        }
+    }
+}
+
+impl Drop for CpuDecoder {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn codec_name(codec: Codec) -> &'static str {
+    match codec {
+        Codec::H264 => "H.264",
+        Codec::Hevc => "HEVC",
+        Codec::Vp9 => "VP9",
+        Codec::Av1 => "AV1",
+    }
+}
+
+/// What a run has delivered so far.
+struct RunState<'k> {
+    keeps: &'k [Keep],
+    wanted: HashMap<i64, usize>,
+    delivered: Vec<bool>,
+    output: Vec<i64>,
+    last_error: Option<(u32, c_int)>,
+}
+
+impl<'k> RunState<'k> {
+    fn new(keeps: &'k [Keep]) -> RunState<'k> {
+        RunState {
+            keeps,
+            wanted: keeps.iter().enumerate().map(|(i, k)| (k.pts, i)).collect(),
+            delivered: vec![false; keeps.len()],
+            output: Vec::new(),
+            last_error: None,
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! A frame decoded on the CPU, as consumers see it: planes in host memory.
+
+use crate::nvdec::{ColourInfo, FrameStatus};
+
+/// How chroma is sampled in a host frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChromaLayout {
+    /// Luma only.
+    Gray,
+    /// Chroma at half width and half height.
+    Yuv420,
+    /// Chroma at half width.
+    Yuv422,
+    /// Chroma at full resolution.
+    Yuv444,
+}
+
+impl ChromaLayout {
+    /// Chroma plane size for a `width` x `height` frame (0 x 0 for grey).
+    pub fn chroma_size(self, width: usize, height: usize) -> (usize, usize) {
+        match self {
+            ChromaLayout::Gray => (0, 0),
+            ChromaLayout::Yuv420 => (width.div_ceil(2), height.div_ceil(2)),
+            ChromaLayout::Yuv422 => (width.div_ceil(2), height),
+            ChromaLayout::Yuv444 => (width, height),
+        }
+    }
+
+    /// (layout, bits, full range implied) of an FFmpeg planar YUV or grey pixel format name;
+    /// `None` for any other.
+    pub(crate) fn of_pixel_format(name: &str) -> Option<(ChromaLayout, u8, bool)> {
+        let (body, bits) = match name.strip_suffix("le") {
+            Some(b) => {
+                let at = b.rfind('p').map(|i| i + 1).unwrap_or(b.len());
+                let at = if b.starts_with("gray") { 4 } else { at };
+                (&b[..at], b[at..].parse::<u8>().ok()?)
+            }
+            None => (name, 8),
+        };
+        let (layout, jpeg) = match body {
+            "gray" => (ChromaLayout::Gray, false),
+            "yuv420p" => (ChromaLayout::Yuv420, false),
+            "yuvj420p" => (ChromaLayout::Yuv420, true),
+            "yuv422p" => (ChromaLayout::Yuv422, false),
+            "yuvj422p" => (ChromaLayout::Yuv422, true),
+            "yuv444p" => (ChromaLayout::Yuv444, false),
+            "yuvj444p" => (ChromaLayout::Yuv444, true),
+            _ => return None,
+        };
+        (8..=16).contains(&bits).then_some((layout, bits, jpeg))
+    }
+
+    /// FFmpeg's name of the planar format with this layout and depth (as `-pix_fmt` takes).
+    pub fn pixel_format(self, bit_depth: u8) -> String {
+        let base = match self {
+            ChromaLayout::Gray => "gray",
+            ChromaLayout::Yuv420 => "yuv420p",
+            ChromaLayout::Yuv422 => "yuv422p",
+            ChromaLayout::Yuv444 => "yuv444p",
+        };
+        if bit_depth > 8 {
+            format!("{base}{bit_depth}le")
+        } else {
+            base.to_string()
+        }
+    }
+}
+
+/// A requested frame decoded on the CPU, in the decoder's memory while the consumer runs.
+#[derive(Debug)]
+pub struct HostFrame<'a> {
+    /// Presentation index in the video.
+    pub frame: u32,
+    /// Presentation time (ticks of the track timescale).
+    pub pts: i64,
+    /// Positions in the request list that asked for this frame.
+    pub slots: &'a [u32],
+    /// Width (the stream's cropping applied).
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+    /// Chroma sampling.
+    pub layout: ChromaLayout,
+    /// Bits per sample; above 8, samples are 16-bit little-endian with the value in the low
+    /// bits (FFmpeg's `...10le`).
+    pub bit_depth: u8,
+    /// Y, U and V planes (U and V empty for grey), each `strides[i]` bytes a row.
+    pub planes: [&'a [u8]; 3],
+    /// Bytes from one row to the next, per plane.
+    pub strides: [usize; 3],
+    /// Colour signalling.
+    pub colour: ColourInfo,
+    /// Whether the decoder reported errors for this picture.
+    pub status: FrameStatus,
+}
+
+impl HostFrame<'_> {
+    fn bytes_per_sample(&self) -> usize {
+        if self.bit_depth > 8 { 2 } else { 1 }
+    }
+
+    /// The planes packed without padding in FFmpeg's own layout for this frame
+    /// ([`ChromaLayout::pixel_format`]): the bytes whose MD5 is ffmpeg's framemd5 with that
+    /// `-pix_fmt`.
+    pub fn to_planar(&self) -> Vec<u8> {
+        let (w, h) = (self.width as usize, self.height as usize);
+        let (cw, ch) = self.layout.chroma_size(w, h);
+        let bps = self.bytes_per_sample();
+        let mut out = Vec::with_capacity((w * h + 2 * cw * ch) * bps);
+        let sizes = [(w, h), (cw, ch), (cw, ch)];
+        for (i, &(pw, ph)) in sizes.iter().enumerate() {
+            for y in 0..ph {
+                let at = y * self.strides[i];
+                out.extend_from_slice(&self.planes[i][at..at + pw * bps]);
+            }
+        }
+        out
+    }
+
+    /// Writes the frame as NVDEC lays out surfaces (NV12, or P016 with the value in the high
+    /// bits) into `out`: luma rows then interleaved chroma rows, `pitch` bytes apart, the
+    /// chroma at row `height` rounded up to even. 4:2:0 only (`None` otherwise); grey gets
+    /// neutral chroma. `out` must hold [`HostFrame::semi_planar_bytes`].
+    pub fn write_semi_planar(&self, out: &mut [u8], pitch: usize) -> Option<()> {
+        let (w, h) = (self.width as usize, self.height as usize);
+        let bps = self.bytes_per_sample();
+        let chroma_rows = h.div_ceil(2);
+        let chroma_at = pitch * h.next_multiple_of(2);
+        if out.len() < chroma_at + pitch * chroma_rows || pitch < w.next_multiple_of(2) * bps {
+            return None;
+        }
+        let shift = 16 - u32::from(self.bit_depth);
+        let put = |dst: &mut [u8], v: u16| {
+            if bps == 1 {
+                dst[0] = v as u8;
+            } else {
+                dst.copy_from_slice(&(v << shift).to_le_bytes());
+            }
+        };
+        let get = |plane: &[u8], at: usize| -> u16 {
+            if bps == 1 {
+                u16::from(plane[at])
+            } else {
+                u16::from_le_bytes([plane[at], plane[at + 1]])
+            }
+        };
+        for y in 0..h {
+            let src = &self.planes[0][y * self.strides[0]..];
+            let dst = &mut out[y * pitch..];
+            if bps == 1 {
+                dst[..w].copy_from_slice(&src[..w]);
+            } else {
+                for x in 0..w {
+                    put(&mut dst[2 * x..2 * x + 2], get(src, 2 * x));
+                }
+            }
+        }
+        let cw = w.div_ceil(2);
+        let neutral = 1u16 << (self.bit_depth - 1);
+        for y in 0..chroma_rows {
+            let row = &mut out[chroma_at + y * pitch..];
+            for x in 0..cw {
+                let (u, v) = match self.layout {
+                    ChromaLayout::Yuv420 => (
+                        get(self.planes[1], y * self.strides[1] + x * bps),
+                        get(self.planes[2], y * self.strides[2] + x * bps),
+                    ),
+                    ChromaLayout::Gray => (neutral, neutral),
+                    _ => return None,
+                };
+                put(&mut row[2 * x * bps..(2 * x + 1) * bps], u);
+                put(&mut row[(2 * x + 1) * bps..(2 * x + 2) * bps], v);
+            }
+        }
+        Some(())
+    }
+
+    /// Bytes [`HostFrame::write_semi_planar`] writes at this pitch.
+    pub fn semi_planar_bytes(&self, pitch: usize) -> usize {
+        let h = self.height as usize;
+        pitch * (h.next_multiple_of(2) + h.div_ceil(2))
+    }
+
+    /// The smallest pitch [`HostFrame::write_semi_planar`] accepts.
+    pub fn semi_planar_pitch(&self) -> usize {
+        (self.width as usize).next_multiple_of(2) * self.bytes_per_sample()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pixel_format_names_parse_as_ffmpeg_spells_them() {
+        let p = ChromaLayout::of_pixel_format;
+        assert_eq!(p("yuv420p"), Some((ChromaLayout::Yuv420, 8, false)));
+        assert_eq!(p("yuvj420p"), Some((ChromaLayout::Yuv420, 8, true)));
+        assert_eq!(p("yuv420p10le"), Some((ChromaLayout::Yuv420, 10, false)));
+        assert_eq!(p("yuv444p12le"), Some((ChromaLayout::Yuv444, 12, false)));
+        assert_eq!(p("gray"), Some((ChromaLayout::Gray, 8, false)));
+        assert_eq!(p("gray10le"), Some((ChromaLayout::Gray, 10, false)));
+        assert_eq!(p("nv12"), None);
+        assert_eq!(p("yuv420p10be"), None);
+        assert_eq!(p("rgb24"), None);
+        for (layout, bits) in [(ChromaLayout::Yuv422, 10), (ChromaLayout::Gray, 8)] {
+            let name = layout.pixel_format(bits);
+            assert_eq!(p(&name), Some((layout, bits, false)), "{name}");
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! The CPU decoder (libavcodec, loaded at run time) against ffmpeg's framemd5: every frame of
+//! every fixture, random frames and clips planned mid-stream, 8- and 10-bit, AV1 with hidden
+//! frames and film grain, H.264 4:4:4. Runs wherever FFmpeg's libraries are installed (CI
+//! installs Debian's); without them the tests print SKIP lines, and GM_REQUIRE_LIBAVCODEC=1 turns
+//! that into a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use gm_codec::avcodec::{ChromaLayout, CpuDecoder};
+use gm_codec::nvdec::FrameStatus;
+use gm_codec::{CodecError, LibraryError};
+use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, PacketSource};
+use gm_transforms::cpu::SemiPlanar;
+use md5::{Digest, Md5};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+}
+
+fn shared() -> Option<PathBuf> {
+    let p = std::env::var_os("GM_SHARED_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/media"));
+    p.join("video").is_dir().then_some(p)
+}
+
+const FIXTURES: &[&str] = &[
+    "h264_no_bframes.mp4",
+    "h264_bpyramid.mp4",
+    "h264_open_gop.mp4",
+    "h264_slices.mp4",
+    "h264_fragmented.mp4",
+    "h264_vfr.mp4",
+    "h264_1366x766.mp4",
+    "hevc_closed_gop.mp4",
+    "hevc_open_gop.mp4",
+    "hevc_main10.mp4",
+    "hevc_fragmented.mp4",
+    "h264_bframes.mkv",
+    "hevc_bframes.mkv",
+    "vp9.mp4",
+    "vp9_altref.webm",
+    "vp9_10bit.webm",
+    "vp9_odd.webm",
+    "vp9_no_cues.webm",
+    "av1_hidden.webm",
+    "av1_svt.webm",
+    "av1_10bit.webm",
+    "av1_odd.mp4",
+    "av1_grain.webm",
+];
+
+/// A CPU decoder, or `None` after a SKIP line when FFmpeg is not installed
+/// (a failure under GM_REQUIRE_LIBAVCODEC=1).
+fn decoder_or_skip(test: &str, threads: usize) -> Option<CpuDecoder> {
+    match CpuDecoder::new(threads) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            assert!(
+                std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(),
+                "GM_REQUIRE_LIBAVCODEC is set but {test} has no FFmpeg: {e}"
+            );
+            eprintln!("SKIP (no FFmpeg libraries): {test}: {e}");
+            None
+        }
+    }
+}
+
+/// (path, golden MD5s in presentation order) of a fixture or `shared_<name>[.suffix]`.
+fn video(name: &str) -> (PathBuf, Vec<String>) {
+    let (path, golden) = match name.strip_prefix("shared_") {
+        Some(n) => {
+            let stem = n.split('.').next().unwrap();
+            (
+                shared().unwrap().join(format!("video/{stem}.mp4")),
+                name.to_string(),
+            )
+        }
+        None => (
+            fixtures().join("video").join(name),
+            name.split('.').next().unwrap().to_string(),
+        ),
+    };
+    let text =
+        std::fs::read_to_string(fixtures().join(format!("golden/{golden}.framemd5"))).unwrap();
+    let md5s = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
+        .collect();
+    (path, md5s)
+}
+
+fn demuxer(path: &Path) -> IndexingDemuxer {
+    let options = IndexOptions {
+        scan: BitstreamScan::Full,
+        ..Default::default()
+    };
+    IndexingDemuxer::open(path, options).unwrap()
+}
+
+/// Decodes `frames`; the MD5 of each request slot's frame in its own planar format.
+fn decode_md5(
+    decoder: &mut CpuDecoder,
+    demux: &dyn PacketSource,
+    plan: &gm_demux::DecodePlan,
+) -> Result<Vec<String>, CodecError> {
+    let mut out = vec![String::new(); plan.requested];
+    decoder.decode(demux, plan, &mut |f| {
+        assert_eq!(
+            f.status,
+            FrameStatus::Ok,
+            "frame {} reported damaged",
+            f.frame
+        );
+        let md5 = format!("{:x}", Md5::digest(f.to_planar()));
+        for &s in f.slots {
+            out[s as usize] = md5.clone();
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn check(decoder: &mut CpuDecoder, name: &str, frames: &[usize]) -> usize {
+    let (path, golden) = video(name);
+    let demux = demuxer(&path);
+    assert_eq!(demux.index().frame_count(), golden.len(), "{name}");
+    let plan = demux.plan(frames).unwrap();
+    let got = decode_md5(decoder, &demux, &plan).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (slot, &f) in frames.iter().enumerate() {
+        assert_eq!(
+            got[slot], golden[f],
+            "{name}: frame {f} (request slot {slot}) differs from ffmpeg"
+        );
+    }
+    frames.len()
+}
+
+fn rng(test: &str) -> StdRng {
+    let seed = rand::rng().next_u64();
+    eprintln!("{test}: seed {seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+#[test]
+fn every_frame_of_every_fixture_equals_ffmpeg() {
+    let Some(mut decoder) = decoder_or_skip("every_frame_of_every_fixture_equals_ffmpeg", 2) else {
+        return;
+    };
+    eprintln!("{}", CpuDecoder::library().unwrap());
+    let mut total = 0;
+    for name in FIXTURES {
+        let n = video(name).1.len();
+        total += check(&mut decoder, name, &(0..n).collect::<Vec<_>>());
+    }
+    let stats = decoder.stats();
+    eprintln!("{total} frames, {stats:?}");
+    assert!(total >= 330, "{total}");
+    assert_eq!(
+        stats.opened,
+        FIXTURES.len() as u64,
+        "one decoder per file: {stats:?}"
+    );
+    assert!(stats.frames >= total as u64);
+}
+
+#[test]
+fn random_frames_and_clips_planned_mid_stream_equal_ffmpeg() {
+    let Some(mut decoder) = decoder_or_skip("random_frames_and_clips", 1) else {
+        return;
+    };
+    let mut rng = rng("random_frames_and_clips");
+    let mut frames = 0;
+    for _ in 0..120 {
+        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let n = video(name).1.len();
+        frames += check(&mut decoder, name, &[rng.random_range(0..n)]);
+    }
+    for _ in 0..60 {
+        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let n = video(name).1.len();
+        let start = rng.random_range(0..=n - 8);
+        let mut clip: Vec<usize> = (start..start + 8).step_by(rng.random_range(1..3)).collect();
+        if rng.random_bool(0.3) {
+            clip.reverse();
+        }
+        if rng.random_bool(0.2) {
+            clip.push(clip[0]);
+        }
+        frames += check(&mut decoder, name, &clip);
+    }
+    eprintln!("{frames} frames, {:?}", decoder.stats());
+}
+
+#[test]
+fn h264_444_and_real_videos_decode_in_their_own_format() {
+    let Some(mut decoder) = decoder_or_skip("h264_444_and_real_videos", 0) else {
+        return;
+    };
+    if shared().is_none() {
+        eprintln!("SKIP (no shared media): h264_444_and_real_videos");
+        return;
+    }
+    let (path, golden) = video("shared_cockatoo_h264_444.yuv444p");
+    let demux = demuxer(&path);
+    let picks: Vec<usize> = (0..golden.len())
+        .step_by(7)
+        .chain([golden.len() - 1])
+        .collect();
+    let plan = demux.plan(&picks).unwrap();
+    let mut layouts = Vec::new();
+    decoder
+        .decode(&demux, &plan, &mut |f| {
+            layouts.push((f.layout, f.bit_depth));
+            let md5 = format!("{:x}", Md5::digest(f.to_planar()));
+            assert_eq!(md5, golden[f.frame as usize], "cockatoo frame {}", f.frame);
+            // The 4:4:4 frame has no NVDEC surface layout: staging for the GPU says so.
+            let pitch = f.semi_planar_pitch();
+            let mut buf = vec![0u8; f.semi_planar_bytes(pitch)];
+            assert!(f.write_semi_planar(&mut buf, pitch).is_none());
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(layouts.len(), picks.len());
+    assert!(layouts.iter().all(|&l| l == (ChromaLayout::Yuv444, 8)));
+    for name in ["shared_humming_bird_1s", "shared_phone_1080p"] {
+        let n = video(name).1.len();
+        check(&mut decoder, name, &(0..n).step_by(5).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn semi_planar_staging_matches_the_twins_repacking() {
+    let Some(mut decoder) = decoder_or_skip("semi_planar_staging", 1) else {
+        return;
+    };
+    for name in ["vp9_odd.webm", "hevc_main10.mp4", "av1_10bit.webm"] {
+        let (path, _) = video(name);
+        let demux = demuxer(&path);
+        let plan = demux.plan(&[3]).unwrap();
+        decoder
+            .decode(&demux, &plan, &mut |f| {
+                let pitch = f.semi_planar_pitch() + 64;
+                let mut nv = vec![0u8; f.semi_planar_bytes(pitch)];
+                f.write_semi_planar(&mut nv, pitch).unwrap();
+                // What the CPU twin is fed from ffmpeg's planar frames in other tests.
+                let sp = SemiPlanar::from_yuv420p(&f.to_planar(), f.width, f.height, f.bit_depth)
+                    .unwrap();
+                let h = f.height as usize;
+                let row = f.width as usize * if f.bit_depth > 8 { 2 } else { 1 };
+                for y in 0..h {
+                    let got = &nv[y * pitch..y * pitch + row];
+                    assert_eq!(
+                        got,
+                        &sp.luma[y * sp.pitch..y * sp.pitch + row],
+                        "{name}: row {y}"
+                    );
+                }
+                let at = pitch * h.next_multiple_of(2);
+                for y in 0..h.div_ceil(2) {
+                    let got = &nv[at + y * pitch..at + y * pitch + sp.pitch];
+                    let want = &sp.chroma[y * sp.pitch..(y + 1) * sp.pitch];
+                    assert_eq!(got, want, "{name}: chroma row {y}");
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn damaged_packets_give_errors_or_flags_never_hang_and_the_decoder_recovers() {
+    let Some(mut decoder) = decoder_or_skip("damaged_packets", 1) else {
+        return;
+    };
+    let mut rng = rng("cpu damaged packets");
+    for name in [
+        "h264_bpyramid.mp4",
+        "hevc_open_gop.mp4",
+        "vp9_altref.webm",
+        "av1_hidden.webm",
+    ] {
+        let (path, golden) = video(name);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let clean = demuxer(&path);
+        // Damage bytes inside the later half of the samples, never the container's boxes.
+        let samples = &clean.index().packets;
+        for _ in 0..40 {
+            let s = &samples[rng.random_range(samples.len() / 2..samples.len())];
+            let at = s.offset as usize + rng.random_range(0..s.size as usize);
+            bytes[at] ^= rng.random_range(1..=255u8);
+        }
+        let dir = std::env::temp_dir().join(format!("gm-cpu-damaged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let damaged = dir.join(path.file_name().unwrap());
+        std::fs::write(&damaged, &bytes).unwrap();
+        let demux = IndexingDemuxer::open(&damaged, IndexOptions::default()).unwrap();
+        let n = demux.index().frame_count();
+        let plan = demux.plan(&(0..n).collect::<Vec<_>>()).unwrap();
+        let mut outcome = (0usize, 0usize);
+        let result = decoder.decode(&demux, &plan, &mut |f| {
+            outcome.0 += 1;
+            if f.status != FrameStatus::Ok {
+                outcome.1 += 1;
+            }
+            Ok(())
+        });
+        if let Err(e) = &result {
+            let msg = e.to_string();
+            assert!(msg.contains(damaged.to_str().unwrap()), "{name}: {msg}");
+        }
+        eprintln!("{name}: {outcome:?} frames (delivered, flagged), {result:?}");
+        std::fs::remove_dir_all(&dir).ok();
+        // The decoder goes on with a clean file, bit-exact.
+        check(&mut decoder, name, &[golden.len() - 1, 0]);
+    }
+}
+
+#[test]
+fn a_consumer_error_stops_the_plan_and_the_decoder_stays_usable() {
+    let Some(mut decoder) = decoder_or_skip("a_consumer_error", 1) else {
+        return;
+    };
+    let (path, _) = video("h264_bpyramid.mp4");
+    let demux = demuxer(&path);
+    let plan = demux.plan(&[0, 1, 2, 3]).unwrap();
+    let mut seen = 0;
+    let err = decoder
+        .decode(&demux, &plan, &mut |_| {
+            seen += 1;
+            Err(CodecError::Consumer("disk full".into()))
+        })
+        .unwrap_err();
+    assert_eq!(seen, 1);
+    assert!(err.to_string().contains("disk full"), "{err}");
+    check(&mut decoder, "h264_bpyramid.mp4", &[0, 1, 2, 3]);
+}
+
+#[test]
+fn library_errors_name_ffmpeg() {
+    // With FFmpeg present this checks the description; the missing-library text is a unit
+    // test of the loader (it cannot hide an installed FFmpeg from this process).
+    match CpuDecoder::library() {
+        Ok(desc) => assert!(desc.starts_with("libavcodec "), "{desc}"),
+        Err(CodecError::Library(LibraryError::NotFound { library, .. })) => {
+            assert_eq!(library, "FFmpeg's libavcodec")
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
