@@ -321,6 +321,10 @@ fn probe_of_a_bucket_prefix_indexes_every_video_as_the_local_folder() {
         .unwrap();
     let mut from_folder = from_folder.clone();
     from_folder.as_object_mut().unwrap().remove("file");
+    // A single file's probe also says which decoder the stream gets on this machine.
+    let mut one = one;
+    let o = one.as_object_mut().unwrap();
+    assert!(o.remove("decoder").is_some() && o.remove("decoder_reason").is_some());
     assert_eq!(from_folder, one);
     // The same file left out, and the cost counted.
     assert_eq!(

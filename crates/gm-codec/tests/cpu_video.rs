@@ -354,3 +354,17 @@ fn library_errors_name_ffmpeg() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// A session alternating between the cameras of a scene keeps each file's context open
+/// (opening libdav1d costs more than a GOP of 2): two files, twenty plans, two contexts.
+#[test]
+fn alternating_files_keep_their_contexts_open() {
+    let Some(mut decoder) = decoder_or_skip("alternating_files", 1) else {
+        return;
+    };
+    for k in 0..10 {
+        check(&mut decoder, "av1_svt.webm", &[k, k + 1]);
+        check(&mut decoder, "vp9_altref.webm", &[k + 2]);
+    }
+    assert_eq!(decoder.stats().opened, 2, "{:?}", decoder.stats());
+}

@@ -144,6 +144,9 @@ pub enum LoaderError {
     /// The builder's settings do not fit together.
     #[error("loader configuration: {0}")]
     Config(String),
+    /// A LeRobot dataset could not be opened as asked.
+    #[error("LeRobot dataset: {0}")]
+    LeRobot(#[from] crate::lerobot::LeRobotError),
     /// A directory or file the loader needs could not be read or made.
     #[error("{path}: {source}")]
     Io {

@@ -56,6 +56,7 @@ mod elastic;
 mod epochs;
 mod error;
 mod image;
+mod lerobot;
 mod progress;
 mod release;
 mod sampler;
@@ -74,6 +75,10 @@ pub use image::{
 };
 pub use image::{
     CorePlan, ENGINES_ONLY_BELOW, LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, default_core_budget,
+};
+pub use lerobot::{
+    DEFAULT_TOLERANCE_S, LeRobotDataset, LeRobotDatasetBuilder, LeRobotError, LeRobotInfo,
+    LeRobotSample,
 };
 pub use progress::Progress;
 pub use sampler::{DistEnv, Order, Sampler, Shard};

@@ -31,7 +31,7 @@ type EpisodeSources = (usize, Vec<(String, Vec<usize>)>);
 /// indexes.
 #[pyclass(module = "gm")]
 pub struct VideoDataset {
-    builder: VideoDatasetBuilder,
+    builder: Reopen,
     /// Opened once; the first ClipLoader takes it, later ones open their own.
     opened: Mutex<Option<gm_loader::VideoDataset>>,
     len: usize,
@@ -93,7 +93,7 @@ impl VideoDataset {
             crate::progress::run(py, progress, &counter, ("indexing", "video"), || b.open())?;
         crate::logging::flush(py);
         let d = opened.map_err(|e| loader_error(py, e))?;
-        Ok(VideoDataset::summarize(builder, d))
+        Ok(VideoDataset::summarize(Reopen::Videos(builder), d))
     }
 
     /// Episodes in the dataset.
@@ -128,9 +128,27 @@ impl VideoDataset {
     }
 }
 
+/// How a `VideoDataset` opens again for a second loader.
+#[derive(Clone)]
+pub(crate) enum Reopen {
+    /// Videos cut into episodes.
+    Videos(VideoDatasetBuilder),
+    /// A LeRobot dataset's samples.
+    LeRobot(gm_loader::LeRobotDatasetBuilder),
+}
+
+impl Reopen {
+    fn open(self) -> Result<gm_loader::VideoDataset, gm_loader::LoaderError> {
+        match self {
+            Reopen::Videos(b) => b.open(),
+            Reopen::LeRobot(b) => b.open().map(gm_loader::LeRobotDataset::into_videos),
+        }
+    }
+}
+
 impl VideoDataset {
     /// The Python object over an opened dataset: what Python asks of it, copied out.
-    fn summarize(builder: VideoDatasetBuilder, d: gm_loader::VideoDataset) -> VideoDataset {
+    pub(crate) fn summarize(builder: Reopen, d: gm_loader::VideoDataset) -> VideoDataset {
         let clips = (0..d.len())
             .filter_map(|i| d.clip(i))
             .map(|c| {
@@ -387,6 +405,11 @@ impl ClipLoader {
         d.set_item("skipped", s.skipped)?;
         d.set_item("decode_us", s.decode_us)?;
         d.set_item("wait_us", s.wait_us)?;
+        // Videos NVDEC cannot decode go to libavcodec on the sessions' threads.
+        d.set_item("cpu_videos", self.inner.lock().loader.cpu_videos())?;
+        d.set_item("cpu_frames_decoded", s.cpu_frames_decoded)?;
+        d.set_item("cpu_runs", s.cpu_runs)?;
+        d.set_item("cpu_decode_us", s.cpu_decode_us)?;
         let bad: Vec<(String, usize, String)> = s
             .first_bad
             .iter()

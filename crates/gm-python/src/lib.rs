@@ -11,6 +11,7 @@ mod device;
 mod errors;
 mod image_loader;
 mod iteration;
+mod lerobot;
 mod logging;
 mod owner;
 mod progress;
@@ -56,6 +57,7 @@ fn _gm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<clips::ClipBatch>()?;
     m.add_class::<video::VideoDecoder>()?;
     m.add_class::<video::FrameBatch>()?;
+    m.add_class::<lerobot::LeRobotIndex>()?;
     m.add_function(wrap_pyfunction!(decode::decode_images, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_available, m)?)?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;

@@ -17,6 +17,11 @@ use crate::nvdec::{ColourInfo, FrameStatus};
 /// that a forged header cannot make it allocate gigabytes.
 const MAX_PIXELS: &str = "67108864";
 
+/// Files a decoder keeps a context open for: a loader's session alternates between the
+/// cameras of a scene and the videos of a batch, and opening libdav1d (its threads and
+/// buffers) costs more than decoding a GOP of 2.
+const OPEN_FILES: usize = 8;
+
 /// Counters of a CPU decoder.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuDecoderStats {
@@ -30,20 +35,22 @@ pub struct CpuDecoderStats {
     pub delivered: u64,
     /// Time in libavcodec (send, receive, flush), nanoseconds.
     pub decode_ns: u64,
-    /// Decoders opened (one per file and codec).
+    /// Decoder contexts opened (one per file and codec while it stays among the last
+    /// `OPEN_FILES` files used).
     pub opened: u64,
 }
 
 /// A libavcodec decoder that executes gm-demux plans on the host, handing each requested frame
 /// to a consumer: the CPU counterpart of [`DecoderSession`](crate::nvdec::DecoderSession),
 /// for codecs or profiles NVDEC lacks (AV1 on Hopper, H.264 4:4:4) and machines without a GPU.
-/// One decoder context is kept open per file; frames equal ffmpeg's software decode (the same
+/// A context is kept open per file, for the last few files; frames equal ffmpeg's software decode (the same
 /// library: AV1 through its libdav1d wrapper, film grain applied as ffmpeg applies it). Not
 /// shareable between threads; use one per host thread.
 pub struct CpuDecoder {
     ff: &'static Ffmpeg,
     threads: usize,
-    open: Option<OpenDecoder>,
+    /// Open contexts, least recently used first; the last is the current one.
+    open: Vec<OpenDecoder>,
     stats: CpuDecoderStats,
 }
 
@@ -74,7 +81,7 @@ impl CpuDecoder {
         Ok(CpuDecoder {
             ff: ffmpeg()?,
             threads,
-            open: None,
+            open: Vec::new(),
             stats: CpuDecoderStats::default(),
         })
     }
@@ -280,16 +287,24 @@ impl CpuDecoder {
         consumer(&host)
     }
 
+    /// Makes the context of `file` current, opening it (and closing the least recently used
+    /// beyond [`OPEN_FILES`]) if it is not open.
     fn ensure_open(&mut self, file: &Path, codec: Codec) -> Result<()> {
-        if let Some(o) = &self.open
-            && o.file == file
-            && o.codec == codec
+        if let Some(i) = self
+            .open
+            .iter()
+            .position(|o| o.file == file && o.codec == codec)
         {
+            let o = self.open.remove(i);
+            self.open.push(o);
             return Ok(());
         }
-        self.close();
+        if self.open.len() >= OPEN_FILES {
+            let mut old = self.open.remove(0);
+            Self::free(self.ff, &mut old);
+        }
         let (ctx, name) = self.open_context(file, codec)?;
-        self.open = Some(OpenDecoder {
+        self.open.push(OpenDecoder {
             file: file.to_path_buf(),
             codec,
             ctx,
@@ -301,7 +316,7 @@ impl CpuDecoder {
 
     fn context(&self, file: &Path) -> Result<*mut c_void> {
         self.open
-            .as_ref()
+            .last()
             .map(|o| o.ctx)
             .ok_or_else(|| self.fail(file, "no open decoder"))
     }
@@ -380,12 +395,17 @@ impl CpuDecoder {
         code
     }
 
+    /// Closes the current context.
     fn close(&mut self) {
-        if let Some(mut o) = self.open.take() {
-            tracing::trace!(decoder = o.name, "libavcodec decoder closed");
-            // SAFETY: frees the context we opened.
-            unsafe { (self.ff.free_context)(&mut o.ctx) };
+        if let Some(mut o) = self.open.pop() {
+            Self::free(self.ff, &mut o);
         }
+    }
+
+    fn free(ff: &Ffmpeg, o: &mut OpenDecoder) {
+        tracing::trace!(decoder = o.name, file = %o.file.display(), "libavcodec decoder closed");
+        // SAFETY: frees a context we opened, once (it leaves our list here).
+        unsafe { (ff.free_context)(&mut o.ctx) };
     }
 
     fn fail(&self, file: &Path, call: &str) -> CodecError {
@@ -407,7 +427,9 @@ impl CpuDecoder {
 
 impl Drop for CpuDecoder {
     fn drop(&mut self) {
-        self.close();
+        while !self.open.is_empty() {
+            self.close();
+        }
     }
 }
 

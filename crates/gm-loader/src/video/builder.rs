@@ -56,8 +56,9 @@ impl ClipLoaderBuilder {
         self
     }
 
-    /// libavcodec threads per video a session decodes on the CPU (default 2; 0 lets
-    /// libavcodec use every core). Sessions x threads is the host cores CPU decoding may take.
+    /// libavcodec threads per video a session decodes on the CPU (default 1; 0 lets
+    /// libavcodec use every core). Sessions x threads is the host cores CPU decoding may take:
+    /// with AV1 on the CPU, give the loader more sessions rather than more threads.
     pub fn cpu_threads(mut self, n: usize) -> Self {
         self.routing.cpu_threads = n;
         self

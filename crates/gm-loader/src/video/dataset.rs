@@ -63,6 +63,10 @@ pub struct Clip {
     pub cameras: Vec<(usize, Vec<usize>)>,
 }
 
+/// A scene of given clips: its videos (one per camera) and each clip's frames per camera,
+/// `[clip][camera]`.
+pub(crate) type ExplicitScene = (Vec<usize>, Vec<Vec<Vec<usize>>>);
+
 /// One indexed video.
 pub(crate) struct Video {
     pub(crate) path: PathBuf,
@@ -78,6 +82,8 @@ enum Cutter {
         cams: MultiCamera,
         valid: Option<Vec<usize>>,
     },
+    /// Given clips, `[clip][camera]` frame lists (a LeRobot dataset's samples).
+    Explicit(Vec<Vec<Vec<usize>>>),
 }
 
 struct Scene {
@@ -93,6 +99,7 @@ impl Scene {
             Cutter::Cameras { cams, valid } => {
                 valid.as_ref().map_or(cams.episode_count(), Vec::len)
             }
+            Cutter::Explicit(clips) => clips.len(),
         }
     }
 
@@ -110,6 +117,7 @@ impl Scene {
                 };
                 cams.episode(k as i64).ok().flatten()
             }
+            Cutter::Explicit(clips) => clips.get(k).cloned(),
         }
     }
 }
@@ -619,6 +627,29 @@ impl VideoDataset {
         self.starts.push(self.starts[self.starts.len() - 1] + count);
         self.scenes.push(scene);
         Ok(())
+    }
+
+    /// The same indexed videos cut into given clips instead: each scene is its videos (one per
+    /// camera, ids of this dataset) and its clips' frame lists, `[clip][camera]`.
+    pub(crate) fn with_explicit_scenes(
+        mut self,
+        scenes: Vec<ExplicitScene>,
+        multi_camera: bool,
+    ) -> Result<VideoDataset, LoaderError> {
+        self.scenes.clear();
+        self.starts = vec![0];
+        self.cameras = 0;
+        self.multi_camera = multi_camera;
+        for (s, (videos, clips)) in scenes.into_iter().enumerate() {
+            self.push_scene(
+                s,
+                Scene {
+                    videos,
+                    cutter: Cutter::Explicit(clips),
+                },
+            )?;
+        }
+        Ok(self)
     }
 
     /// Settings for a dataset.

@@ -20,6 +20,7 @@ mod stats;
 
 pub use batch::ClipBatch;
 pub use builder::{ClipLoader, ClipLoaderBuilder};
+pub(crate) use dataset::ExplicitScene;
 pub use dataset::{
     BadFiles, Clip, EpisodeSpec, VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder,
     index_file_name,

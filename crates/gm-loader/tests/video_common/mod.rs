@@ -3,6 +3,11 @@
 use std::path::PathBuf;
 
 /// `tests/media` (or `$GM_FIXTURES` in the GPU bundle).
+#[allow(dead_code)]
+pub fn fixtures() -> PathBuf {
+    media()
+}
+
 fn media() -> PathBuf {
     std::env::var_os("GM_FIXTURES")
         .map(PathBuf::from)

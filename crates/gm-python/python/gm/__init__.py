@@ -23,6 +23,7 @@ Log records go to Python's ``logging`` under the logger ``"gm"``.
 """
 
 from . import transforms
+from .lerobot import LeRobotDataset
 from ._gm import (
     BadSampleError,
     Batch,
@@ -57,6 +58,7 @@ __all__ = [
     "FrameBatch",
     "GmError",
     "ImageLoader",
+    "LeRobotDataset",
     "NoGpuError",
     "Tensor",
     "VideoDataset",

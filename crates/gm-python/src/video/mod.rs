@@ -181,7 +181,7 @@ impl VideoDecoder {
             routing: Routing {
                 choice: self.decoder,
                 // One request's runs are spread over the sessions; each decodes its share
-                // with a few threads.
+                // with a couple of threads (a request is latency, not throughput).
                 cpu_threads: 2,
             },
         };

@@ -226,6 +226,38 @@ def test_clip_loader_frames_equal_the_video_decoders(side_stream, no_dist_env):
     assert [list(c.episodes) for c in resumed] == seen[2:]
 
 
+def test_lerobot_samples_and_clips_decode_on_the_gpu(side_stream, no_dist_env):
+    """A LeRobot v3 dataset of SVT-AV1 cameras (on an H100: decoded on the CPU route): items
+    hold each camera's frames as VideoDecoder gives them, and the clip loader's batches stack
+    the cameras of each sample, equal to the decoders' frames resized alike."""
+    root = MEDIA / "lerobot" / "dataset"
+    cams = ["observation.images.front", "observation.images.wrist"]
+    d = gm.LeRobotDataset(root, delta_timestamps={k: [-0.1, 0.0] for k in cams}, device="cuda")
+    item = d[13]
+    assert (item["index"], item["episode_index"], item["frame_index"]) == (13, 1, 1)
+    front = torch.from_dlpack(item[cams[0]]).cpu()
+    assert front.shape == (2, 3, 64, 96) and front.dtype == torch.uint8
+    path, frames = d.sample(13)["frames"][cams[0]]
+    want = torch.from_dlpack(gm.VideoDecoder(path, device="cuda").get_frames_at(frames).data).cpu()
+    assert torch.equal(front, want)
+    assert item[f"{cams[1]}_is_pad"] == [False, False]
+    assert item[f"{cams[1]}_is_pad"] == d.sample(13)[f"{cams[1]}_is_pad"]
+    loader = gm.ClipLoader(d.clips(), batch_size=5, transforms=[T.Resize((48, 48))], shuffle=True,
+                           seed=2, sessions=2)
+    decoders = {}
+    seen = []
+    for clips in loader:
+        with torch.cuda.stream(side_stream):
+            x = torch.from_dlpack(clips.frames).cpu()
+        assert x.shape[1:] == (2, 2, 3, 48, 48)
+        for k, sources in enumerate(clips.sources):
+            for c, (p, f) in enumerate(sources):
+                dec = decoders.setdefault(p, gm.VideoDecoder(p, size=(48, 48), device="cuda"))
+                assert torch.equal(x[k, c], torch.from_dlpack(dec.get_frames_at(f).data).cpu())
+        seen.extend(clips.episodes)
+    assert sorted(seen) == list(range(len(d)))
+
+
 def test_clip_loader_erases_the_same_rectangle_from_every_frame(side_stream, no_dist_env):
     paths = [str(MEDIA / "video" / "h264_bpyramid.mp4"), str(MEDIA / "video" / "hevc_open_gop.mp4")]
 
