@@ -86,15 +86,15 @@ impl LoaderState {
     /// [`Loader::resume`](crate::Loader::resume) or
     /// [`ClipLoader::resume`](crate::ClipLoader::resume) of the merged state). Augmentations
     /// stay tied to `(seed, epoch, sample)`. When every rank had finished the epoch, the
-    /// merged state starts the next one. A streaming WebDataset's states cannot be merged: its
+    /// merged state starts the next one. A rank whose state is the start of the next epoch
+    /// (Python's state after an iteration ends) consumed its whole share. A streaming WebDataset's states cannot be merged: its
     /// order depends on the world it read (an error says so).
     pub fn merge(states: &[LoaderState]) -> Result<LoaderState, LoaderError> {
-        let bad = |why: String| Err(LoaderError::Resume(format!("merging states: {why}")));
         let Some(first) = states.first() else {
-            return bad("no states".into());
+            return merge_error("no states".into());
         };
         if states.iter().any(|s| s.stream.is_some()) {
-            return bad(
+            return merge_error(
                 "a streaming WebDataset resumes only at the world size it was saved at (its \
                  shards are dealt to ranks by that world); use indexed shards to change it"
                     .into(),
@@ -104,57 +104,65 @@ impl LoaderState {
             return if states.len() == 1 {
                 Ok(first.clone())
             } else {
-                bad("states without a rank cannot be merged with others".into())
+                merge_error("states without a rank cannot be merged with others".into())
             };
         };
-        let world = shard.world_size;
-        let mut by_rank: Vec<Option<&LoaderState>> = vec![None; world];
-        for s in states {
-            first.check_same_loader_but_rank(s)?;
-            match s.sampler.shard {
-                Some(r) if r.world_size == world && r.rank < world => {
-                    if by_rank[r.rank].replace(s).is_some() {
-                        return bad(format!("two states of rank {}", r.rank));
-                    }
-                }
-                other => return bad(format!("a state of {other:?} among world size {world}")),
-            }
-            if (s.epoch, &s.reshards) != (first.epoch, &first.reshards) {
-                return bad(format!(
-                    "ranks saved different epochs ({} and {}) or histories",
-                    first.epoch, s.epoch
-                ));
-            }
-        }
-        if let Some(missing) = by_rank.iter().position(Option::is_none) {
-            return bad(format!("rank {missing} of {world} is missing"));
+        let by_rank = by_rank(states, shard.world_size)?;
+        // The epoch the ranks are in: a rank that ran out of its share has moved on to the
+        // start of the next one (Python's state after an iteration ends).
+        let epoch = states.iter().map(|s| s.epoch).min().unwrap_or(first.epoch);
+        let Some(base) = states.iter().find(|s| s.epoch == epoch) else {
+            return merge_error("no state of the running epoch".into());
+        };
+        let done =
+            |s: &LoaderState| s.epoch == epoch + 1 && s.next_batch == 0 && s.reshards.is_empty();
+        if let Some(s) = states
+            .iter()
+            .find(|s| !done(s) && (s.epoch, &s.reshards) != (epoch, &base.reshards))
+        {
+            return merge_error(format!(
+                "ranks saved different epochs ({epoch} and {}) or histories",
+                s.epoch
+            ));
         }
         let left = crate::elastic::remainder(
-            first.sampler.global_order(first.dataset_len, first.epoch),
-            &first.reshards,
+            base.sampler.global_order(base.dataset_len, epoch),
+            &base.reshards,
         )
         .len();
-        let per_rank = crate::elastic::share_len(left, world, shard.drop_last);
-        let batches = if first.drop_last {
-            per_rank / first.batch_size.max(1)
+        let per_rank = crate::elastic::share_len(left, shard.world_size, shard.drop_last);
+        let batches = if base.drop_last {
+            per_rank / base.batch_size.max(1)
         } else {
-            per_rank.div_ceil(first.batch_size.max(1))
+            per_rank.div_ceil(base.batch_size.max(1))
         };
-        let consumed: Vec<usize> = by_rank
-            .iter()
-            .flatten()
-            .map(|s| (s.next_batch * s.batch_size).min(per_rank))
-            .collect();
-        let mut merged = first.clone();
+        let finished = |s: &LoaderState| done(s) || s.next_batch >= batches;
+        let mut merged = base.clone();
         merged.sampler.shard = None;
         merged.next_batch = 0;
-        if by_rank.iter().flatten().all(|s| s.next_batch >= batches) {
-            merged.epoch += 1;
-            merged.reshards.clear();
+        if by_rank.iter().all(|s| finished(s)) {
+            // The next epoch, nothing of it consumed: a reshard that took nothing keeps the
+            // state merged (any world resumes it) without changing the order.
+            merged.epoch = epoch + 1;
+            merged.reshards = vec![Reshard {
+                world_size: shard.world_size,
+                consumed: vec![0; shard.world_size],
+                drop_last: shard.drop_last,
+            }];
             return Ok(merged);
         }
+        let consumed = by_rank
+            .iter()
+            .map(|s| {
+                if done(s) {
+                    per_rank
+                } else {
+                    (s.next_batch * s.batch_size).min(per_rank)
+                }
+            })
+            .collect();
         merged.reshards.push(Reshard {
-            world_size: world,
+            world_size: shard.world_size,
             consumed,
             drop_last: shard.drop_last,
         });
@@ -165,6 +173,30 @@ impl LoaderState {
         let mut a = self.clone();
         a.sampler.shard = other.sampler.shard;
         a.check_same_loader(other)
+    }
+}
+
+fn merge_error<T>(why: String) -> Result<T, LoaderError> {
+    Err(LoaderError::Resume(format!("merging states: {why}")))
+}
+
+/// `states` in rank order: one of each rank of `world`, all of the same loader.
+fn by_rank(states: &[LoaderState], world: usize) -> Result<Vec<&LoaderState>, LoaderError> {
+    let mut out: Vec<Option<&LoaderState>> = vec![None; world];
+    for s in states {
+        states[0].check_same_loader_but_rank(s)?;
+        match s.sampler.shard {
+            Some(r) if r.world_size == world && r.rank < world => {
+                if out[r.rank].replace(s).is_some() {
+                    return merge_error(format!("two states of rank {}", r.rank));
+                }
+            }
+            other => return merge_error(format!("a state of {other:?} among world size {world}")),
+        }
+    }
+    match out.iter().position(Option::is_none) {
+        Some(missing) => merge_error(format!("rank {missing} of {world} is missing")),
+        None => Ok(out.into_iter().flatten().collect()),
     }
 }
 

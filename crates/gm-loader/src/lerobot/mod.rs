@@ -298,7 +298,11 @@ fn plan_samples(
     let timelines: Vec<(Timeline, f64)> = (0..files.len())
         .map(|v| {
             let index = videos.video_index(v);
-            (Timeline::from_index(index), average_fps(index))
+            // A container without sample durations: the dataset's rate.
+            let fps = Some(average_fps(index))
+                .filter(|f| *f > 0.0)
+                .unwrap_or(info.fps);
+            (Timeline::from_index(index), fps)
         })
         .collect();
     let deltas: Vec<Vec<i64>> = info

@@ -580,10 +580,11 @@ fn an_epoch_resumes_at_other_world_sizes_with_every_sample_once() {
             assert_eq!((m.epoch, m.reshards.len()), (4, stage + 1), "{m:?}");
             assert!(m.is_merged());
         } else {
-            assert_eq!(
-                (m.epoch, m.reshards.len()),
-                (5, 0),
-                "all done: the next epoch"
+            assert_eq!(m.epoch, 5, "all done: the next epoch");
+            assert!(
+                m.reshards
+                    .iter()
+                    .all(|r| r.consumed.iter().all(|&c| c == 0))
             );
         }
         merged = Some(LoaderState::from_json(&m.to_json()).unwrap());
@@ -595,6 +596,17 @@ fn an_epoch_resumes_at_other_world_sizes_with_every_sample_once() {
         repeats < 4,
         "{repeats} repeats (the last world pads at most 3)"
     );
+}
+
+trait WithEpoch {
+    fn with_epoch(self, epoch: u64) -> Self;
+}
+
+impl WithEpoch for LoaderState {
+    fn with_epoch(mut self, epoch: u64) -> Self {
+        self.epoch = epoch;
+        self
+    }
 }
 
 #[test]
@@ -620,6 +632,24 @@ fn merging_states_refuses_what_cannot_be_merged() {
     later.epoch = 3;
     assert!(err(&[s(0, 2, 2, 1), later]).contains("different epochs"));
     assert!(err(&[]).contains("no states"));
+    // A rank that ran out of its share has moved to the next epoch's start (Python's state
+    // after an iteration ends): it counts as having consumed all of it.
+    let n = photos(1).len();
+    let share = n.div_ceil(2);
+    let m = LoaderState::merge(&[s(0, 2, 2, 1), s(1, 2, 2, 0).with_epoch(3)]).unwrap();
+    assert_eq!((m.epoch, m.reshards.len()), (2, 1));
+    assert_eq!(m.reshards[0].consumed, vec![2, share]);
+    let m =
+        LoaderState::merge(&[s(0, 2, 2, 0).with_epoch(3), s(1, 2, 2, 0).with_epoch(3)]).unwrap();
+    assert_eq!(
+        (m.epoch, m.reshards[0].consumed.as_slice()),
+        (3, &[0, 0][..])
+    );
+    assert!(
+        m.is_merged(),
+        "a world of any size starts the next epoch from it"
+    );
+    assert!(build(1, 3, 2).resume(&m).is_ok());
     // A merged state resumes on a loader of another world, not on another configuration.
     let merged = LoaderState::merge(&[s(0, 2, 2, 1), s(1, 2, 2, 0)]).unwrap();
     assert!(build(2, 5, 2).resume(&merged).is_ok());
