@@ -379,15 +379,24 @@ impl<'a> StreamEpoch<'a> {
     /// shards re-read up to them) and the current shard is read up to its position.
     fn begin_pass(&mut self, pass: u64, cursors: Vec<StreamCursor>) {
         let deal = self.data.deal(self.epoch, pass);
+        let mut failures = Vec::new();
         self.live = deal
             .into_iter()
             .zip(cursors)
-            .map(|(shards, cursor)| self.restore(shards, cursor))
+            .map(|(shards, cursor)| self.restore(shards, cursor, &mut failures))
             .collect();
+        // A shard that cannot be re-read on resume loses the samples buffered from it: the
+        // next batch says so, as for a shard cut while streaming.
+        self.errors.extend(failures);
         self.state.pass = pass;
     }
 
-    fn restore(&self, shards: Vec<usize>, cursor: StreamCursor) -> Live {
+    fn restore(
+        &self,
+        shards: Vec<usize>,
+        cursor: StreamCursor,
+        failures: &mut Vec<ShardFailure>,
+    ) -> Live {
         let mut live = Live {
             shards,
             cursor: StreamCursor {
@@ -410,10 +419,15 @@ impl<'a> StreamEpoch<'a> {
             // A shard left earlier: read it up to its last buffered sample.
             let last = cursor.buffer.iter().filter(|k| k.0 == shard).map(|k| k.1);
             let count = last.max().map_or(0, |m| m.saturating_add(1));
-            self.read_up_to(shard, count, &mut wanted);
+            if let Err(f) = self.read_up_to(shard, count, &mut wanted) {
+                failures.push(f);
+            }
         }
         if let Some(shard) = current.filter(|_| cursor.read_in_shard > 0) {
-            live.reader = self.read_up_to(shard, cursor.read_in_shard, &mut wanted);
+            match self.read_up_to(shard, cursor.read_in_shard, &mut wanted) {
+                Ok(reader) => live.reader = Some(reader),
+                Err(f) => failures.push(f),
+            }
         }
         for key in &cursor.buffer {
             if let Some(Some(sample)) = wanted.remove(key) {
@@ -426,16 +440,27 @@ impl<'a> StreamEpoch<'a> {
     }
 
     /// Reads the first `count` samples of `shard`, keeping those `wanted`; the reader, left
-    /// after them.
+    /// after them, or why the shard could not be read that far.
     fn read_up_to(
         &self,
         shard: usize,
         count: u64,
         wanted: &mut HashMap<(usize, u64), Option<StreamSample>>,
-    ) -> Option<ShardReader> {
-        let mut reader = self.data.open(shard).ok()?;
+    ) -> Result<ShardReader, ShardFailure> {
+        let failure = |why: String| ShardFailure {
+            shard,
+            message: format!(
+                "{}: resuming, re-reading its first {count} samples: {why}",
+                self.data.names[shard]
+            ),
+        };
+        let mut reader = self.data.open(shard).map_err(|e| failure(e.to_string()))?;
         for ordinal in 0..count {
-            let sample = reader.next_sample().ok().flatten()?;
+            let sample = match reader.next_sample() {
+                Ok(Some(sample)) => sample,
+                Ok(None) => return Err(failure(format!("it ended after {ordinal}"))),
+                Err(e) => return Err(failure(format!("sample {ordinal}: {e}"))),
+            };
             if let Some(slot) = wanted.get_mut(&(shard, ordinal)) {
                 *slot = Some(StreamSample {
                     shard,
@@ -444,7 +469,7 @@ impl<'a> StreamEpoch<'a> {
                 });
             }
         }
-        Some(reader)
+        Ok(reader)
     }
 
     /// Makes reads that wait for bytes give up once `stop` is set (the loader's feeder).

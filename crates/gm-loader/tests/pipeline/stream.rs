@@ -384,3 +384,42 @@ fn streaming_shards_from_s3_gives_the_local_batches() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// A shard that vanished between the save and the resume: the samples buffered from it
+/// cannot be fetched again, and the resumed epoch's first batch says so, naming the shard
+/// (before, they were dropped without a word).
+#[test]
+fn a_shard_gone_before_a_resume_is_reported_not_dropped_silently() {
+    let (dir, names) = write_shards("resume-gone", false);
+    let o = options(0, 1, 2);
+    let data = stream(&names, o.clone());
+    let mut epoch = data.epoch(1);
+    epoch.by_ref().take(3).count();
+    let state = epoch.state();
+    drop(epoch);
+    let buffered: BTreeSet<usize> = state
+        .stream
+        .as_ref()
+        .unwrap()
+        .streams
+        .iter()
+        .flat_map(|c| c.buffer.iter().map(|k| k.0))
+        .collect();
+    let gone = *buffered
+        .iter()
+        .next()
+        .expect("samples buffered after 3 batches");
+    std::fs::remove_file(&names[gone]).unwrap();
+    let resumed: Vec<StreamBatch> = stream(&names, o).resume(&state).unwrap().collect();
+    let errors: Vec<&String> = resumed
+        .iter()
+        .flat_map(|b| &b.shard_errors)
+        .map(|f| &f.message)
+        .collect();
+    let record = errors
+        .iter()
+        .find(|e| e.contains(&names[gone]) && e.contains("resuming"))
+        .unwrap_or_else(|| panic!("no record of {}: {errors:?}", names[gone]));
+    assert!(record.contains("re-reading its first"), "{record}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
