@@ -26,9 +26,7 @@ fn gm_frames_writes_frames_equal_to_ffmpeg() {
 /// libraries (GM_REQUIRE_LIBAVCODEC=1 fails instead of skipping without them).
 #[test]
 fn gm_frames_on_the_cpu_decoder_equal_ffmpeg() {
-    if let Err(e) = gm_codec::avcodec::CpuDecoder::library() {
-        assert!(std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(), "{e}");
-        eprintln!("SKIP (no FFmpeg libraries): gm_frames_on_the_cpu_decoder: {e}");
+    if !gm_codec::avcodec::testing::libavcodec_or_skip("gm_frames_on_the_cpu_decoder") {
         return;
     }
     let names = [

@@ -35,4 +35,4 @@ pub mod route;
 pub use engines::{EngineCounts, engines_for};
 pub use error::{CodecError, Result, UnsupportedStream};
 pub use libraries::{LibraryError, LoadedLibrary, NvLibrary, open_library};
-pub use route::{DecoderChoice, DecoderChoiceError, Route, Routing};
+pub use route::{DecoderChoice, DecoderChoiceError, Route, Routing, StreamKind};

@@ -88,6 +88,48 @@ impl fmt::Display for Route {
     }
 }
 
+/// What NVDEC's capability answer depends on: a stream's codec, profile, chroma format, bit
+/// depth and size. Streams of one kind are routed alike, so routes and warnings are kept per
+/// kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamKind {
+    codec: gm_demux::Codec,
+    profile_idc: u8,
+    chroma_format: u8,
+    bit_depth: u8,
+    width: u32,
+    height: u32,
+}
+
+impl StreamKind {
+    /// The kind of the stream `codec` describes.
+    pub fn of(codec: &gm_demux::CodecInfo) -> StreamKind {
+        StreamKind {
+            codec: codec.codec,
+            profile_idc: codec.profile_idc,
+            chroma_format: codec.chroma_format,
+            bit_depth: codec.bit_depth,
+            width: codec.width,
+            height: codec.height,
+        }
+    }
+}
+
+impl fmt::Display for StreamKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} profile {}, chroma format {}, {}-bit, {}x{}",
+            self.codec.name(),
+            self.profile_idc,
+            self.chroma_format,
+            self.bit_depth,
+            self.width,
+            self.height
+        )
+    }
+}
+
 /// How a session routes streams: the choice and the CPU decoder's threads per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Routing {

@@ -5,103 +5,24 @@
 //! that into a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{VIDEO_FIXTURES, shared_media, video, video_demuxer};
+
+use gm_codec::avcodec::testing::libavcodec_or_skip;
 use gm_codec::avcodec::{ChromaLayout, CpuDecoder};
 use gm_codec::nvdec::FrameStatus;
 use gm_codec::{CodecError, LibraryError};
-use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, PacketSource};
+use gm_demux::{IndexOptions, IndexingDemuxer, PacketSource};
 use gm_transforms::cpu::SemiPlanar;
 use md5::{Digest, Md5};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-}
-
-fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("GM_SHARED_MEDIA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/media"));
-    p.join("video").is_dir().then_some(p)
-}
-
-const FIXTURES: &[&str] = &[
-    "h264_no_bframes.mp4",
-    "h264_bpyramid.mp4",
-    "h264_open_gop.mp4",
-    "h264_slices.mp4",
-    "h264_fragmented.mp4",
-    "h264_vfr.mp4",
-    "h264_1366x766.mp4",
-    "hevc_closed_gop.mp4",
-    "hevc_open_gop.mp4",
-    "hevc_main10.mp4",
-    "hevc_fragmented.mp4",
-    "h264_bframes.mkv",
-    "hevc_bframes.mkv",
-    "vp9.mp4",
-    "vp9_altref.webm",
-    "vp9_10bit.webm",
-    "vp9_odd.webm",
-    "vp9_no_cues.webm",
-    "av1_hidden.webm",
-    "av1_svt.webm",
-    "av1_10bit.webm",
-    "av1_odd.mp4",
-    "av1_grain.webm",
-];
-
 /// A CPU decoder, or `None` after a SKIP line when FFmpeg is not installed
 /// (a failure under GM_REQUIRE_LIBAVCODEC=1).
 fn decoder_or_skip(test: &str, threads: usize) -> Option<CpuDecoder> {
-    match CpuDecoder::new(threads) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            assert!(
-                std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(),
-                "GM_REQUIRE_LIBAVCODEC is set but {test} has no FFmpeg: {e}"
-            );
-            eprintln!("SKIP (no FFmpeg libraries): {test}: {e}");
-            None
-        }
-    }
-}
-
-/// (path, golden MD5s in presentation order) of a fixture or `shared_<name>[.suffix]`.
-fn video(name: &str) -> (PathBuf, Vec<String>) {
-    let (path, golden) = match name.strip_prefix("shared_") {
-        Some(n) => {
-            let stem = n.split('.').next().unwrap();
-            (
-                shared().unwrap().join(format!("video/{stem}.mp4")),
-                name.to_string(),
-            )
-        }
-        None => (
-            fixtures().join("video").join(name),
-            name.split('.').next().unwrap().to_string(),
-        ),
-    };
-    let text =
-        std::fs::read_to_string(fixtures().join(format!("golden/{golden}.framemd5"))).unwrap();
-    let md5s = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
-        .collect();
-    (path, md5s)
-}
-
-fn demuxer(path: &Path) -> IndexingDemuxer {
-    let options = IndexOptions {
-        scan: BitstreamScan::Full,
-        ..Default::default()
-    };
-    IndexingDemuxer::open(path, options).unwrap()
+    libavcodec_or_skip(test).then(|| CpuDecoder::new(threads).unwrap())
 }
 
 /// Decodes `frames`; the MD5 of each request slot's frame in its own planar format.
@@ -129,7 +50,7 @@ fn decode_md5(
 
 fn check(decoder: &mut CpuDecoder, name: &str, frames: &[usize]) -> usize {
     let (path, golden) = video(name);
-    let demux = demuxer(&path);
+    let demux = video_demuxer(&path);
     assert_eq!(demux.index().frame_count(), golden.len(), "{name}");
     let plan = demux.plan(frames).unwrap();
     let got = decode_md5(decoder, &demux, &plan).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -155,7 +76,7 @@ fn every_frame_of_every_fixture_equals_ffmpeg() {
     };
     eprintln!("{}", CpuDecoder::library().unwrap());
     let mut total = 0;
-    for name in FIXTURES {
+    for name in VIDEO_FIXTURES {
         let n = video(name).1.len();
         total += check(&mut decoder, name, &(0..n).collect::<Vec<_>>());
     }
@@ -164,7 +85,7 @@ fn every_frame_of_every_fixture_equals_ffmpeg() {
     assert!(total >= 330, "{total}");
     assert_eq!(
         stats.opened,
-        FIXTURES.len() as u64,
+        VIDEO_FIXTURES.len() as u64,
         "one decoder per file: {stats:?}"
     );
     assert!(stats.frames >= total as u64);
@@ -178,12 +99,12 @@ fn random_frames_and_clips_planned_mid_stream_equal_ffmpeg() {
     let mut rng = rng("random_frames_and_clips");
     let mut frames = 0;
     for _ in 0..120 {
-        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let name = VIDEO_FIXTURES[rng.random_range(0..VIDEO_FIXTURES.len())];
         let n = video(name).1.len();
         frames += check(&mut decoder, name, &[rng.random_range(0..n)]);
     }
     for _ in 0..60 {
-        let name = FIXTURES[rng.random_range(0..FIXTURES.len())];
+        let name = VIDEO_FIXTURES[rng.random_range(0..VIDEO_FIXTURES.len())];
         let n = video(name).1.len();
         let start = rng.random_range(0..=n - 8);
         let mut clip: Vec<usize> = (start..start + 8).step_by(rng.random_range(1..3)).collect();
@@ -203,12 +124,12 @@ fn h264_444_and_real_videos_decode_in_their_own_format() {
     let Some(mut decoder) = decoder_or_skip("h264_444_and_real_videos", 0) else {
         return;
     };
-    if shared().is_none() {
+    if shared_media().is_none() {
         eprintln!("SKIP (no shared media): h264_444_and_real_videos");
         return;
     }
     let (path, golden) = video("shared_cockatoo_h264_444.yuv444p");
-    let demux = demuxer(&path);
+    let demux = video_demuxer(&path);
     let picks: Vec<usize> = (0..golden.len())
         .step_by(7)
         .chain([golden.len() - 1])
@@ -242,7 +163,7 @@ fn semi_planar_staging_matches_the_twins_repacking() {
     };
     for name in ["vp9_odd.webm", "hevc_main10.mp4", "av1_10bit.webm"] {
         let (path, _) = video(name);
-        let demux = demuxer(&path);
+        let demux = video_demuxer(&path);
         let plan = demux.plan(&[3]).unwrap();
         decoder
             .decode(&demux, &plan, &mut |f| {
@@ -288,7 +209,7 @@ fn damaged_packets_give_errors_or_flags_never_hang_and_the_decoder_recovers() {
     ] {
         let (path, golden) = video(name);
         let mut bytes = std::fs::read(&path).unwrap();
-        let clean = demuxer(&path);
+        let clean = video_demuxer(&path);
         // Damage bytes inside the later half of the samples, never the container's boxes.
         let samples = &clean.index().packets;
         for _ in 0..40 {
@@ -328,7 +249,7 @@ fn a_consumer_error_stops_the_plan_and_the_decoder_stays_usable() {
         return;
     };
     let (path, _) = video("h264_bpyramid.mp4");
-    let demux = demuxer(&path);
+    let demux = video_demuxer(&path);
     let plan = demux.plan(&[0, 1, 2, 3]).unwrap();
     let mut seen = 0;
     let err = decoder

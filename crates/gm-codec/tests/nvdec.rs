@@ -3,10 +3,13 @@
 //! they print SKIP lines; the GPU bundle runs them with GM_REQUIRE_GPU=1.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::{VIDEO_FIXTURES, shared_media as shared, video, video_demuxer};
 use gm_codec::nvdec::{DecoderPool, DecoderSession, FrameStatus};
 use gm_codec::{CodecError, DecoderChoice, Routing};
 use gm_cuda::gpu_test_device;
@@ -18,76 +21,11 @@ use md5::{Digest, Md5};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 
-fn fixtures() -> PathBuf {
-    std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-}
-
-fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("GM_SHARED_MEDIA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/media"));
-    p.join("video").is_dir().then_some(p)
-}
-
-const FIXTURES: &[&str] = &[
-    "h264_no_bframes",
-    "h264_bpyramid",
-    "h264_open_gop",
-    "h264_slices",
-    "h264_fragmented",
-    "h264_vfr",
-    "h264_1366x766",
-    "hevc_closed_gop",
-    "hevc_open_gop",
-    "hevc_main10",
-    "hevc_fragmented",
-    "h264_bframes.mkv",
-    "hevc_bframes.mkv",
-    "vp9.mp4",
-    "vp9_altref.webm",
-    "vp9_10bit.webm",
-    "vp9_odd.webm",
-    "vp9_no_cues.webm",
-    "av1_hidden.webm",
-    "av1_svt.webm",
-    "av1_10bit.webm",
-    "av1_odd.mp4",
-    "av1_grain.webm",
-];
-
-/// (path, golden MD5 by presentation index) for a fixture (`name` alone is `name.mp4`; goldens
-/// are named after the file's stem) or a shared video.
-fn video(name: &str) -> (PathBuf, Vec<String>) {
-    let (path, golden) = match name.strip_prefix("shared_") {
-        Some(n) => (
-            shared().unwrap().join(format!("video/{n}.mp4")),
-            name.to_string(),
-        ),
-        None => match name.split_once('.') {
-            Some((stem, _)) => (fixtures().join("video").join(name), stem.to_string()),
-            None => (
-                fixtures().join(format!("video/{name}.mp4")),
-                name.to_string(),
-            ),
-        },
-    };
-    let text =
-        std::fs::read_to_string(fixtures().join(format!("golden/{golden}.framemd5"))).unwrap();
-    let md5s = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
-        .collect();
-    (path, md5s)
-}
-
 /// The fixtures this GPU's NVDEC decodes. Hopper's (H100, H200) has no AV1: its AV1 fixtures
 /// are left to `av1_decodes_bit_exact_or_is_refused_clearly`; every other codec must be there.
 fn decodable(device: &gm_cuda::Device) -> Vec<&'static str> {
     let mut session = DecoderSession::new(device, None).unwrap();
-    FIXTURES
+    VIDEO_FIXTURES
         .iter()
         .copied()
         .filter(|name| {
@@ -105,14 +43,7 @@ fn decodable(device: &gm_cuda::Device) -> Vec<&'static str> {
 }
 
 fn demuxer(path: &Path) -> IndexingDemuxer {
-    IndexingDemuxer::open(
-        path,
-        IndexOptions {
-            scan: BitstreamScan::Full,
-            ..Default::default()
-        },
-    )
-    .unwrap()
+    video_demuxer(path)
 }
 
 /// Decodes `frames` of `demux`; returns the MD5 of each request slot's frame.
@@ -272,23 +203,9 @@ fn routing(choice: DecoderChoice) -> Routing {
     }
 }
 
-/// Whether FFmpeg's libraries load here; without them a SKIP line, or a failure under
-/// GM_REQUIRE_LIBAVCODEC=1.
+/// Whether FFmpeg's libraries load here (see `avcodec::testing`).
 fn ffmpeg_present(what: &str) -> bool {
-    match gm_codec::avcodec::CpuDecoder::library() {
-        Ok(lib) => {
-            eprintln!("{what}: {lib}");
-            true
-        }
-        Err(e) => {
-            assert!(
-                std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(),
-                "{what}: {e}"
-            );
-            eprintln!("SKIP (no FFmpeg libraries): {what}: {e}");
-            false
-        }
-    }
+    gm_codec::avcodec::testing::libavcodec_or_skip(what)
 }
 
 /// `decoder = cpu`: every frame of every fixture decoded by libavcodec and staged into device
@@ -303,7 +220,7 @@ fn cpu_routed_frames_staged_on_the_device_equal_ffmpeg() {
     let mut session = DecoderSession::new(&device, None).unwrap();
     session.set_routing(routing(DecoderChoice::Cpu));
     let mut total = 0;
-    for name in FIXTURES {
+    for name in VIDEO_FIXTURES {
         let n = video(name).1.len();
         let frames: Vec<usize> = (0..n).rev().collect();
         total += check(name, &mut session, &frames);
@@ -672,7 +589,7 @@ fn av1_decodes_bit_exact_or_is_refused_clearly() {
     // film grain applied as NVDEC applies it).
     let device = gpu_test_device!("av1_decodes_bit_exact_or_is_refused_clearly");
     let mut session = DecoderSession::new(&device, None).unwrap();
-    let av1: Vec<&str> = FIXTURES
+    let av1: Vec<&str> = VIDEO_FIXTURES
         .iter()
         .copied()
         .filter(|n| n.starts_with("av1"))

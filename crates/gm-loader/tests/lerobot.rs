@@ -225,16 +225,11 @@ fn settings_lerobot_refuses_are_refused_with_its_reasons() {
 /// of those frames of the concatenated files.
 #[test]
 fn the_chosen_frames_decode_to_ffmpegs_frames() {
-    let mut decoder = match CpuDecoder::new(1) {
-        Ok(d) => d,
-        Err(e) => {
-            assert!(std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(), "{e}");
-            eprintln!(
-                "SKIP (no FFmpeg libraries): the_chosen_frames_decode_to_ffmpegs_frames: {e}"
-            );
-            return;
-        }
-    };
+    if !gm_codec::avcodec::testing::libavcodec_or_skip("the_chosen_frames_decode_to_ffmpegs_frames")
+    {
+        return;
+    }
+    let mut decoder = CpuDecoder::new(1).unwrap();
     let d = open_with_deltas(&root(), &[-0.1, 0.0]).unwrap();
     let videos = d.videos();
     let mut checked = 0;

@@ -504,12 +504,7 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
 #[test]
 fn cpu_routed_clip_batches_equal_nvdec_ones_and_gpu_refusals_are_bad_clips() {
     let device = gpu_test_device!("cpu_routed_clip_batches_equal_nvdec_ones");
-    if gm_codec::avcodec::CpuDecoder::library().is_err() {
-        assert!(
-            std::env::var_os("GM_REQUIRE_LIBAVCODEC").is_none(),
-            "no FFmpeg"
-        );
-        eprintln!("SKIP (no FFmpeg libraries): cpu_routed_clip_batches_equal_nvdec_ones");
+    if !gm_codec::avcodec::testing::libavcodec_or_skip("cpu_routed_clip_batches_equal_nvdec_ones") {
         return;
     }
     let paths = [

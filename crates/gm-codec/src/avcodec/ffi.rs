@@ -137,14 +137,23 @@ fn open_from(tried: Vec<(String, String)>) -> Result<Ffmpeg, LibraryError> {
     })
 }
 
+/// Why a pair of libraries that opened is not used.
+#[derive(Debug, thiserror::Error)]
+enum BindError {
+    #[error("no {0}")]
+    MissingSymbol(&'static str),
+    #[error("libavutil {0} is not a supported major")]
+    UnsupportedMajor(u32),
+}
+
 /// Looks up `name` in `lib` as a function pointer of type `T`.
-fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
+fn sym<T: Copy>(lib: &libloading::Library, name: &'static str) -> Result<T, BindError> {
     let mut c = name.as_bytes().to_vec();
     c.push(0);
     // SAFETY: the caller names the symbol's C signature in `T`, as FFmpeg's headers declare it.
     unsafe { lib.get::<T>(&c) }
         .map(|s| *s)
-        .map_err(|_| format!("no {name}"))
+        .map_err(|_| BindError::MissingSymbol(name))
 }
 
 impl Ffmpeg {
@@ -152,13 +161,13 @@ impl Ffmpeg {
         avcodec: libloading::Library,
         avutil: libloading::Library,
         path: String,
-    ) -> Result<Ffmpeg, String> {
+    ) -> Result<Ffmpeg, BindError> {
         let codec_version: unsafe extern "C" fn() -> c_uint = sym(&avcodec, "avcodec_version")?;
         let util_version: unsafe extern "C" fn() -> c_uint = sym(&avutil, "avutil_version")?;
         // SAFETY: version queries without arguments.
         let versions = unsafe { (codec_version(), util_version()) };
-        let layout = frame_layout(versions.1 >> 16)
-            .ok_or_else(|| format!("libavutil {} is not a supported major", versions.1 >> 16))?;
+        let layout =
+            frame_layout(versions.1 >> 16).ok_or(BindError::UnsupportedMajor(versions.1 >> 16))?;
         let log_level: unsafe extern "C" fn(c_int) = sym(&avutil, "av_log_set_level")?;
         // Decoding errors reach the user as gm's errors; FFmpeg's own log would repeat them on
         // stderr.

@@ -11,6 +11,7 @@ mod decoder;
 mod ffi;
 mod frame;
 mod layout;
+pub mod testing;
 
 pub use decoder::{CpuDecoder, CpuDecoderStats};
 pub use ffi::FFMPEG_DIR_VARIABLE;

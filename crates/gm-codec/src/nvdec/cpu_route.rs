@@ -10,6 +10,7 @@ use gm_demux::{DecodePlan, PacketSource};
 use super::frame::{DecodedFrame, SurfaceFormat};
 use crate::avcodec::{CpuDecoder, CpuDecoderStats, HostFrame};
 use crate::error::{CodecError, Result};
+use crate::route::StreamKind;
 
 /// Pinned staging buffers in turn: the host fills one while the previous one's copy runs.
 const STAGING: usize = 2;
@@ -19,7 +20,7 @@ pub(super) struct CpuRoute {
     decoder: CpuDecoder,
     stager: Stager,
     /// Streams already reported as falling back (one warning each).
-    warned: HashSet<String>,
+    warned: HashSet<StreamKind>,
 }
 
 /// Pinned buffers and the device surface frames are copied through.
@@ -46,9 +47,9 @@ impl CpuRoute {
     }
 
     /// Warns once per kind of stream that goes to the CPU without being asked to.
-    pub(super) fn warn_once(&mut self, key: String, reason: &str) {
-        if self.warned.insert(key.clone()) {
-            tracing::warn!(stream = %key, %reason, "decoding on the CPU (libavcodec): NVDEC cannot take this stream");
+    pub(super) fn warn_once(&mut self, kind: StreamKind, reason: &str) {
+        if self.warned.insert(kind) {
+            tracing::warn!(stream = %kind, %reason, "decoding on the CPU (libavcodec): NVDEC cannot take this stream");
         }
     }
 

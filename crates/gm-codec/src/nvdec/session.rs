@@ -22,7 +22,7 @@ use super::frame::{ColourInfo, DecodedFrame};
 use super::stats::{SessionStats, timed};
 use super::sys;
 use crate::error::{CodecError, Result};
-use crate::route::{DecoderChoice, Route, Routing};
+use crate::route::{DecoderChoice, Route, Routing, StreamKind};
 
 /// Parsers and decoders on one device, fed with gm-demux plans: one parser per codec, and a
 /// few live decoders (one per codec, chroma format and bit depth), so that a session going
@@ -203,16 +203,7 @@ impl DecoderSession {
             None => self.cpu.insert(CpuRoute::new(self.routing.cpu_threads)?),
         };
         if self.routing.choice == DecoderChoice::Auto {
-            let c = source.codec();
-            let key = format!(
-                "{} {} {}-bit {}x{}",
-                c.codec.name(),
-                c.profile_name(),
-                c.bit_depth,
-                c.width,
-                c.height
-            );
-            cpu.warn_once(key, reason);
+            cpu.warn_once(StreamKind::of(source.codec()), reason);
         }
         self.state.device.bind_to_thread()?;
         cpu.decode(

@@ -1,4 +1,5 @@
-//! Helpers shared by the JPEG tests: where the media is, and forged files.
+//! Helpers shared by the JPEG and video tests: where the media is, ffmpeg's goldens, and forged
+//! files.
 #![allow(dead_code, clippy::unwrap_used)] // each test binary uses a subset
 
 use std::path::{Path, PathBuf};
@@ -122,4 +123,76 @@ pub fn md5_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The video fixtures of `tests/media/video` with ffmpeg goldens (`name` alone is `name.mp4`).
+pub const VIDEO_FIXTURES: &[&str] = &[
+    "h264_no_bframes",
+    "h264_bpyramid",
+    "h264_open_gop",
+    "h264_slices",
+    "h264_fragmented",
+    "h264_vfr",
+    "h264_1366x766",
+    "hevc_closed_gop",
+    "hevc_open_gop",
+    "hevc_main10",
+    "hevc_fragmented",
+    "h264_bframes.mkv",
+    "hevc_bframes.mkv",
+    "vp9.mp4",
+    "vp9_altref.webm",
+    "vp9_10bit.webm",
+    "vp9_odd.webm",
+    "vp9_no_cues.webm",
+    "av1_hidden.webm",
+    "av1_svt.webm",
+    "av1_10bit.webm",
+    "av1_odd.mp4",
+    "av1_grain.webm",
+];
+
+/// `../shared/media` (or `$GM_SHARED_MEDIA`) when it holds videos.
+pub fn shared_media() -> Option<PathBuf> {
+    let p = std::env::var_os("GM_SHARED_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared/media"));
+    p.join("video").is_dir().then_some(p)
+}
+
+/// (path, ffmpeg's framemd5 MD5s by presentation index) of fixture `name` (`name` alone is
+/// `name.mp4`; goldens are named after the stem) or of a shared video `shared_<stem>[.kind]`
+/// (golden `golden/shared_<stem>[.kind].framemd5`).
+pub fn video(name: &str) -> (PathBuf, Vec<String>) {
+    let (path, golden) = match name.strip_prefix("shared_") {
+        Some(n) => {
+            let stem = n.split('.').next().unwrap();
+            let dir = shared_media().unwrap().join("video");
+            (dir.join(format!("{stem}.mp4")), name.to_string())
+        }
+        None => match name.split_once('.') {
+            Some((stem, _)) => (fixtures().join("video").join(name), stem.to_string()),
+            None => (
+                fixtures().join(format!("video/{name}.mp4")),
+                name.to_string(),
+            ),
+        },
+    };
+    let text =
+        std::fs::read_to_string(fixtures().join(format!("golden/{golden}.framemd5"))).unwrap();
+    let md5s = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
+        .collect();
+    (path, md5s)
+}
+
+/// The demuxer of `path` with a full bitstream scan.
+pub fn video_demuxer(path: &Path) -> gm_demux::IndexingDemuxer {
+    let options = gm_demux::IndexOptions {
+        scan: gm_demux::BitstreamScan::Full,
+        ..Default::default()
+    };
+    gm_demux::IndexingDemuxer::open(path, options).unwrap()
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::collections::HashMap;
 
 use gm_codec::nvdec::{DecoderPool, DecoderSession};
-use gm_codec::{DecoderChoice, Route, Routing};
+use gm_codec::{DecoderChoice, Route, Routing, StreamKind};
 use gm_cuda::{Device, DevicePool, PoolConfig};
 use gm_transforms::{Compose, RandomErasing, Transform};
 use parking_lot::Mutex;
@@ -181,20 +181,11 @@ fn routes(
 ) -> Result<Vec<Result<Route, String>>, LoaderError> {
     let mut session = DecoderSession::new(device, None)?;
     session.set_routing(routing);
-    let mut by_kind: HashMap<String, Result<Route, String>> = HashMap::new();
+    let mut by_kind: HashMap<StreamKind, Result<Route, String>> = HashMap::new();
     let mut out = Vec::with_capacity(dataset.videos.len());
     for v in 0..dataset.videos.len() {
-        let index = dataset.video_index(v);
-        let c = &index.codec;
-        let kind = format!(
-            "{} {} chroma {} {}-bit {}x{}",
-            c.codec.name(),
-            c.profile_name(),
-            c.chroma_format,
-            c.bit_depth,
-            c.width,
-            c.height
-        );
+        let c = &dataset.video_index(v).codec;
+        let kind = StreamKind::of(c);
         let route = match by_kind.get(&kind) {
             Some(r) => r.clone(),
             None => {

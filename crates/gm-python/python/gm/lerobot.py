@@ -5,7 +5,7 @@ or FFmpeg on the CPU for AV1 on GPUs without it) into GPU memory."""
 from os import PathLike
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ._gm import ClipLoader, VideoDataset, VideoDecoder, _LeRobotIndex
+from ._gm import VideoDataset, VideoDecoder, _LeRobotIndex
 
 
 class LeRobotDataset:
@@ -85,4 +85,4 @@ class LeRobotDataset:
         return item
 
 
-__all__ = ["ClipLoader", "LeRobotDataset"]
+__all__ = ["LeRobotDataset"]
