@@ -303,7 +303,7 @@ fn main() {
     let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).unwrap();
     let set = Settings::from_env();
     // What the loader runs with when its core budget decides (printed as its settings).
-    let plan = cores().map(|c| c.map_or_else(CorePlan::from_env, CorePlan::for_cores));
+    let plan = cores().map(|c| c.map_or_else(CorePlan::from_env, CorePlan::for_cores_here));
     let decoder = plan.as_ref().map_or(&set.decoder, |p| &p.decoder);
     let consumer = Stream::new(&device).unwrap();
     let repeat = env_usize("GM_BENCH_REPEAT", 50);

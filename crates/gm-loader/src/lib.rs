@@ -75,6 +75,7 @@ pub use image::{
 };
 pub use image::{
     CorePlan, ENGINES_ONLY_BELOW, LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, default_core_budget,
+    local_loaders,
 };
 pub use lerobot::{
     DEFAULT_TOLERANCE_S, LeRobotDataset, LeRobotDatasetBuilder, LeRobotError, LeRobotInfo,

@@ -238,7 +238,7 @@ impl ImageLoader {
         let placement = device::parse(device)?;
         let gpu = device::resolve(py, &placement)?;
         // The core budget's decoder settings, with the caller's policy for truncated files.
-        let plan = cores.map_or_else(CorePlan::from_env, CorePlan::for_cores);
+        let plan = cores.map_or_else(CorePlan::from_env, CorePlan::for_cores_here);
         let mut b = start
             .transforms(chain)
             .bad_samples(policy_named(bad_samples)?)

@@ -166,7 +166,9 @@ impl LoaderBuilder {
     /// cores divided by the processes of its node under torchrun or Slurm). Below
     /// [`ENGINES_ONLY_BELOW`](crate::ENGINES_ONLY_BELOW) cores the GPU path decodes on the engines alone, which needs a
     /// third of the host time per image of the CUDA backend's share; from there on it adds
-    /// that share ([`CorePlan`]). [`LoaderBuilder::decoder`] and [`LoaderBuilder::workers`]
+    /// that share ([`CorePlan`]), unless the launcher says several loaders share the node
+    /// ([`local_loaders`](crate::local_loaders)): then the engines decode alone at any budget,
+    /// as the split's host work bought nothing with all of them running. [`LoaderBuilder::decoder`] and [`LoaderBuilder::workers`]
     /// override what the budget picks. Batches are bit-reproducible for a fixed budget.
     pub fn cores(mut self, n: usize) -> Self {
         self.cores = Some(n.max(1));
@@ -214,7 +216,7 @@ impl LoaderBuilder {
     /// Decoder settings (backend, engine share, threads, size limit, EXIF orientation). The
     /// output format is always RGB: the transform does the rest. Default: the core budget's
     /// ([`CorePlan::decoder`]; [`DecoderOptions::for_loader`] from [`ENGINES_ONLY_BELOW`](crate::ENGINES_ONLY_BELOW)
-    /// cores up).
+    /// cores up on a node of its own).
     pub fn decoder(mut self, options: DecoderOptions) -> Self {
         self.decoder = Some(options);
         self
@@ -239,7 +241,7 @@ impl LoaderBuilder {
         let (device, placement) = pick_device(&self.settings.placement)?;
         let plan = self
             .cores
-            .map_or_else(CorePlan::from_env, CorePlan::for_cores);
+            .map_or_else(CorePlan::from_env, CorePlan::for_cores_here);
         let mut decoder = self.decoder.unwrap_or_else(|| plan.decoder.clone());
         decoder.format = PixelFormat::Rgb;
         let workers = self.workers.unwrap_or(if device.is_some() {

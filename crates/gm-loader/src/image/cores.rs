@@ -6,9 +6,18 @@
 //! 20.0k images/s on 2 cores, 26.3k on 4 and 27.8-29.3k on 6 and 8, where the 0.8 engine share
 //! with 4 CUDA threads gave 7.1k, 13.3k, 18.5k and 19.9k: below about 10 cores the CUDA share
 //! only takes cores from the engines' feeders. With the whole 16-core host it adds up to 10%
-//! over the engines alone, at 3-5 times the cores. A plan depends only on the budget, so
-//! batches are bit-reproducible for a fixed budget (the split decides which decoder decodes
-//! which image).
+//! over the engines alone, at 3-5 times the cores. A plan depends only on the budget and on
+//! how many loaders share the node, so batches are bit-reproducible for fixed settings (the
+//! split decides which decoder decodes which image).
+//!
+//! On a node whose cores several loaders share (one process per GPU under torchrun or Slurm),
+//! the CUDA share buys nothing: on a 4 x H100 host of 64 cores (2026-11-27,
+//! bench/results/2026-11-27-h100x4-host, call 7), four loaders at once delivered 81.0k
+//! images/s in all with the split on 28.8 cores, and 103.0k on the engines alone on 13.3
+//! cores, where one loader alone had 32.8k and 31.0k. The host runs every thread slower as
+//! more of its cores work (the same host steps took 20-30% more CPU time per image with four
+//! loaders, file reads included), so the split's extra host work costs the others more than
+//! it adds. A shared node's plan therefore decodes on the engines alone at any budget.
 
 use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split};
 
@@ -36,10 +45,17 @@ pub struct CorePlan {
 }
 
 impl CorePlan {
-    /// The plan for `cores` host cores (at least 1).
+    /// The plan for `cores` host cores (at least 1) of a node this loader has to itself.
     pub fn for_cores(cores: usize) -> CorePlan {
+        CorePlan::for_node(cores, 1)
+    }
+
+    /// The plan for `cores` host cores (at least 1) when `loaders` loader processes share the
+    /// node (the launcher's local world size): from 2 loaders on, the engines alone decode
+    /// (see the module's notes), with the stages and workers of the budget.
+    pub fn for_node(cores: usize, loaders: usize) -> CorePlan {
         let cores = cores.max(1);
-        let decoder = if cores < ENGINES_ONLY_BELOW {
+        let decoder = if cores < ENGINES_ONLY_BELOW || loaders > 1 {
             // One CUDA thread stays for what the engines cannot take (progressive and
             // CMYK JPEGs, other formats go to the CPU).
             DecoderOptions {
@@ -62,10 +78,30 @@ impl CorePlan {
         }
     }
 
-    /// The plan for [`default_core_budget`].
+    /// The plan for [`default_core_budget`] on a node shared by [`local_loaders`].
     pub fn from_env() -> CorePlan {
-        CorePlan::for_cores(default_core_budget())
+        CorePlan::for_node(default_core_budget(), local_loaders())
     }
+
+    /// The plan for a budget of `cores` given by the user, on a node shared by
+    /// [`local_loaders`].
+    pub fn for_cores_here(cores: usize) -> CorePlan {
+        CorePlan::for_node(cores, local_loaders())
+    }
+}
+
+/// The loader processes of this node as the launcher says (`LOCAL_WORLD_SIZE` from torchrun,
+/// `SLURM_NTASKS_PER_NODE` from Slurm), 1 without one.
+pub fn local_loaders() -> usize {
+    local_processes(|k| std::env::var(k).ok())
+}
+
+fn local_processes(var: impl Fn(&str) -> Option<String>) -> usize {
+    ["LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE"]
+        .iter()
+        .find_map(|k| var(k).and_then(|v| v.trim().parse::<usize>().ok()))
+        .filter(|&n| n > 0)
+        .unwrap_or(1)
 }
 
 /// The cores a loader takes when it is not told: the cores this process may run on, divided
@@ -78,12 +114,7 @@ pub fn default_core_budget() -> usize {
 
 /// [`default_core_budget`] for `host` cores and any variable lookup.
 pub(crate) fn core_budget(host: usize, var: impl Fn(&str) -> Option<String>) -> usize {
-    let local = ["LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE"]
-        .iter()
-        .find_map(|k| var(k).and_then(|v| v.trim().parse::<usize>().ok()))
-        .filter(|&n| n > 0)
-        .unwrap_or(1);
-    (host / local).max(1)
+    (host / local_processes(var)).max(1)
 }
 
 #[cfg(test)]
@@ -112,6 +143,22 @@ mod tests {
         assert_eq!((p.workers, p.cpu_workers, p.stages), (4, 14, 3));
         assert_eq!(CorePlan::for_cores(ENGINES_ONLY_BELOW).stages, 3);
         assert_eq!(CorePlan::for_cores(128).cpu_workers, 32);
+    }
+
+    #[test]
+    fn a_shared_node_decodes_on_the_engines_at_any_budget() {
+        for cores in [4, 10, 16, 28, 64] {
+            let p = CorePlan::for_node(cores, 4);
+            assert_eq!(p.decoder.split, Split::Fixed { hw_load: 1.0 }, "{cores}");
+            assert_eq!(p.decoder.cuda.threads, 1);
+            // Stages and workers still follow the budget.
+            assert_eq!(p.stages, CorePlan::for_cores(cores).stages);
+            assert_eq!(p.workers, CorePlan::for_cores(cores).workers);
+        }
+        assert_eq!(
+            CorePlan::for_node(16, 1).decoder.split,
+            DecoderOptions::for_loader().split
+        );
     }
 
     #[test]
