@@ -82,7 +82,8 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
 }
 
 /// Which decoder `decoder = auto` gives the stream on this machine, and why: NVDEC where the
-/// GPU's decoder takes it, else the CPU (libavcodec) with NVDEC's reason or "no CUDA device".
+/// GPU's decoder takes it, else the CPU (libavcodec, or the bundled rav1d for AV1) with NVDEC's
+/// reason or "no CUDA device".
 fn decoder_route(idx: &VideoIndex) -> (&'static str, String) {
     let route = match gm_cuda::Device::new(0) {
         Ok(device) => {
@@ -92,11 +93,14 @@ fn decoder_route(idx: &VideoIndex) -> (&'static str, String) {
             reason: "no CUDA device".into(),
         }),
     };
-    let cpu_ok = || gm_codec::avcodec::CpuDecoder::library().map_err(|e| e.to_string());
+    let cpu_ok = || {
+        let av1 = gm_codec::avcodec::Av1Backend::from_env().map_err(|e| e.to_string())?;
+        gm_codec::avcodec::CpuDecoder::backend_for(idx.codec.codec, av1).map_err(|e| e.to_string())
+    };
     match route {
         Ok(Route::Nvdec) => ("nvdec", String::new()),
         Ok(Route::Cpu { reason }) => match cpu_ok() {
-            Ok(_) => ("cpu", reason),
+            Ok(library) => ("cpu", format!("{reason}; {library}")),
             Err(e) => ("none", format!("{reason}; {e}")),
         },
         Err(e) => ("none", e.to_string()),

@@ -53,6 +53,17 @@ pub enum CodecError {
         /// The budget.
         budget: usize,
     },
+    /// No decoder on this machine's CPU takes the codec.
+    #[error("{codec} on the CPU: {reason}")]
+    NoCpuDecoder {
+        /// The codec.
+        codec: &'static str,
+        /// What is missing, and what to install or set.
+        reason: String,
+    },
+    /// A setting's value is not understood.
+    #[error("{0}")]
+    Setting(String),
     /// A consumer callback failed; its message.
     #[error("frame consumer failed: {0}")]
     Consumer(String),

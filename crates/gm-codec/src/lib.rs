@@ -24,6 +24,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "bundled-av1")]
+mod av1;
 pub mod avcodec;
 pub mod engines;
 mod error;

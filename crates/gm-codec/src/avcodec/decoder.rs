@@ -1,7 +1,6 @@
-//! `CpuDecoder`: executes gm-demux plans with libavcodec on the host, as `DecoderSession`
-//! does on NVDEC.
+//! `Libav`: executes gm-demux plans with libavcodec on the host, as `DecoderSession` does on
+//! NVDEC; [`CpuDecoder`](super::CpuDecoder) drives it.
 
-use std::collections::HashMap;
 use std::ffi::{CString, c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -10,6 +9,7 @@ use gm_demux::{Codec, DecodePlan, DecodeRun, Keep, PacketSource};
 
 use super::ffi::{AVERROR_EAGAIN, AVERROR_EOF, Ffmpeg, Frame, Packet, ffmpeg};
 use super::frame::{ChromaLayout, HostFrame};
+use super::run::RunState;
 use crate::error::{CodecError, Result};
 use crate::nvdec::{ColourInfo, FrameStatus};
 
@@ -33,20 +33,32 @@ pub struct CpuDecoderStats {
     pub frames: u64,
     /// Frames handed to consumers.
     pub delivered: u64,
-    /// Time in libavcodec (send, receive, flush), nanoseconds.
+    /// Time in the decoding library (send, receive, flush), nanoseconds.
     pub decode_ns: u64,
-    /// Decoder contexts opened (one per file and codec while it stays among the last
-    /// `OPEN_FILES` files used).
+    /// Decoder contexts opened (libavcodec: one per file and codec while it stays among the
+    /// last `OPEN_FILES` files used; the bundled AV1 decoder: one, reused).
     pub opened: u64,
 }
 
-/// A libavcodec decoder that executes gm-demux plans on the host, handing each requested frame
-/// to a consumer: the CPU counterpart of [`DecoderSession`](crate::nvdec::DecoderSession),
-/// for codecs or profiles NVDEC lacks (AV1 on Hopper, H.264 4:4:4) and machines without a GPU.
-/// A context is kept open per file, for the last few files; frames equal ffmpeg's software decode (the same
-/// library: AV1 through its libdav1d wrapper, film grain applied as ffmpeg applies it). Not
-/// shareable between threads; use one per host thread.
-pub struct CpuDecoder {
+impl std::ops::Add for CpuDecoderStats {
+    type Output = CpuDecoderStats;
+
+    fn add(self, o: CpuDecoderStats) -> CpuDecoderStats {
+        CpuDecoderStats {
+            runs: self.runs + o.runs,
+            packets: self.packets + o.packets,
+            frames: self.frames + o.frames,
+            delivered: self.delivered + o.delivered,
+            decode_ns: self.decode_ns + o.decode_ns,
+            opened: self.opened + o.opened,
+        }
+    }
+}
+
+/// libavcodec executing gm-demux plans on the host, a context kept open per file for the last
+/// few files; frames equal ffmpeg's software decode (the same library: AV1 through its
+/// libdav1d wrapper, film grain applied as ffmpeg applies it). Not shareable between threads.
+pub(crate) struct Libav {
     ff: &'static Ffmpeg,
     threads: usize,
     /// Open contexts, least recently used first; the last is the current one.
@@ -61,24 +73,15 @@ struct OpenDecoder {
     name: &'static str,
 }
 
-// SAFETY: the context is used only through `&mut CpuDecoder`, by one thread at a time.
-unsafe impl Send for CpuDecoder {}
+// SAFETY: the contexts are used only through `&mut Libav`, by one thread at a time.
+unsafe impl Send for Libav {}
 
-impl std::fmt::Debug for CpuDecoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CpuDecoder")
-            .field("library", &self.ff.describe())
-            .field("threads", &self.threads)
-            .finish()
-    }
-}
-
-impl CpuDecoder {
-    /// A decoder using `threads` decoding threads per file (0: libavcodec picks from the
+impl Libav {
+    /// libavcodec with `threads` decoding threads per file (0: libavcodec picks from the
     /// machine's cores). Fails with a one-line error naming what to install when FFmpeg's
     /// libraries are not found.
-    pub fn new(threads: usize) -> Result<CpuDecoder> {
-        Ok(CpuDecoder {
+    pub(crate) fn new(threads: usize) -> Result<Libav> {
+        Ok(Libav {
             ff: ffmpeg()?,
             threads,
             open: Vec::new(),
@@ -86,19 +89,14 @@ impl CpuDecoder {
         })
     }
 
-    /// Which FFmpeg was loaded: `libavcodec 59.37.100 from libavcodec.so.59`.
-    pub fn library() -> Result<String> {
-        Ok(ffmpeg()?.describe())
-    }
-
     /// Counters so far.
-    pub fn stats(&self) -> CpuDecoderStats {
+    pub(crate) fn stats(&self) -> CpuDecoderStats {
         self.stats
     }
 
     /// Decodes `plan` with packets from `source`, calling `consumer` for every requested frame
     /// (in display order within each run; [`HostFrame::slots`] says where each belongs).
-    pub fn decode(
+    pub(crate) fn decode(
         &mut self,
         source: &dyn PacketSource,
         plan: &DecodePlan,
@@ -162,10 +160,9 @@ impl CpuDecoder {
         self.receive(file, ctx, frame, &mut run_state, consumer)?;
         self.stats.decode_ns += started.elapsed().as_nanos() as u64;
         self.stats.runs += 1;
-        match run_state.delivered.iter().position(|d| !d) {
+        match run_state.missing() {
             None => Ok(()),
-            Some(missing) => {
-                let k = &run.keep[missing];
+            Some(k) => {
                 let why = match run_state.last_error {
                     Some((at, code)) => {
                         format!("; packet {at} failed: {}", self.ff.error_text(code))
@@ -204,17 +201,12 @@ impl CpuDecoder {
                 return Ok(());
             }
             self.stats.frames += 1;
-            let pts = frame.pts();
-            if run.output.len() < 64 {
-                run.output.push(pts);
-            }
-            let result = match run.wanted.get(&pts).copied() {
-                Some(k) if !run.delivered[k] => {
-                    run.delivered[k] = true;
+            let result = match run.take(frame.pts()) {
+                Some(keep) => {
                     self.stats.delivered += 1;
-                    self.hand_over(file, frame, &run.keeps[k], consumer)
+                    self.hand_over(file, frame, keep, consumer)
                 }
-                _ => Ok(()),
+                None => Ok(()),
             };
             frame.unref();
             result?;
@@ -425,7 +417,7 @@ impl CpuDecoder {
     }
 }
 
-impl Drop for CpuDecoder {
+impl Drop for Libav {
     fn drop(&mut self) {
         while !self.open.is_empty() {
             self.close();
@@ -433,7 +425,7 @@ impl Drop for CpuDecoder {
     }
 }
 
-fn codec_name(codec: Codec) -> &'static str {
+pub(crate) fn codec_name(codec: Codec) -> &'static str {
     match codec {
         Codec::H264 => "H.264",
         Codec::Hevc => "HEVC",
@@ -442,23 +434,16 @@ fn codec_name(codec: Codec) -> &'static str {
     }
 }
 
-/// What a run has delivered so far.
-struct RunState<'k> {
-    keeps: &'k [Keep],
-    wanted: HashMap<i64, usize>,
-    delivered: Vec<bool>,
-    output: Vec<i64>,
-    last_error: Option<(u32, c_int)>,
+/// Whether the FFmpeg found on this machine has the decoder `name` (false without FFmpeg).
+pub(crate) fn has_decoder(name: &str) -> bool {
+    let (Ok(ff), Ok(c)) = (ffmpeg(), CString::new(name)) else {
+        return false;
+    };
+    // SAFETY: a lookup by NUL-terminated name.
+    !unsafe { (ff.find_decoder_by_name)(c.as_ptr()) }.is_null()
 }
 
-impl<'k> RunState<'k> {
-    fn new(keeps: &'k [Keep]) -> RunState<'k> {
-        RunState {
-            keeps,
-            wanted: keeps.iter().enumerate().map(|(i, k)| (k.pts, i)).collect(),
-            delivered: vec![false; keeps.len()],
-            output: Vec::new(),
-            last_error: None,
-        }
-    }
+/// Which FFmpeg was loaded, or why none was.
+pub(crate) fn describe() -> Result<String> {
+    Ok(ffmpeg()?.describe())
 }

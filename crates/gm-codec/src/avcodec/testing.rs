@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::decoder::CpuDecoder;
+use super::CpuDecoder;
 
 /// The variable that turns skips into failures.
 pub const REQUIRE_LIBAVCODEC_VAR: &str = "GM_REQUIRE_LIBAVCODEC";
