@@ -8,14 +8,12 @@
 
 mod common;
 
-use common::{video, video_demuxer};
+use common::{check_cpu as check, seeded_rng as rng, video, video_demuxer};
 
 use gm_codec::avcodec::{Av1Backend, CpuDecoder};
-use gm_codec::nvdec::FrameStatus;
 use gm_demux::{Codec, IndexOptions, IndexingDemuxer};
 use md5::{Digest, Md5};
-use rand::rngs::StdRng;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::Rng;
 
 const AV1: &[&str] = &[
     "av1_hidden.webm",
@@ -27,37 +25,6 @@ const AV1: &[&str] = &[
 
 fn bundled(threads: usize) -> CpuDecoder {
     CpuDecoder::with_av1(threads, Av1Backend::Bundled)
-}
-
-/// Decodes `frames` of fixture `name` and compares each with ffmpeg's MD5.
-fn check(decoder: &mut CpuDecoder, name: &str, frames: &[usize]) -> usize {
-    let (path, golden) = video(name);
-    let demux = video_demuxer(&path);
-    let plan = demux.plan(frames).unwrap();
-    let mut got = vec![String::new(); frames.len()];
-    decoder
-        .decode(&demux, &plan, &mut |f| {
-            assert_eq!(f.status, FrameStatus::Ok);
-            let md5 = format!("{:x}", Md5::digest(f.to_planar()));
-            for &s in f.slots {
-                got[s as usize] = md5.clone();
-            }
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    for (slot, &f) in frames.iter().enumerate() {
-        assert_eq!(
-            got[slot], golden[f],
-            "{name}: frame {f} (slot {slot}) differs from ffmpeg"
-        );
-    }
-    frames.len()
-}
-
-fn rng(test: &str) -> StdRng {
-    let seed = rand::rng().next_u64();
-    eprintln!("{test}: seed {seed}");
-    StdRng::seed_from_u64(seed)
 }
 
 #[test]

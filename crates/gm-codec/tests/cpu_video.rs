@@ -7,66 +7,23 @@
 
 mod common;
 
-use common::{VIDEO_FIXTURES, shared_media, video, video_demuxer};
+use common::{
+    VIDEO_FIXTURES, check_cpu as check, seeded_rng as rng, shared_media, video, video_demuxer,
+};
 
 use gm_codec::avcodec::testing::libavcodec_or_skip;
 use gm_codec::avcodec::{ChromaLayout, CpuDecoder};
 use gm_codec::nvdec::FrameStatus;
 use gm_codec::{CodecError, LibraryError};
-use gm_demux::{IndexOptions, IndexingDemuxer, PacketSource};
+use gm_demux::{IndexOptions, IndexingDemuxer};
 use gm_transforms::cpu::SemiPlanar;
 use md5::{Digest, Md5};
-use rand::rngs::StdRng;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::Rng;
 
 /// A CPU decoder, or `None` after a SKIP line when FFmpeg is not installed
 /// (a failure under GM_REQUIRE_LIBAVCODEC=1).
 fn decoder_or_skip(test: &str, threads: usize) -> Option<CpuDecoder> {
     libavcodec_or_skip(test).then(|| CpuDecoder::new(threads).unwrap())
-}
-
-/// Decodes `frames`; the MD5 of each request slot's frame in its own planar format.
-fn decode_md5(
-    decoder: &mut CpuDecoder,
-    demux: &dyn PacketSource,
-    plan: &gm_demux::DecodePlan,
-) -> Result<Vec<String>, CodecError> {
-    let mut out = vec![String::new(); plan.requested];
-    decoder.decode(demux, plan, &mut |f| {
-        assert_eq!(
-            f.status,
-            FrameStatus::Ok,
-            "frame {} reported damaged",
-            f.frame
-        );
-        let md5 = format!("{:x}", Md5::digest(f.to_planar()));
-        for &s in f.slots {
-            out[s as usize] = md5.clone();
-        }
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-fn check(decoder: &mut CpuDecoder, name: &str, frames: &[usize]) -> usize {
-    let (path, golden) = video(name);
-    let demux = video_demuxer(&path);
-    assert_eq!(demux.index().frame_count(), golden.len(), "{name}");
-    let plan = demux.plan(frames).unwrap();
-    let got = decode_md5(decoder, &demux, &plan).unwrap_or_else(|e| panic!("{name}: {e}"));
-    for (slot, &f) in frames.iter().enumerate() {
-        assert_eq!(
-            got[slot], golden[f],
-            "{name}: frame {f} (request slot {slot}) differs from ffmpeg"
-        );
-    }
-    frames.len()
-}
-
-fn rng(test: &str) -> StdRng {
-    let seed = rand::rng().next_u64();
-    eprintln!("{test}: seed {seed}");
-    StdRng::seed_from_u64(seed)
 }
 
 #[test]

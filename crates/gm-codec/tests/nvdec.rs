@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{VIDEO_FIXTURES, shared_media as shared, video, video_demuxer};
+use common::{VIDEO_FIXTURES, seeded_rng as rng, shared_media as shared, video, video_demuxer};
 use gm_codec::nvdec::{DecoderPool, DecoderSession, FrameStatus};
 use gm_codec::{CodecError, DecoderChoice, Routing};
 use gm_cuda::gpu_test_device;
@@ -18,8 +18,7 @@ use gm_demux::{
     IndexingDemuxer, Packet, PacketSource, VideoIndex, append_annexb, append_parameter_sets,
 };
 use md5::{Digest, Md5};
-use rand::rngs::StdRng;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::Rng;
 
 /// The fixtures this GPU's NVDEC decodes. Hopper's (H100, H200) has no AV1: its AV1 fixtures
 /// are left to `av1_decodes_bit_exact_or_is_refused_clearly`; every other codec must be there.
@@ -91,12 +90,6 @@ fn check(name: &str, session: &mut DecoderSession, frames: &[usize]) -> usize {
         );
     }
     frames.len()
-}
-
-fn rng(test: &str) -> StdRng {
-    let seed = rand::rng().next_u64();
-    eprintln!("{test}: seed {seed}");
-    StdRng::seed_from_u64(seed)
 }
 
 #[test]

@@ -157,25 +157,7 @@ impl Rav1d {
         }
         self.stats.decode_ns += started.elapsed().as_nanos() as u64;
         self.stats.runs += 1;
-        match state.missing() {
-            None => Ok(()),
-            Some(k) => Err(CodecError::Decode {
-                file: file.to_path_buf(),
-                frame: k.frame,
-                reason: format!(
-                    "the bundled AV1 decoder (rav1d) did not output it (pts {}, packet {}); it output pts {:?}{}",
-                    k.pts,
-                    k.decode_index,
-                    state.output,
-                    state
-                        .last_error
-                        .map_or_else(String::new, |(at, code)| format!(
-                            "; packet {at} failed: {}",
-                            error_text(code)
-                        ))
-                ),
-            }),
-        }
+        state.finish(file, "the bundled AV1 decoder (rav1d)", error_text)
     }
 
     /// Sends one packet, taking pictures out while the decoder asks for that first. The inner

@@ -160,25 +160,7 @@ impl Libav {
         self.receive(file, ctx, frame, &mut run_state, consumer)?;
         self.stats.decode_ns += started.elapsed().as_nanos() as u64;
         self.stats.runs += 1;
-        match run_state.missing() {
-            None => Ok(()),
-            Some(k) => {
-                let why = match run_state.last_error {
-                    Some((at, code)) => {
-                        format!("; packet {at} failed: {}", self.ff.error_text(code))
-                    }
-                    None => String::new(),
-                };
-                Err(CodecError::Decode {
-                    file: file.to_path_buf(),
-                    frame: k.frame,
-                    reason: format!(
-                        "libavcodec did not output it (pts {}, packet {}); it output pts {:?}{why}",
-                        k.pts, k.decode_index, run_state.output
-                    ),
-                })
-            }
-        }
+        run_state.finish(file, "libavcodec", |code| self.ff.error_text(code))
     }
 
     /// Takes every frame the decoder has ready, handing the requested ones to `consumer`.

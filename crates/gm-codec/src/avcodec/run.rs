@@ -3,16 +3,19 @@
 
 use std::collections::HashMap;
 use std::ffi::c_int;
+use std::path::Path;
 
 use gm_demux::Keep;
 
+use crate::error::{CodecError, Result};
+
 /// What a run has delivered so far.
 pub(crate) struct RunState<'k> {
-    pub(crate) keeps: &'k [Keep],
-    pub(crate) wanted: HashMap<i64, usize>,
-    pub(crate) delivered: Vec<bool>,
+    keeps: &'k [Keep],
+    wanted: HashMap<i64, usize>,
+    delivered: Vec<bool>,
     /// The first presentation times output, for the error when a frame never comes.
-    pub(crate) output: Vec<i64>,
+    output: Vec<i64>,
     /// The last failing packet (decode index, or `u32::MAX` when receiving) and its code.
     pub(crate) last_error: Option<(u32, c_int)>,
 }
@@ -48,5 +51,29 @@ impl<'k> RunState<'k> {
             .iter()
             .position(|d| !d)
             .map(|i| &self.keeps[i])
+    }
+
+    /// Ok when every kept frame came out; otherwise the error for the first missing one,
+    /// naming `decoder` and, through `failed`, the last failing packet's code.
+    pub(crate) fn finish(
+        &self,
+        file: &Path,
+        decoder: &str,
+        failed: impl Fn(c_int) -> String,
+    ) -> Result<()> {
+        let Some(k) = self.missing() else {
+            return Ok(());
+        };
+        let why = self.last_error.map_or_else(String::new, |(at, code)| {
+            format!("; packet {at} failed: {}", failed(code))
+        });
+        Err(CodecError::Decode {
+            file: file.to_path_buf(),
+            frame: k.frame,
+            reason: format!(
+                "{decoder} did not output it (pts {}, packet {}); it output pts {:?}{why}",
+                k.pts, k.decode_index, self.output
+            ),
+        })
     }
 }

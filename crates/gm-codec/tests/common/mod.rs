@@ -196,3 +196,54 @@ pub fn video_demuxer(path: &Path) -> gm_demux::IndexingDemuxer {
     };
     gm_demux::IndexingDemuxer::open(path, options).unwrap()
 }
+
+/// The CPU decoder decodes `plan`; the MD5 of each request slot's frame in its own planar format.
+pub fn decode_md5_cpu(
+    decoder: &mut gm_codec::avcodec::CpuDecoder,
+    demux: &dyn gm_demux::PacketSource,
+    plan: &gm_demux::DecodePlan,
+) -> Result<Vec<String>, gm_codec::CodecError> {
+    let mut out = vec![String::new(); plan.requested];
+    decoder.decode(demux, plan, &mut |f| {
+        assert_eq!(
+            f.status,
+            gm_codec::nvdec::FrameStatus::Ok,
+            "frame {} reported damaged",
+            f.frame
+        );
+        let md5 = format!("{:x}", <md5::Md5 as md5::Digest>::digest(f.to_planar()));
+        for &s in f.slots {
+            out[s as usize] = md5.clone();
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Decodes `frames` of fixture `name` with the CPU decoder and checks each against ffmpeg's
+/// MD5; the number of frames checked.
+pub fn check_cpu(
+    decoder: &mut gm_codec::avcodec::CpuDecoder,
+    name: &str,
+    frames: &[usize],
+) -> usize {
+    let (path, golden) = video(name);
+    let demux = video_demuxer(&path);
+    assert_eq!(demux.index().frame_count(), golden.len(), "{name}");
+    let plan = demux.plan(frames).unwrap();
+    let got = decode_md5_cpu(decoder, &demux, &plan).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (slot, &f) in frames.iter().enumerate() {
+        assert_eq!(
+            got[slot], golden[f],
+            "{name}: frame {f} (request slot {slot}) differs from ffmpeg"
+        );
+    }
+    frames.len()
+}
+
+/// A generator seeded at random, its seed printed with `test` so a failure can be replayed.
+pub fn seeded_rng(test: &str) -> rand::rngs::StdRng {
+    let seed = rand::RngCore::next_u64(&mut rand::rng());
+    eprintln!("{test}: seed {seed}");
+    <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed)
+}
