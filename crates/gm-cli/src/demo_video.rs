@@ -1,5 +1,6 @@
 //! `gm demo --video`: the video pipeline on the bundled sample videos: episodes decoded on
-//! NVDEC, resized on the GPU, a report and a contact sheet (one row per episode).
+//! NVDEC and resized on the GPU (or, without a GPU, decoded and resized on the CPU), a
+//! report and a contact sheet (one row per episode).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -33,9 +34,13 @@ pub fn run(videos: Option<&Path>, epochs: u64, out: &Path, storage: &Storage) ->
         Some(d) => d.to_path_buf(),
         None => default_videos()?,
     };
-    let device = Device::new(0).map_err(|e| {
-        anyhow::anyhow!("the video demo decodes on NVDEC and needs an NVIDIA GPU: {e}")
-    })?;
+    let device = match gm_cuda::available() {
+        Ok(_) => Some(Device::new(0)?),
+        Err(e) => {
+            tracing::info!("no GPU ({e}): the video demo runs on the CPU");
+            None
+        }
+    };
     // Episodes of 8 frames, every 2nd frame (0.5 s at 30 fps), a new one every 15 frames.
     let builder = VideoDataset::builder()
         .directory(&dir)
@@ -56,35 +61,43 @@ pub fn run(videos: Option<&Path>, epochs: u64, out: &Path, storage: &Storage) ->
     for s in dataset.skipped() {
         println!("  left out: {} ({})", s.name, s.reason);
     }
-    let mut loader = ClipLoader::builder(dataset)
-        .device(&device)
-        .sessions(4)
+    let builder = match &device {
+        Some(d) => ClipLoader::builder(dataset).device(d).sessions(4),
+        // The loader finds no GPU either and says why in its placement.
+        None => ClipLoader::builder(dataset),
+    };
+    let mut loader = builder
         .transform(Resize::Exact(W as u32, H as u32))
         .transform(ToDtype(DType::U8, Layout::Hwc))
         .sampler(Sampler::shuffled(0))
         .batch_size(4)
         .build()?;
+    let on = if device.is_some() { "GPU" } else { "CPU" };
     println!(
-        "gm demo --video: episodes of {T} frames (every 2nd frame), resized to {W}x{H} on the GPU"
+        "gm demo --video: episodes of {T} frames (every 2nd frame), resized to {W}x{H} on the {on}"
     );
     println!(
         "  videos:  {files} in {} ({episodes} episodes)",
         dir.display()
     );
-    println!(
-        "  runs on: GPU {} ({}), 4 NVDEC sessions",
-        device.ordinal(),
-        device.info()?.name
-    );
+    match &device {
+        Some(d) => println!(
+            "  runs on: GPU {} ({}), 4 NVDEC sessions",
+            d.ordinal(),
+            d.info()?.name
+        ),
+        None => println!(
+            "  runs on: {}: CPU decoding and the CPU twins of the GPU kernels, for the same result",
+            loader.placement()
+        ),
+    }
     let t0 = Instant::now();
     let mut sheet = None;
     for epoch in 0..epochs {
         for batch in loader.epoch(epoch) {
             let batch = batch?;
             if sheet.is_none() {
-                let host = batch
-                    .frames
-                    .to_host_bytes(&gm_cuda::Stream::new(&device)?)?;
+                let host = batch.frames.to_host_bytes(None)?;
                 let rows: Vec<String> = batch
                     .sources
                     .iter()

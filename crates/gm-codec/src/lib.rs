@@ -32,9 +32,11 @@ mod error;
 pub mod jpeg;
 pub mod libraries;
 pub mod nvdec;
+pub mod pool;
 pub mod route;
 
 pub use engines::{EngineCounts, engines_for};
 pub use error::{CodecError, Result, UnsupportedStream};
 pub use libraries::{LibraryError, LoadedLibrary, NvLibrary, open_library};
+pub use pool::WorkerPool;
 pub use route::{DecoderChoice, DecoderChoiceError, Route, Routing, StreamKind};

@@ -27,12 +27,6 @@ impl HostElements {
     }
 }
 
-/// A device tensor's bytes on the host, copied on a stream of its own after its ready event
-/// (as `Images::to_host_bytes(None)` does for image batches).
-pub(crate) fn download(t: &gm_cuda::Tensor) -> Result<Vec<u8>, gm_cuda::CudaError> {
-    t.to_host_bytes(&gm_cuda::Stream::new(t.device())?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,7 +89,7 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     let limit = run.batches.unwrap_or(usize::MAX);
     // Warm-up: decoders created, pool filled.
     for b in loader.epoch(0).take(limit.min(16)) {
-        b.unwrap().frames.wait_on(&consumer).unwrap();
+        b.unwrap().wait_on(&consumer).unwrap();
     }
     consumer.synchronize().unwrap();
     let before = loader.stats();
@@ -100,7 +100,7 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
         let mut n = 0u64;
         for b in loader.epoch(1 + rep as u64).take(limit) {
             let b = b.unwrap();
-            b.frames.wait_on(&consumer).unwrap();
+            b.wait_on(&consumer).unwrap();
             // [B, T, ...] or [B, cameras, T, ...]: every frame of every camera.
             let dims = if scenes() { 3 } else { 2 };
             n += b.frames.shape()[..dims].iter().product::<usize>() as u64;

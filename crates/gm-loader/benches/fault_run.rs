@@ -222,7 +222,7 @@ impl Target for Clips {
             None => self.0.epoch(e),
         };
         drain(epoch, e, stop_after, |b| {
-            let bytes = b.frames.to_host_bytes(&stream).unwrap();
+            let bytes = b.frames.to_host_bytes(Some(&stream)).unwrap();
             let per = bytes.len() / b.episodes.len().max(1);
             for (src, px) in b.sources.iter().zip(bytes.chunks(per)) {
                 let (v, frames) = &src[0];

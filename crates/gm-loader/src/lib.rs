@@ -63,6 +63,7 @@ mod sampler;
 mod settings;
 pub mod shards;
 mod state;
+mod tensors;
 mod video;
 
 pub use bad_samples::{BadSamplePolicy, MAX_SUBSTITUTES};
@@ -70,8 +71,8 @@ pub use elastic::Reshard;
 pub use epochs::{EpochSource, Epochs, PRESTART_AT};
 pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
 pub use image::{
-    Batch, Dataset, DeviceCache, Epoch, HostTensor, IMAGE_EXTENSIONS, ImageFolder, Images,
-    InMemory, Label, ListFile, Loader, LoaderBuilder, PathTotals, Stats, Waited, cached_size,
+    Batch, Dataset, DeviceCache, Epoch, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile,
+    Loader, LoaderBuilder, PathTotals, Stats, Waited, cached_size,
 };
 pub use image::{
     CorePlan, ENGINES_ONLY_BELOW, LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, default_core_budget,
@@ -85,8 +86,9 @@ pub use progress::Progress;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use shards::{ShardError, WebDataset, WebDatasetBuilder};
 pub use state::LoaderState;
+pub use tensors::{HostTensor, Images};
 pub use video::{
     BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,
-    VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name, kernel_orientation,
-    surface_source,
+    PackedFrame, VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name,
+    kernel_orientation, surface_source,
 };

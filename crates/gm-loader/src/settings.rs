@@ -16,7 +16,7 @@ pub(crate) enum Placement {
     Auto,
     /// This GPU.
     Gpu(Device),
-    /// The CPU (image loader only).
+    /// The CPU.
     Cpu,
 }
 
@@ -24,6 +24,21 @@ pub(crate) enum Placement {
 pub(crate) fn default_gpu() -> Result<Device, LoaderError> {
     let ordinal = DistEnv::from_env()?.map_or(0, |e| e.local_rank);
     Ok(Device::new(ordinal)?)
+}
+
+/// The GPU to run on, or `None` and why the loader runs on the CPU.
+pub(crate) fn pick_device(placement: &Placement) -> Result<(Option<Device>, String), LoaderError> {
+    Ok(match placement {
+        Placement::Gpu(d) => (Some(d.clone()), String::new()),
+        Placement::Cpu => (None, "CPU (asked for)".to_string()),
+        Placement::Auto => match gm_cuda::available() {
+            Ok(_) => (Some(default_gpu()?), String::new()),
+            Err(e) => {
+                tracing::info!(reason = %e, "no GPU: the loader runs on the CPU");
+                (None, format!("CPU ({e})"))
+            }
+        },
+    })
 }
 
 /// What [`LoaderBuilder`](crate::LoaderBuilder) and

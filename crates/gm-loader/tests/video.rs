@@ -170,7 +170,7 @@ fn collect(
         .epoch(epoch)
         .map(|b| {
             let b = b.unwrap();
-            let bytes = b.frames.to_host_bytes(stream).unwrap();
+            let bytes = b.frames.to_host_bytes(Some(stream)).unwrap();
             (b.position, b.episodes, bytes)
         })
         .collect()
@@ -198,7 +198,7 @@ fn clip_batches_equal_decoding_every_frame_alone() {
         for batch in loader.epoch(epoch) {
             let batch = batch.unwrap();
             assert_eq!(&batch.frames.shape()[1..], &[4, 32, 40, 3]);
-            let host = batch.frames.to_host_bytes(&stream).unwrap();
+            let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
             reference.check(&reference_set, &batch, 4, &host);
             seen.extend(batch.episodes.iter().copied());
         }
@@ -260,7 +260,7 @@ fn clips_in_several_passes_equal_decoding_every_frame_alone() {
     let mut clips = 0;
     for batch in loader.epoch(1) {
         let batch = batch.unwrap();
-        let host = batch.frames.to_host_bytes(&stream).unwrap();
+        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
         reference.check(&reference_set, &batch, 4, &host);
         clips += batch.episodes.len();
     }
@@ -467,7 +467,7 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     for batch in loader.epoch(1) {
         let batch = batch.unwrap();
         assert_eq!(&batch.frames.shape()[1..], &[3, 32, 40, 3]);
-        let host = batch.frames.to_host_bytes(&stream).unwrap();
+        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
         reference.check(&reference_set, &batch, 4, &host);
         seen.extend(batch.episodes.iter().copied());
     }
@@ -622,7 +622,7 @@ fn stream_jobs_equal_one_batch_jobs_and_decode_less() {
     .unwrap();
     for batch in loader.epoch(3) {
         let batch = batch.unwrap();
-        let host = batch.frames.to_host_bytes(&stream).unwrap();
+        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
         reference.check(&dataset, &batch, 5, &host);
     }
 }
@@ -663,7 +663,7 @@ fn multi_camera_clips_equal_each_camera_decoded_alone() {
     for batch in loader.epoch(0) {
         let batch = batch.unwrap();
         assert_eq!(&batch.frames.shape()[1..], &[2, 4, 32, 40, 3]);
-        let host = batch.frames.to_host_bytes(&stream).unwrap();
+        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
         reference.check(&dataset, &batch, 11, &host);
         for s in &batch.sources {
             // Same recording, same timestamps: both cameras take the same frames.
@@ -709,7 +709,7 @@ fn resumed_clip_epochs_continue_exactly() {
             (
                 b.position,
                 b.episodes,
-                b.frames.to_host_bytes(&stream).unwrap(),
+                b.frames.to_host_bytes(Some(&stream)).unwrap(),
             )
         })
         .collect();

@@ -52,7 +52,7 @@ fn clips_come_out_as_ffmpeg_autorotates_them() {
                 &[2, h as usize, w as usize, 3],
                 "{name}"
             );
-            let host = batch.frames.to_host_bytes(&stream).unwrap();
+            let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
             let first = &host[..(w * h * 3) as usize];
             let want = if autorotate {
                 twin(&format!("{name}.yuv"), w, h)

@@ -5,18 +5,20 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gm_loader::{BadFiles, BadSamplePolicy, ClipLoader as RustClipLoader, VideoDatasetBuilder};
+use gm_loader::{
+    BadFiles, BadSamplePolicy, ClipLoader as RustClipLoader, Images, VideoDatasetBuilder,
+};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyIndexError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::device;
-use crate::errors::{NoGpuError, loader_error};
+use crate::errors::loader_error;
 use crate::image_loader::{plan_steps_erasing, policy_named, sampler_for};
 use crate::iteration::{Inner, next_batch};
 use crate::owner::Owner;
-use crate::tensor::Tensor;
+use crate::tensor::{Elem, Tensor};
 
 /// An episode as Python sees it: the scene, and per camera the video path and frames.
 type EpisodeSources = (usize, Vec<(String, Vec<usize>)>);
@@ -255,8 +257,10 @@ fn configure(
 /// and transformed (the same draws for every frame of a clip) by the fused kernel.
 ///
 /// Iterating yields `ClipBatch`es whose `frames` are `[B, T, C, H, W]` (`[B, cameras, T, C,
-/// H, W]` for scenes) on the GPU. `set_epoch`, `state_dict` and `load_state_dict` work as
-/// for `ImageLoader`.
+/// H, W]` for scenes) on the GPU. With `device="cpu"`, or where there is no GPU, the same
+/// batches come from CPU decoders (`sessions` of them, default one per core) and the
+/// kernels' CPU twins, in host memory. `set_epoch`, `state_dict` and `load_state_dict` work
+/// as for `ImageLoader`.
 #[pyclass(module = "gm")]
 pub struct ClipLoader {
     inner: Arc<Mutex<Inner<RustClipLoader>>>,
@@ -303,7 +307,7 @@ impl ClipLoader {
     #[new]
     #[pyo3(signature = (
         dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
-        rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=7,
+        rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=None,
         prefetch_next_epoch=true, decoder="auto"
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -319,7 +323,7 @@ impl ClipLoader {
         world_size: Option<usize>,
         drop_last: bool,
         bad_samples: &str,
-        sessions: usize,
+        sessions: Option<usize>,
         prefetch_next_epoch: bool,
         decoder: &str,
     ) -> PyResult<ClipLoader> {
@@ -329,16 +333,15 @@ impl ClipLoader {
         crate::logging::sync_level(py)?;
         let (chain, erasing) = plan_steps_erasing(py, transforms)?;
         let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
-        let Some(gpu) = device::resolve(py, &device::parse(device)?)? else {
-            return Err(NoGpuError::new_err(
-                "gm.ClipLoader decodes on NVDEC and needs a GPU; this process has none \
-                 (gm.VideoDataset indexes without one)",
-            ));
-        };
+        let gpu = device::resolve(py, &device::parse(device)?)?;
         let policy: BadSamplePolicy = policy_named(bad_samples)?;
-        let b = RustClipLoader::builder(dataset.take(py)?)
-            .device(&gpu)
-            .sessions(sessions.max(1))
+        let b = RustClipLoader::builder(dataset.take(py)?);
+        let b = match (&gpu, sessions) {
+            (Some(gpu), n) => b.device(gpu).sessions(n.unwrap_or(7)),
+            (None, Some(n)) => b.cpu().sessions(n),
+            (None, None) => b.cpu(),
+        };
+        let b = b
             .decoder(decoder)
             .transforms(chain)
             .sampler(sampler)
@@ -450,9 +453,21 @@ impl ClipIterator {
                 .collect()
         };
         let (episodes, epoch, position) = (b.episodes.clone(), b.epoch, b.position);
-        let mut frames = b.frames.clone();
-        frames.set_ready_event(b.ready_event().clone());
-        let tensor = Tensor::from_device(&frames, Arc::new(Owner::Clips(Mutex::new(b))));
+        let mut b = b;
+        let on_device = match &mut b.frames {
+            Images::Device(t) => Ok(t.clone()),
+            Images::Host(h) => Err((h.shape.clone(), h.dtype, std::mem::take(&mut h.data))),
+        };
+        let tensor = match on_device {
+            // The tensor stays in the batch: its release is ordered before the memory's.
+            Ok(mut frames) => {
+                if let Some(e) = b.ready_event() {
+                    frames.set_ready_event(e.clone());
+                }
+                Tensor::from_device(&frames, Arc::new(Owner::Clips(Mutex::new(b))))
+            }
+            Err((shape, dtype, data)) => Tensor::host(&shape, Elem::of(dtype), data)?,
+        };
         Ok(ClipBatch {
             frames: Py::new(py, tensor)?,
             episodes,

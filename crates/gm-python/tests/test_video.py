@@ -1,6 +1,10 @@
 """gm.VideoDecoder without a GPU: the index's metadata against ffprobe's packet listings of
 the repository's test videos, the time-to-frame mapping, and the errors."""
 
+import hashlib
+import os
+
+import numpy as np
 import pytest
 
 import gm
@@ -79,10 +83,71 @@ def test_errors_name_the_file_and_the_reason(tmp_path):
 
 
 @pytest.mark.skipif(gm.cuda_available(), reason="checks the message on a machine without a GPU")
-def test_frames_without_a_gpu_say_why():
-    d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"))
+def test_decoder_gpu_without_a_gpu_says_why():
+    d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), decoder="gpu")
     with pytest.raises(gm.NoGpuError, match="NVDEC"):
         d[0]
+
+
+def cpu_decoder_or_skip(path, **kw):
+    """A decoder on the CPU; skips where FFmpeg's libraries are missing (AV1 needs none),
+    unless GM_REQUIRE_LIBAVCODEC says they must be there."""
+    d = gm.VideoDecoder(str(path), device="cpu", **kw)
+    try:
+        d[0]
+    except gm.GmError as e:
+        if "libavcodec" in str(e) and not os.environ.get("GM_REQUIRE_LIBAVCODEC"):
+            pytest.skip(f"no FFmpeg libraries: {e}")
+        raise
+    return d
+
+
+def planar(nv12):
+    """A `[H * 3 / 2, W]` NV12 frame as ffmpeg's yuv420p bytes."""
+    h = nv12.shape[0] * 2 // 3
+    uv = nv12[h:].reshape(h // 2, -1, 2)
+    return np.concatenate([nv12[:h].ravel(), uv[..., 0].ravel(), uv[..., 1].ravel()]).tobytes()
+
+
+@pytest.mark.parametrize("name", ["h264_bpyramid", "hevc_open_gop", "vp9_altref.webm",
+                                  "av1_svt.webm", "av1_hidden.webm"])
+def test_cpu_frames_equal_ffmpeg_framemd5(name):
+    """Without a GPU every frame decodes on the CPU (libavcodec; AV1 on the bundled decoder)
+    and equals ffmpeg's framemd5, asked for out of order and with repeats."""
+    path = video_path(name)
+    d = cpu_decoder_or_skip(path, output="nv12")
+    want = [line.split(",")[-1].strip()
+            for line in (MEDIA / "golden" / f"{name.split('.')[0]}.framemd5").read_text().splitlines()
+            if line and not line.startswith("#")]
+    assert len(d) == len(want)
+    order = list(reversed(range(len(d)))) + [0, 0]
+    frames = d.get_frames_at(order)
+    data = np.from_dlpack(frames.data)
+    assert data.shape[0] == len(order) and frames.indices == order
+    for k, i in enumerate(order):
+        assert hashlib.md5(planar(data[k])).hexdigest() == want[i], f"{name} frame {i}"
+
+
+def test_cpu_rgb_frames_are_the_nv12_frames_converted():
+    """RGB on the CPU: BT.709 limited range (as the fixture signals), chroma replicated, as an
+    independent numpy conversion of the same frames, within one step; resized frames come out
+    at the size asked for."""
+    path = video_path("h264_bpyramid")
+    nv12 = np.from_dlpack(cpu_decoder_or_skip(path, output="nv12")[0:5]).astype(np.float64)
+    rgb = np.from_dlpack(gm.VideoDecoder(str(path), device="cpu")[0:5])
+    assert rgb.shape == (5, 3, 180, 320) and rgb.dtype == np.uint8
+    h = 180
+    y = (nv12[:, :h] - 16) / 219
+    uv = nv12[:, h:].reshape(5, h // 2, 160, 2).repeat(2, axis=1).repeat(2, axis=2)
+    cb, cr = (uv[..., 0] - 128) / 224, (uv[..., 1] - 128) / 224
+    kr, kb = 0.2126, 0.0722
+    r = y + 2 * (1 - kr) * cr
+    b = y + 2 * (1 - kb) * cb
+    g = (y - kr * r - kb * b) / (1 - kr - kb)
+    want = np.clip(np.stack([r, g, b], axis=1), 0, 1) * 255
+    assert np.abs(rgb.astype(np.float64) - want).max() <= 1.0
+    small = gm.VideoDecoder(str(path), device="cpu", size=(90, 160))[3]
+    assert np.from_dlpack(small).shape == (3, 90, 160)
 
 
 def test_display_matrices_are_in_the_metadata():

@@ -17,7 +17,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 use gm_loader::{Batch, ClipBatch};
 
 use crate::error::InteropError;
-use crate::host::{HostElements, download};
+use crate::host::HostElements;
 
 #[cfg(feature = "burn-cuda")]
 mod cuda;
@@ -45,13 +45,17 @@ pub fn images_cuda<B: CudaBackend, const D: usize>(
 }
 
 /// The clips' frames as a tensor of burn's CUDA backend, of rank `D` (5 for
-/// `[B, T, C, H, W]`, 6 with a camera axis), by one device-to-device copy.
+/// `[B, T, C, H, W]`, 6 with a camera axis), by one device-to-device copy; the host path
+/// for a CPU batch.
 #[cfg(feature = "burn-cuda")]
 pub fn clips_cuda<B: CudaBackend, const D: usize>(
     batch: &ClipBatch,
     device: &CudaDevice,
 ) -> Result<Tensor<B, D>, InteropError> {
-    cuda::copy(&batch.frames, Some(batch.ready_event()), device)
+    match &batch.frames {
+        gm_loader::Images::Device(t) => cuda::copy(t, batch.ready_event(), device),
+        gm_loader::Images::Host(_) => clips(batch, device),
+    }
 }
 
 /// The batch's images as a burn float tensor of rank `D` (4 for `[B, C, H, W]`).
@@ -77,7 +81,7 @@ pub fn clips<B: Backend, const D: usize>(
     batch: &ClipBatch,
     device: &B::Device,
 ) -> Result<Tensor<B, D>, InteropError> {
-    let bytes = download(&batch.frames)?;
+    let bytes = batch.frames.to_host_bytes(None)?;
     tensor(batch.frames.dtype(), batch.frames.shape(), bytes, device)
 }
 

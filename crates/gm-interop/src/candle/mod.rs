@@ -19,7 +19,7 @@ use gm_loader::Images;
 use gm_loader::{Batch, ClipBatch};
 
 use crate::error::InteropError;
-use crate::host::{HostElements, download};
+use crate::host::HostElements;
 
 #[cfg(feature = "candle-cuda")]
 mod cuda;
@@ -99,24 +99,28 @@ pub fn labels(batch: &Batch, device: &CandleDevice) -> Result<Tensor, InteropErr
 }
 
 /// The clips' frames on `device` (`[B, T, C, H, W]`, or with a camera axis), by one device
-/// copy on candle's stream; the clip batch's memory returns to the pool after the copy.
+/// copy on candle's stream (the clip batch's memory returns to the pool after the copy), or
+/// from host memory for a CPU batch.
 pub fn clips(batch: &mut ClipBatch, device: &CandleDevice) -> Result<Tensor, InteropError> {
     #[cfg(feature = "candle-cuda")]
-    if let CandleDevice::Cuda(dev) = device {
-        let (tensor, stream) = cuda::copy(&batch.frames, Some(batch.ready_event()), dev)?;
+    if let (Images::Device(t), CandleDevice::Cuda(dev)) = (&batch.frames, device) {
+        let (tensor, stream) = cuda::copy(t, batch.ready_event(), dev)?;
         batch.record_stream(&stream)?;
         return Ok(tensor);
     }
-    let bytes = download(&batch.frames)?;
+    let bytes = batch.frames.to_host_bytes(None)?;
     host_tensor(batch.frames.dtype(), batch.frames.shape(), bytes, device)
 }
 
 /// The clips' frames on `device` without a copy where possible: the memory becomes candle's.
 pub fn into_clips(batch: ClipBatch, device: &CandleDevice) -> Result<Tensor, InteropError> {
     #[cfg(feature = "candle-cuda")]
-    if let CandleDevice::Cuda(dev) = device {
-        let ready = batch.ready_event().clone();
-        return cuda::hand_over(batch.frames, Some(&ready), dev);
+    if let (CandleDevice::Cuda(dev), Images::Device(_)) = (device, &batch.frames) {
+        let ready = batch.ready_event().cloned();
+        let Images::Device(t) = batch.frames else {
+            unreachable!("matched above")
+        };
+        return cuda::hand_over(t, ready.as_ref(), dev);
     }
     let mut batch = batch;
     clips(&mut batch, device)

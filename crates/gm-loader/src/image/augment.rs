@@ -6,10 +6,10 @@
 use gm_cuda::DType;
 use gm_transforms::{Erase, Mix, OutputSpec, RandomErasing};
 
-use super::batch::HostTensor;
 use super::context::Shared;
 use super::dataset::Label;
 use crate::error::LoaderError;
+use crate::tensors::HostTensor;
 
 /// The erasure of each image of a batch (samples `indices`), or `None` without erasing.
 pub(crate) fn draw_erases(

@@ -20,7 +20,7 @@ use crate::elastic::Reshard;
 use crate::error::LoaderError;
 use crate::progress::Progress;
 use crate::sampler::Sampler;
-use crate::settings::{Placement, Settings, default_gpu};
+use crate::settings::{Placement, Settings, pick_device};
 use crate::shards::WebDatasetStream;
 use crate::state::LoaderState;
 
@@ -341,21 +341,6 @@ impl LoaderBuilder {
         }
         Ok(())
     }
-}
-
-/// The GPU to run on, or `None` and why the loader runs on the CPU.
-fn pick_device(placement: &Placement) -> Result<(Option<Device>, String), LoaderError> {
-    Ok(match placement {
-        Placement::Gpu(d) => (Some(d.clone()), String::new()),
-        Placement::Cpu => (None, "CPU (asked for)".to_string()),
-        Placement::Auto => match gm_cuda::available() {
-            Ok(_) => (Some(default_gpu()?), String::new()),
-            Err(e) => {
-                tracing::info!(reason = %e, "no GPU: the loader runs on the CPU");
-                (None, format!("CPU ({e})"))
-            }
-        },
-    })
 }
 
 /// The GPU stages sharing one batch pool, and where they run in words.

@@ -3,12 +3,13 @@
 use gm_transforms::OutputSpec;
 
 use super::augment::{draw_erases, draw_mix};
-use super::batch::{Batch, HostTensor, Images};
+use super::batch::Batch;
 use super::context::Shared;
 use super::output::{batch_shape, common_spec};
 use super::read::{Prepared, prepare};
 use crate::bad_samples::{Next, Tally};
 use crate::error::{LoaderError, SampleErrorKind};
+use crate::tensors::{HostTensor, Images};
 
 /// One image of the batch, transformed.
 struct Good {

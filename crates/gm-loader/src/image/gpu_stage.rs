@@ -12,13 +12,14 @@ use gm_transforms::{
 };
 
 use super::augment::{draw_erases, draw_mix};
-use super::batch::{Batch, Images};
+use super::batch::Batch;
 use super::cache::{Cache, Entry};
 use super::context::Shared;
 use super::output::{batch_shape, common_spec};
 use super::read::Prepared;
 use crate::bad_samples::{Next, Tally};
 use crate::error::{LoaderError, SampleErrorKind};
+use crate::tensors::Images;
 
 /// The decoder, the kernel and the batch pool of one loader.
 pub(crate) struct GpuStage {

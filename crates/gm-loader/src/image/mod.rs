@@ -20,7 +20,7 @@ mod read;
 mod stats;
 mod stream_feed;
 
-pub use batch::{Batch, HostTensor, Images};
+pub use batch::Batch;
 pub use builder::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, Loader, LoaderBuilder};
 pub use cache::{DeviceCache, cached_size};
 pub use cores::{CorePlan, ENGINES_ONLY_BELOW, default_core_budget, local_loaders};

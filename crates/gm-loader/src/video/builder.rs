@@ -4,29 +4,31 @@ use std::sync::Arc;
 
 use std::collections::HashMap;
 
+use gm_codec::avcodec::CpuDecoder;
 use gm_codec::nvdec::{DecoderPool, DecoderSession};
-use gm_codec::{DecoderChoice, Route, Routing, StreamKind};
-use gm_cuda::{Device, DevicePool, PoolConfig};
+use gm_codec::{DecoderChoice, Route, Routing, StreamKind, WorkerPool};
+use gm_cuda::Device;
 use gm_transforms::{Compose, RandomErasing, Transform};
 use parking_lot::Mutex;
 
 use super::dataset::VideoDataset;
-use super::decode::Shared;
+use super::decode::{GpuShared, Shared};
 use super::jobs::{cut, job_sizes};
 use super::pipeline::ClipEpoch;
 use super::stats::ClipStats;
+use super::worker::Decoders;
 use crate::bad_samples::BadSamplePolicy;
 use crate::elastic::Reshard;
 use crate::error::LoaderError;
 use crate::sampler::Sampler;
-use crate::settings::{Placement, Settings, default_gpu};
+use crate::settings::{Placement, Settings, pick_device};
 use crate::state::{Cursor, LoaderState};
 
 /// Settings of a [`ClipLoader`].
 pub struct ClipLoaderBuilder {
     dataset: VideoDataset,
     settings: Settings,
-    sessions: usize,
+    sessions: Option<usize>,
     chain: Compose,
     batches_per_job: Option<usize>,
     erasing: Option<RandomErasing>,
@@ -34,15 +36,24 @@ pub struct ClipLoaderBuilder {
 }
 
 impl ClipLoaderBuilder {
-    /// The GPU (default: GPU `LOCAL_RANK`, or 0).
+    /// Run on this GPU (default: GPU `LOCAL_RANK`, or 0, when there is one, else the CPU).
     pub fn device(mut self, device: &Device) -> Self {
         self.settings.placement = Placement::Gpu(device.clone());
         self
     }
 
-    /// NVDEC sessions, one thread each (default 7: the decode engines of an H100 or H200).
+    /// Run on the CPU: every video decoded on the host (libavcodec, the bundled AV1
+    /// decoder), the transforms' CPU twins, host tensors out. The batches equal the GPU's
+    /// within the twins' rounding.
+    pub fn cpu(mut self) -> Self {
+        self.settings.placement = Placement::Cpu;
+        self
+    }
+
+    /// Decoders, one thread each: NVDEC sessions on a GPU (default 7, the decode engines of
+    /// an H100 or H200), CPU decoders on the CPU (default: one per core).
     pub fn sessions(mut self, n: usize) -> Self {
-        self.sessions = n.max(1);
+        self.sessions = Some(n.max(1));
         self
     }
 
@@ -125,7 +136,8 @@ impl ClipLoaderBuilder {
         self
     }
 
-    /// Starts the decoder sessions.
+    /// Starts the decoders (NVDEC sessions, or CPU decoders where the loader runs on the
+    /// CPU).
     pub fn build(self) -> Result<ClipLoader, LoaderError> {
         if self.settings.batch_size == 0 || self.dataset.is_empty() {
             return Err(LoaderError::Config(
@@ -137,13 +149,19 @@ impl ClipLoaderBuilder {
                 "a clip loader needs transforms ending in a fixed size".into(),
             ));
         }
-        let device = match &self.settings.placement {
-            Placement::Gpu(d) => d.clone(),
-            Placement::Auto | Placement::Cpu => default_gpu()?,
+        let (device, placement) = pick_device(&self.settings.placement)?;
+        let (routes, decoders, gpu) = match &device {
+            Some(device) => {
+                let sessions = self.sessions.unwrap_or(7);
+                let routes = routes(device, &self.dataset, self.routing)?;
+                let pool = DecoderPool::routed(device, sessions, None, self.routing)?;
+                (routes, Decoders::Gpu(pool), Some(GpuShared::new(device)))
+            }
+            None => {
+                let (routes, pool) = self.cpu_decoders(&placement)?;
+                (routes, Decoders::Cpu(pool), None)
+            }
         };
-        let routes = routes(&device, &self.dataset, self.routing)?;
-        let decoders = DecoderPool::routed(&device, self.sessions, None, self.routing)?;
-        let erasing = self.erasing.map(|e| (e, Mutex::new(Default::default())));
         let batches_per_job = self
             .batches_per_job
             .unwrap_or(match self.settings.sampler.order {
@@ -155,19 +173,42 @@ impl ClipLoaderBuilder {
                 bad: self.settings.bad_samples(self.dataset.len()),
                 dataset: Arc::new(self.dataset),
                 chain: self.chain,
-                kernels: Mutex::new(Vec::new()),
-                pool: DevicePool::new(&device, PoolConfig::unbounded("gm-loader clips")),
-                device,
+                gpu,
                 seed: self.settings.seed,
-                erasing,
-                post_kernels: Mutex::new(Default::default()),
+                erasing: self.erasing,
                 stats: Mutex::new(ClipStats::default()),
             }),
             settings: self.settings,
             batches_per_job,
             decoders: Arc::new(decoders),
             routes,
+            placement,
         })
+    }
+
+    /// The CPU path's routes (every video on the CPU, `why` the loader runs there) and its
+    /// decoders: one per core unless [`ClipLoaderBuilder::sessions`] says otherwise.
+    /// `decoder = gpu` is refused: it asks for NVDEC.
+    #[allow(clippy::type_complexity)]
+    fn cpu_decoders(
+        &self,
+        why: &str,
+    ) -> Result<(Vec<Result<Route, String>>, WorkerPool<CpuDecoder>), LoaderError> {
+        if self.routing.choice == DecoderChoice::Gpu {
+            return Err(LoaderError::Config(format!(
+                "decoder = gpu asks for NVDEC, but the clip loader runs on the {why}"
+            )));
+        }
+        let route = Route::Cpu {
+            reason: format!("the loader runs on the {why}"),
+        };
+        let routes = vec![Ok(route); self.dataset.videos.len()];
+        let n = self.sessions.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        let threads = self.routing.cpu_threads;
+        let pool = WorkerPool::new(n, "gm-clips-cpu", move |_| CpuDecoder::new(threads))?;
+        Ok((routes, pool))
     }
 }
 
@@ -223,13 +264,16 @@ fn routes(
 }
 
 /// Clips from a [`VideoDataset`] in batches on one GPU: jobs of consecutive batches go to a
-/// pool of NVDEC sessions (one thread each), several at once, and come back in order.
+/// pool of NVDEC sessions (one thread each), several at once, and come back in order. On a
+/// machine without a GPU (or asked with [`ClipLoaderBuilder::cpu`]) the same jobs run on CPU
+/// decoders and the transforms' CPU twins, and batches hold host tensors.
 pub struct ClipLoader {
     shared: Arc<Shared>,
     settings: Settings,
     batches_per_job: usize,
-    decoders: Arc<DecoderPool>,
+    decoders: Arc<Decoders>,
     routes: Vec<Result<Route, String>>,
+    placement: String,
 }
 
 impl ClipLoader {
@@ -241,6 +285,17 @@ impl ClipLoader {
             Some(Err(e)) => Err(e),
             None => Err("no such video"),
         }
+    }
+
+    /// Where the loader runs, in words: empty on a GPU, else `CPU (...)` with the reason
+    /// (asked for, or why no GPU was found).
+    pub fn placement(&self) -> &str {
+        &self.placement
+    }
+
+    /// Whether the loader runs on the CPU (host tensors out).
+    pub fn on_cpu(&self) -> bool {
+        self.shared.gpu.is_none()
     }
 
     /// How many of the dataset's videos decode on the CPU.
@@ -256,7 +311,7 @@ impl ClipLoader {
         ClipLoaderBuilder {
             dataset,
             settings: Settings::new(8),
-            sessions: 7,
+            sessions: None,
             chain: Compose::new(),
             batches_per_job: None,
             erasing: None,

@@ -1,8 +1,9 @@
-//! One decoding job: a run of consecutive batches on one NVDEC session. All frames of all
-//! the job's clips are requested in one decode plan per video, so overlapping clips and
-//! consecutive batches of a stream share decoding (each GOP is decoded once per job); every
-//! decoded frame is written by the fused kernel from its mapped surface into each slot that
-//! asked for it, and a batch is sent as soon as its last video is done.
+//! One decoding job: a run of consecutive batches on one decoder (an NVDEC session, or a CPU
+//! decoder where the loader runs on the host). All frames of all the job's clips are
+//! requested in one decode plan per video, so overlapping clips and consecutive batches of a
+//! stream share decoding (each GOP is decoded once per job); every decoded frame is written
+//! by the fused kernel from its mapped surface (or by its CPU twin from the host frame) into
+//! each slot that asked for it, and a batch is sent as soon as its last video is done.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,20 +11,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
-use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SurfaceFormat};
-use gm_cuda::{Device, DeviceMemory, DevicePool, DevicePtr, Event, Tensor};
+use gm_codec::avcodec::CpuDecoder;
+use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SessionStats, SurfaceFormat};
+use gm_cuda::{Device, DevicePool, Stream, Tensor};
 use gm_demux::DisplayOrientation;
+use gm_transforms::cpu::HostImage;
 use gm_transforms::{
-    BatchOpsKernel, Blur, BlurKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, Noise,
-    Orientation, OutputSpec, Passes, PixelFormat, RandomErasing, SampleRng, SourceImage,
+    BatchOpsKernel, Blur, BlurKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, Orientation,
+    OutputSpec, Passes, PixelFormat, RandomErasing, SampleRng, SourceImage,
 };
 use parking_lot::Mutex;
 
 use super::batch::ClipBatch;
 use super::dataset::{Clip, VideoDataset};
 use super::stats::ClipStats;
+use super::worker::{JobDecoder, PackedFrame, Slab, cpu_session_stats, write_host_slot};
 use crate::bad_samples::BadSamples;
 use crate::error::{LoaderError, SampleError, SampleErrorKind};
+
+mod finish;
 
 /// What a job sends per batch: the batch, `None` when every clip of it was bad and skipped,
 /// or the error that ends the epoch.
@@ -33,17 +39,82 @@ pub(crate) type Outcome = Result<Option<ClipBatch>, LoaderError>;
 pub(crate) struct Shared {
     pub(crate) dataset: Arc<VideoDataset>,
     pub(crate) chain: Compose,
+    /// The GPU's kernels and memory; `None` where the loader runs on the CPU.
+    pub(crate) gpu: Option<GpuShared>,
+    pub(crate) seed: u64,
+    /// RandomErasing after the chain.
+    pub(crate) erasing: Option<RandomErasing>,
+    pub(crate) bad: BadSamples,
+    pub(crate) stats: Mutex<ClipStats>,
+}
+
+/// What jobs on a GPU share.
+pub(crate) struct GpuShared {
     pub(crate) kernels: Mutex<Vec<FusedKernel>>,
     pub(crate) pool: DevicePool,
     pub(crate) device: Device,
-    pub(crate) seed: u64,
-    /// RandomErasing after the chain, with an erasing kernel per session stream (a kernel
-    /// shared by sessions would make each session's stream wait for another's last batch).
-    pub(crate) erasing: Option<(RandomErasing, Mutex<HashMap<usize, BatchOpsKernel>>)>,
+    /// An erasing kernel per session stream (a kernel shared by sessions would make each
+    /// session's stream wait for another's last batch).
+    pub(crate) erase_kernels: Mutex<HashMap<usize, BatchOpsKernel>>,
     /// The blur and noise passes' kernels, one per session stream (made on first use).
     pub(crate) post_kernels: Mutex<HashMap<usize, BlurKernel>>,
-    pub(crate) bad: BadSamples,
-    pub(crate) stats: Mutex<ClipStats>,
+}
+
+impl GpuShared {
+    /// Kernels and a batch pool on `device`.
+    pub(crate) fn new(device: &Device) -> GpuShared {
+        GpuShared {
+            kernels: Mutex::new(Vec::new()),
+            pool: DevicePool::new(device, gm_cuda::PoolConfig::unbounded("gm-loader clips")),
+            device: device.clone(),
+            erase_kernels: Mutex::new(HashMap::new()),
+            post_kernels: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// Where a job decodes and writes: an NVDEC session and the fused kernel, or a CPU decoder
+/// and the kernels' CPU twins.
+enum Worker<'a> {
+    Gpu {
+        session: &'a mut DecoderSession,
+        kernel: &'a mut FusedKernel,
+        gpu: &'a GpuShared,
+    },
+    Cpu {
+        decoder: &'a mut CpuDecoder,
+        packed: PackedFrame,
+    },
+}
+
+impl Worker<'_> {
+    fn stats(&self) -> SessionStats {
+        match self {
+            Worker::Gpu { session, .. } => session.stats(),
+            Worker::Cpu { decoder, .. } => cpu_session_stats(decoder),
+        }
+    }
+
+    /// The session's stream; `None` on the CPU.
+    fn stream(&self) -> Option<&Stream> {
+        match self {
+            Worker::Gpu { session, .. } => Some(session.stream()),
+            Worker::Cpu { .. } => None,
+        }
+    }
+
+    /// Memory for `n` frames of `spec`: from the GPU's pool, or on the host.
+    fn slab(&self, n: usize, spec: &OutputSpec) -> Result<Slab, LoaderError> {
+        match self {
+            Worker::Gpu { session, gpu, .. } => Ok(Slab::Device(Tensor::empty(
+                &gpu.pool,
+                session.stream(),
+                &with_item(n, spec),
+                spec.dtype,
+            )?)),
+            Worker::Cpu { .. } => Ok(Slab::host(n, spec)),
+        }
+    }
 }
 
 /// One batch being filled.
@@ -54,9 +125,9 @@ struct Filling {
     plans: Vec<Vec<FusedOp>>,
     /// What runs after the fused kernel, per clip and camera (GaussianBlur, GaussianNoise).
     posts: Vec<Vec<Passes>>,
-    flat: Tensor,
+    flat: Slab,
     /// With a blur in the chain: the fused kernel's u8 HWC frames, which the blur pass reads.
-    scratch: Option<Tensor>,
+    scratch: Option<Slab>,
     spec: OutputSpec,
     /// Videos of this batch not decoded yet.
     videos_left: usize,
@@ -65,31 +136,48 @@ struct Filling {
 }
 
 impl Shared {
-    /// Decodes `batches` (position, episodes) of `epoch` on `session`, sending one
+    /// Decodes `batches` (position, episodes) of `epoch` on `decoder`, sending one
     /// [`Outcome`] per batch, in order, to `out`.
     pub(crate) fn run_job(
         &self,
-        session: &mut DecoderSession,
+        decoder: JobDecoder<'_>,
         epoch: u64,
         batches: Vec<(usize, Vec<usize>)>,
         out: &Sender<Outcome>,
         stop: &AtomicBool,
     ) {
-        let mut kernel = match self.kernels.lock().pop() {
-            Some(k) => Ok(k),
-            None => FusedKernel::new(&self.device).map_err(LoaderError::from),
-        };
-        let r = match &mut kernel {
-            Ok(k) => self.decode_job(session, k, epoch, batches, out, stop),
-            Err(_) => Err(LoaderError::Config("no fused kernel".into())),
-        };
-        match kernel {
-            Ok(k) => self.kernels.lock().push(k),
-            Err(e) => {
-                let _ = out.send(Err(e));
-                return;
+        let r = match (decoder, &self.gpu) {
+            (JobDecoder::Cpu(decoder), _) => {
+                let mut w = Worker::Cpu {
+                    decoder,
+                    packed: PackedFrame::new(),
+                };
+                self.decode_job(&mut w, epoch, batches, out, stop)
             }
-        }
+            (JobDecoder::Gpu(session), Some(gpu)) => {
+                let mut kernel = match gpu.kernels.lock().pop() {
+                    Some(k) => k,
+                    None => match FusedKernel::new(&gpu.device) {
+                        Ok(k) => k,
+                        Err(e) => {
+                            let _ = out.send(Err(e.into()));
+                            return;
+                        }
+                    },
+                };
+                let mut w = Worker::Gpu {
+                    session,
+                    kernel: &mut kernel,
+                    gpu,
+                };
+                let r = self.decode_job(&mut w, epoch, batches, out, stop);
+                gpu.kernels.lock().push(kernel);
+                r
+            }
+            (JobDecoder::Gpu(_), None) => Err(LoaderError::Config(
+                "an NVDEC session in a loader that runs on the CPU".into(),
+            )),
+        };
         if let Err(e) = r {
             let _ = out.send(Err(e));
         }
@@ -97,19 +185,20 @@ impl Shared {
 
     fn decode_job(
         &self,
-        session: &mut DecoderSession,
-        kernel: &mut FusedKernel,
+        w: &mut Worker<'_>,
         epoch: u64,
         batches: Vec<(usize, Vec<usize>)>,
         out: &Sender<Outcome>,
         stop: &AtomicBool,
     ) -> Result<(), LoaderError> {
-        self.device.bind_to_thread()?;
+        if let Some(gpu) = &self.gpu {
+            gpu.device.bind_to_thread()?;
+        }
         let started = Instant::now();
-        let before = session.stats();
+        let before = w.stats();
         let mut filling = Vec::with_capacity(batches.len());
         for (position, episodes) in batches {
-            filling.push(Some(self.start_batch(session, epoch, position, episodes)?));
+            filling.push(Some(self.start_batch(w, epoch, position, episodes)?));
         }
         let started_us = started.elapsed().as_micros() as u64;
         let mut finish_us = 0;
@@ -120,7 +209,7 @@ impl Shared {
                 return Ok(());
             }
             let slots = &wanted[&v];
-            let failed = self.decode_video(session, kernel, v, slots, &filling);
+            let failed = self.decode_video(w, v, slots, &mut filling);
             let mut touched: Vec<usize> = slots.iter().map(|s| s.batch).collect();
             touched.dedup();
             for &k in &touched {
@@ -140,7 +229,7 @@ impl Shared {
                     break;
                 };
                 let t = Instant::now();
-                let r = self.finish_batch(session, kernel, epoch, b);
+                let r = self.finish_batch(w, epoch, b);
                 let fatal = r.is_err();
                 let _ = out.send(r);
                 finish_us += t.elapsed().as_micros() as u64;
@@ -152,7 +241,7 @@ impl Shared {
         }
         let mut s = self.stats.lock();
         s.decode_us += started.elapsed().as_micros() as u64;
-        let after = session.stats();
+        let after = w.stats();
         s.packets_decoded += after.packets - before.packets;
         s.decoders_created += after.decoders_created - before.decoders_created;
         s.decoders_destroyed += after.decoders_destroyed - before.decoders_destroyed;
@@ -171,7 +260,7 @@ impl Shared {
     /// Plans every clip's geometry and takes the batch tensor from the pool.
     fn start_batch(
         &self,
-        session: &DecoderSession,
+        w: &Worker<'_>,
         epoch: u64,
         position: usize,
         episodes: Vec<usize>,
@@ -206,22 +295,11 @@ impl Shared {
         }
         let spec = spec.ok_or_else(|| LoaderError::Config("an empty batch".into()))?;
         let n = slots_per_clip(d) * episodes.len();
-        let flat = Tensor::empty(
-            &self.pool,
-            session.stream(),
-            &with_item(n, &spec),
-            spec.dtype,
-        )?;
+        let flat = w.slab(n, &spec)?;
         // Substitutes are planned from the same chain: a blur in any clip means the chain
         // has one, so the scratch serves them too.
         let scratch = if posts.iter().flatten().any(|p| p.blur.is_some()) {
-            let fspec = Blur::fused_spec(&spec);
-            Some(Tensor::empty(
-                &self.pool,
-                session.stream(),
-                &with_item(n, &fspec),
-                fspec.dtype,
-            )?)
+            Some(w.slab(n, &Blur::fused_spec(&spec))?)
         } else {
             None
         };
@@ -265,13 +343,12 @@ impl Shared {
     /// up), each clip is decoded alone, so only the clips that need the damaged part are bad.
     fn decode_video(
         &self,
-        session: &mut DecoderSession,
-        kernel: &mut FusedKernel,
+        w: &mut Worker<'_>,
         v: usize,
         slots: &[Slot],
-        filling: &[Option<Filling>],
+        filling: &mut [Option<Filling>],
     ) -> Vec<(Slot, SampleErrorKind)> {
-        let failed = self.decode_slots(session, kernel, v, slots, filling);
+        let failed = self.decode_slots(w, v, slots, filling);
         if failed.is_empty() || failed.len() < slots.len() {
             return failed;
         }
@@ -294,18 +371,17 @@ impl Shared {
                 .filter(|s| (s.batch, s.clip, s.camera) == g)
                 .copied()
                 .collect();
-            out.extend(self.decode_slots(session, kernel, v, &mine, filling));
+            out.extend(self.decode_slots(w, v, &mine, filling));
         }
         out
     }
 
     fn decode_slots(
         &self,
-        session: &mut DecoderSession,
-        kernel: &mut FusedKernel,
+        w: &mut Worker<'_>,
         v: usize,
         slots: &[Slot],
-        filling: &[Option<Filling>],
+        filling: &mut [Option<Filling>],
     ) -> Vec<(Slot, SampleErrorKind)> {
         let d = &*self.dataset;
         let demux = &d.videos[v].demux;
@@ -321,33 +397,35 @@ impl Shared {
         };
         let mut concealed: Vec<(Slot, SampleErrorKind)> = Vec::new();
         let shown = kernel_orientation(d.orientation(v));
-        let r = session.decode(demux, &plan, &mut |f| {
-            if f.status != FrameStatus::Ok {
+        let r = match w {
+            Worker::Gpu {
+                session, kernel, ..
+            } => session.decode(demux, &plan, &mut |f| {
+                conceal(f.status, f.frame, f.slots, slots, &mut concealed);
+                let src = surface_source(f).oriented(shown);
                 for &r in f.slots {
-                    concealed.push((
-                        slots[r as usize],
-                        SampleErrorKind::FrameStatus {
-                            frame: f.frame,
-                            status: f.status,
-                        },
-                    ));
+                    let s = slots[r as usize];
+                    let Some(b) = &filling[s.batch] else { continue };
+                    let (spec, out) = b.target();
+                    let Slab::Device(out) = out else { continue };
+                    let pre = [b.posts[s.clip][s.camera].pre.as_slice()];
+                    let op = b.plans[s.clip][s.camera];
+                    kernel.run_passes(f.stream, &[src], &pre, &[op], &spec, out, s.slot)?;
                 }
-            }
-            let src = surface_source(f).oriented(shown);
-            for &r in f.slots {
-                let s = slots[r as usize];
-                let Some(b) = &filling[s.batch] else { continue };
-                let op = b.plans[s.clip][s.camera];
-                let pre = [b.posts[s.clip][s.camera].pre.as_slice()];
-                // With a blur the fused pass writes the pre-blur u8 image into the scratch.
-                let (spec, out) = match &b.scratch {
-                    Some(scratch) => (Blur::fused_spec(&b.spec), scratch),
-                    None => (b.spec, &b.flat),
-                };
-                kernel.run_passes(f.stream, &[src], &pre, &[op], &spec, out, s.slot)?;
-            }
-            Ok(())
-        });
+                Ok(())
+            }),
+            Worker::Cpu { decoder, packed } => decoder.decode(demux, &plan, &mut |f| {
+                conceal(f.status, f.frame, f.slots, slots, &mut concealed);
+                let src = packed.pack(f, shown)?;
+                for &r in f.slots {
+                    let s = slots[r as usize];
+                    if let Some(b) = &mut filling[s.batch] {
+                        b.write_host(&src, s);
+                    }
+                }
+                Ok(())
+            }),
+        };
         if let Err(e) = r {
             let reason = SampleErrorKind::Codec {
                 message: format!("{}: {e}", d.path(v).display()),
@@ -356,308 +434,47 @@ impl Shared {
         }
         concealed
     }
+}
 
-    /// Replaces or drops the bad clips of a finished batch, then records its ready event.
-    fn finish_batch(
-        &self,
-        session: &mut DecoderSession,
-        kernel: &mut FusedKernel,
-        epoch: u64,
-        mut b: Filling,
-    ) -> Outcome {
-        let mut attempt = 0;
-        while !b.bad.is_empty() {
-            let mut bad: Vec<(usize, SampleErrorKind)> = b.bad.drain().collect();
-            bad.sort_unstable_by_key(|(c, _)| *c);
-            for (c, reason) in &bad {
-                self.bad_clip(b.episodes[*c], reason.clone())?;
-            }
-            // Every bad clip of this round has failed `attempt + 1` times.
-            if !self.bad.may_substitute(attempt + 1) {
-                return self.compact(session, epoch, b, &bad);
-            }
-            attempt += 1;
-            // The clip path numbers its draws from 1: kept so that batches repeat.
-            for (c, _) in &bad {
-                self.substitute_clip(&mut b, epoch, *c, attempt)?;
-            }
-            b = self.decode_replacements(session, kernel, b, &bad)?;
+/// Marks the slots of a frame the decoder reported damaged (`status` not Ok).
+fn conceal(
+    status: FrameStatus,
+    frame: u32,
+    asked: &[u32],
+    slots: &[Slot],
+    concealed: &mut Vec<(Slot, SampleErrorKind)>,
+) {
+    if status == FrameStatus::Ok {
+        return;
+    }
+    for &r in asked {
+        concealed.push((
+            slots[r as usize],
+            SampleErrorKind::FrameStatus { frame, status },
+        ));
+    }
+}
+
+impl Filling {
+    /// Where the fused pass writes, and its output: the scratch (u8 HWC for the blur pass)
+    /// when the chain blurs, else the batch.
+    fn target(&self) -> (OutputSpec, &Slab) {
+        match &self.scratch {
+            Some(scratch) => (Blur::fused_spec(&self.spec), scratch),
+            None => (self.spec, &self.flat),
         }
-        self.ready(session, epoch, b)
     }
 
-    /// Puts the substitute drawn for clip `c` (draw `attempt`) in its place, or marks the
-    /// clip bad again when the substitute has another number of cameras.
-    fn substitute_clip(
-        &self,
-        b: &mut Filling,
-        epoch: u64,
-        c: usize,
-        attempt: u32,
-    ) -> Result<(), LoaderError> {
-        let e = self.bad.substitute(epoch, b.position, c, attempt);
-        let clip = match self.dataset.clip(e) {
-            Some(clip) if clip.cameras.len() == b.clips[c].cameras.len() => clip,
-            _ => {
-                b.bad.insert(c, SampleErrorKind::SubstituteShape(e));
-                return Ok(());
-            }
+    /// The twin of the fused passes for slot `s` from a host frame.
+    fn write_host(&mut self, src: &HostImage<'_>, s: Slot) {
+        let (spec, out) = match &mut self.scratch {
+            Some(scratch) => (Blur::fused_spec(&self.spec), scratch),
+            None => (self.spec, &mut self.flat),
         };
-        let mut ops = Vec::with_capacity(clip.cameras.len());
-        let mut posts = Vec::with_capacity(clip.cameras.len());
-        for (v, _) in &clip.cameras {
-            let (op, s, post) = self.plan(&self.dataset, *v, epoch, e)?;
-            if s != b.spec {
-                return Err(LoaderError::Plan(SampleError {
-                    index: e,
-                    name: self.dataset.name(e),
-                    reason: SampleErrorKind::OutputSize {
-                        got: s,
-                        want: b.spec,
-                    },
-                }));
-            }
-            ops.push(op);
-            posts.push(post);
+        if let Slab::Host(out) = out {
+            let pre = &self.posts[s.clip][s.camera].pre;
+            write_host_slot(src, pre, &self.plans[s.clip][s.camera], &spec, out, s.slot);
         }
-        b.episodes[c] = e;
-        b.clips[c] = clip;
-        b.plans[c] = ops;
-        b.posts[c] = posts;
-        self.stats.lock().substituted += 1;
-        Ok(())
-    }
-
-    /// Decodes the clips now in the `bad` slots, video by video, into the same slots; the
-    /// ones that fail again are marked bad.
-    fn decode_replacements(
-        &self,
-        session: &mut DecoderSession,
-        kernel: &mut FusedKernel,
-        b: Filling,
-        bad: &[(usize, SampleErrorKind)],
-    ) -> Result<Filling, LoaderError> {
-        let mut per_video: HashMap<usize, Vec<Slot>> = HashMap::new();
-        for (c, _) in bad {
-            clip_slots(0, *c, &b.clips[*c], |v, slot| {
-                per_video.entry(v).or_default().push(slot);
-            });
-        }
-        let mut videos: Vec<usize> = per_video.keys().copied().collect();
-        videos.sort_unstable();
-        let mut one = [Some(b)];
-        for v in videos {
-            let failed = self.decode_video(session, kernel, v, &per_video[&v], &one);
-            for (slot, reason) in failed {
-                if let Some(b) = &mut one[0] {
-                    b.bad.entry(slot.clip).or_insert(reason);
-                }
-            }
-        }
-        let [Some(back)] = one else {
-            return Err(LoaderError::Config("a batch went missing".into()));
-        };
-        Ok(back)
-    }
-
-    /// Counts a bad clip; `Err` under [`BadSamplePolicy::Fail`](crate::BadSamplePolicy).
-    fn bad_clip(&self, episode: usize, reason: SampleErrorKind) -> Result<(), LoaderError> {
-        let e = SampleError {
-            index: episode,
-            name: self.dataset.name(episode),
-            reason,
-        };
-        let first = self.stats.lock().record_bad(e.clone());
-        self.bad.report(e, first)
-    }
-
-    /// Drops the bad clips: the good ones move down, in order, on the session's stream.
-    fn compact(
-        &self,
-        session: &DecoderSession,
-        epoch: u64,
-        mut b: Filling,
-        bad: &[(usize, SampleErrorKind)],
-    ) -> Outcome {
-        let clips = b.episodes.len().max(1);
-        let mut keep = 0;
-        for c in 0..b.episodes.len() {
-            if bad.iter().any(|(x, _)| *x == c) {
-                continue;
-            }
-            if keep != c {
-                for t in std::iter::once(&b.flat).chain(&b.scratch) {
-                    move_clip(session, t, clips, c, keep)?;
-                }
-            }
-            b.episodes.swap(keep, c);
-            b.clips.swap(keep, c);
-            b.posts.swap(keep, c);
-            keep += 1;
-        }
-        self.stats.lock().skipped += bad.len() as u64;
-        if keep == 0 {
-            return Ok(None);
-        }
-        b.episodes.truncate(keep);
-        b.clips.truncate(keep);
-        self.ready(session, epoch, b)
-    }
-
-    fn ready(&self, session: &DecoderSession, epoch: u64, b: Filling) -> Outcome {
-        let d = &*self.dataset;
-        let spec = b.spec;
-        self.post_passes(session, &b)?;
-        self.erase(session, epoch, &b)?;
-        let event = Arc::new(Event::new(&self.device)?);
-        event.record(session.stream())?;
-        let t = d.frames_per_clip();
-        let mut shape = vec![b.episodes.len()];
-        if d.is_multi_camera() {
-            shape.push(d.cameras());
-        }
-        shape.push(t);
-        shape.extend_from_slice(&with_item(0, &spec)[1..]);
-        let mut frames = b.flat.view(0, &shape, spec.dtype)?;
-        frames.set_ready_event(event.clone());
-        {
-            let mut s = self.stats.lock();
-            s.batches += 1;
-            s.clips += b.episodes.len() as u64;
-            s.frames += (b.episodes.len() * slots_per_clip(d)) as u64;
-        }
-        Ok(Some(ClipBatch::new(
-            frames,
-            b.episodes,
-            b.clips.into_iter().map(|c| c.cameras).collect(),
-            epoch,
-            b.position,
-            event,
-            session.stream().clone(),
-        )))
-    }
-}
-
-impl Shared {
-    /// RandomErasing on the clips of a finished batch: one draw per clip (seed, epoch,
-    /// episode), the same rectangle on each of its frames and cameras.
-    fn erase(&self, session: &DecoderSession, epoch: u64, b: &Filling) -> Result<(), LoaderError> {
-        let Some((erasing, kernels)) = &self.erasing else {
-            return Ok(());
-        };
-        let per_clip = slots_per_clip(&self.dataset);
-        let mut erases = Vec::with_capacity(b.episodes.len() * per_clip);
-        for &e in &b.episodes {
-            let mut rng = RandomErasing::rng(self.seed, epoch, e as u64);
-            let drawn = erasing.draw(&b.spec, &mut rng).map_err(|reason| {
-                LoaderError::Plan(SampleError {
-                    index: e,
-                    name: self.dataset.name(e),
-                    reason: SampleErrorKind::Transform(reason),
-                })
-            })?;
-            erases.extend(std::iter::repeat_n(drawn, per_clip));
-        }
-        if erases.iter().any(Option::is_some) {
-            let mut kernels = kernels.lock();
-            let kernel = match kernels.entry(session.stream().raw() as usize) {
-                std::collections::hash_map::Entry::Occupied(k) => k.into_mut(),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(BatchOpsKernel::new(&self.device)?)
-                }
-            };
-            kernel.erase(session.stream(), &b.spec, &b.flat, &erases)?;
-        }
-        Ok(())
-    }
-}
-
-impl Shared {
-    /// The blur pass (scratch to batch) and the noise pass of a finished batch: each clip's
-    /// draws on every one of its frames; the noise's key differs per frame and camera, as
-    /// torchvision's noise is independent across a video's elements.
-    fn post_passes(&self, session: &DecoderSession, b: &Filling) -> Result<(), LoaderError> {
-        let noisy = b.posts.iter().flatten().any(|p| p.noise.is_some());
-        if b.scratch.is_none() && !noisy {
-            return Ok(());
-        }
-        let t = self.dataset.frames_per_clip();
-        let per_slot: Vec<&Passes> = b
-            .posts
-            .iter()
-            .flat_map(|cams| cams.iter().flat_map(|p| std::iter::repeat_n(p, t)))
-            .collect();
-        let mut kernels = self.post_kernels.lock();
-        let kernel = match kernels.entry(session.stream().raw() as usize) {
-            std::collections::hash_map::Entry::Occupied(k) => k.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(BlurKernel::new(&self.device)?)
-            }
-        };
-        if let Some(scratch) = &b.scratch {
-            let blurs: Vec<Option<Blur>> = per_slot.iter().map(|p| p.blur).collect();
-            kernel.run(session.stream(), scratch, &b.spec, &blurs, &b.flat)?;
-        }
-        if noisy {
-            let noises: Vec<Option<Noise>> = per_slot
-                .iter()
-                .enumerate()
-                .map(|(slot, p)| p.noise.map(|n| frame_noise(n, slot % (t * max_cams(b)))))
-                .collect();
-            kernel.noise(session.stream(), &b.spec, &b.flat, &noises)?;
-        }
-        Ok(())
-    }
-}
-
-/// The cameras per clip of a batch.
-fn max_cams(b: &Filling) -> usize {
-    b.posts.first().map_or(1, |c| c.len().max(1))
-}
-
-/// Clip `noise` for the frame at `offset` in its clip (camera-major): a key of its own, so
-/// frames do not share noise.
-fn frame_noise(noise: Noise, offset: usize) -> Noise {
-    let mut z = (offset as u64 + 1).wrapping_mul(0xd6e8_feb8_6659_fd93);
-    z ^= z >> 32;
-    Noise {
-        key: noise.key ^ z,
-        ..noise
-    }
-}
-
-/// Moves clip `from`'s slab of `t` (a batch of `clips` equal slabs) to clip `to`'s place on
-/// the session's stream; slabs of different clips never overlap, so in place is safe.
-fn move_clip(
-    session: &DecoderSession,
-    t: &Tensor,
-    clips: usize,
-    from: usize,
-    to: usize,
-) -> Result<(), LoaderError> {
-    let per_clip = t.numel() / clips * t.dtype().size();
-    let storage = t.storage();
-    let mut dst = InPlace(storage.device_ptr(), storage.byte_len());
-    let base = t.byte_offset();
-    session.stream().copy_on_device(
-        storage,
-        base + from * per_clip,
-        &mut dst,
-        base + to * per_clip,
-        per_clip,
-    )?;
-    Ok(())
-}
-
-/// The batch tensor's own memory as a copy destination.
-struct InPlace(DevicePtr, usize);
-
-impl DeviceMemory for InPlace {
-    fn device_ptr(&self) -> DevicePtr {
-        self.0
-    }
-    fn byte_len(&self) -> usize {
-        self.1
     }
 }
 

@@ -17,6 +17,7 @@ mod decode;
 mod jobs;
 mod pipeline;
 mod stats;
+mod worker;
 
 pub use batch::ClipBatch;
 pub use builder::{ClipLoader, ClipLoaderBuilder};
@@ -28,3 +29,4 @@ pub use dataset::{
 pub use decode::{kernel_orientation, surface_source};
 pub use pipeline::ClipEpoch;
 pub use stats::ClipStats;
+pub use worker::PackedFrame;

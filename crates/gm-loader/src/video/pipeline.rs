@@ -1,5 +1,6 @@
-//! The threads of a clip epoch: jobs of consecutive batches go to the NVDEC sessions, at
-//! most a few at once, and their batches come back to the consumer in order.
+//! The threads of a clip epoch: jobs of consecutive batches go to the decoders (NVDEC
+//! sessions, or CPU decoders), at most a few at once, and their batches come back to the
+//! consumer in order.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -8,10 +9,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded};
-use gm_codec::nvdec::DecoderPool;
 
 use super::batch::ClipBatch;
 use super::decode::{Outcome, Shared};
+use super::worker::Decoders;
 use crate::error::LoaderError;
 use crate::image::Waited;
 use crate::state::{Cursor, LoaderState};
@@ -21,7 +22,7 @@ fn order_jobs(
     jobs: Vec<Vec<(usize, Vec<usize>)>>,
     in_flight: usize,
     shared: &Arc<Shared>,
-    decoders: &DecoderPool,
+    decoders: &Decoders,
     epoch: u64,
     tx: &Sender<Outcome>,
     stop: &Arc<AtomicBool>,
@@ -35,9 +36,8 @@ fn order_jobs(
             let count = job.len();
             let (btx, brx) = bounded(count + 1);
             let (shared, stop) = (shared.clone(), stop.clone());
-            let done = decoders.submit(move |session| {
-                shared.run_job(session, epoch, job, &btx, &stop);
-                Ok(())
+            let done = decoders.submit(move |decoder| {
+                shared.run_job(decoder, epoch, job, &btx, &stop);
             });
             pending.push_back((count, brx, done));
         }
@@ -89,7 +89,7 @@ impl ClipEpoch<'_> {
     pub(crate) fn spawn(
         jobs: Vec<Vec<(usize, Vec<usize>)>>,
         shared: &Arc<Shared>,
-        decoders: &Arc<DecoderPool>,
+        decoders: &Arc<Decoders>,
         epoch: u64,
         cursor: Cursor,
     ) -> ClipEpoch<'static> {

@@ -213,7 +213,8 @@ class FrameBatch:
 class VideoDecoder:
     """Frame-exact random access to one video (MP4/MOV or WebM/Matroska; H.264, HEVC, VP9 and
     AV1 on NVDEC, or on the CPU through FFmpeg where NVDEC lacks the stream), in the style of
-    torchcodec's VideoDecoder. The index and metadata need no GPU; frames come out on the GPU."""
+    torchcodec's VideoDecoder. The index and metadata need no GPU; frames come out on the GPU,
+    or, with device="cpu" or without a GPU, decoded on the CPU into host memory."""
 
     def __init__(
         self,
@@ -310,7 +311,9 @@ class ClipIterator(Iterator[ClipBatch]):
 
 class ClipLoader:
     """Batches of clips from a VideoDataset, decoded on a pool of NVDEC sessions and
-    transformed by the fused kernel (the same draws for every frame of a clip). Needs a GPU."""
+    transformed by the fused kernel (the same draws for every frame of a clip). With
+    device="cpu", or without a GPU, on CPU decoders (`sessions` of them, one per core by
+    default) and the kernels' CPU twins, the batches in host memory."""
 
     def __init__(
         self,
@@ -325,7 +328,7 @@ class ClipLoader:
         world_size: Optional[int] = None,
         drop_last: bool = False,
         bad_samples: Literal["skip", "substitute", "fail"] = "skip",
-        sessions: int = 7,
+        sessions: Optional[int] = None,
         prefetch_next_epoch: bool = True,
         decoder: Literal["auto", "gpu", "cpu"] = "auto",
     ) -> None: ...

@@ -1,9 +1,11 @@
 //! `gm.VideoDecoder`: frame-exact random access to one video in the style of torchcodec's
 //! VideoDecoder. The index (metadata, timestamps, key frames) is read without decoding and
 //! without a GPU; frames decode on NVDEC into GPU tensors, as RGB through the fused kernel
-//! (optionally resized) or as the decoder's NV12.
+//! (optionally resized) or as the decoder's NV12. Without a GPU (or with `device="cpu"`)
+//! they decode on the CPU into host tensors, through the kernel's CPU twin.
 
 mod frames;
+mod host;
 mod sessions;
 
 use std::path::PathBuf;
@@ -20,8 +22,16 @@ use pyo3::types::{PyDict, PySlice};
 use crate::device::{self, Placement};
 use crate::errors::{GmError, NoGpuError};
 use crate::owner::{Fenced, Owner};
-use crate::tensor::Tensor;
+use crate::tensor::{Elem, Tensor};
 use sessions::{DEFAULT_SESSIONS, Sessions, Setup};
+
+/// Where a request decodes.
+enum Ready {
+    /// NVDEC: the device and the threads' setup when they are not started yet.
+    Gpu(Option<(gm_cuda::Device, Setup)>),
+    /// The CPU decoder.
+    Cpu(Setup),
+}
 
 /// What frames come out as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +65,8 @@ pub struct VideoDecoder {
     decoder: DecoderChoice,
     /// The decode threads, started at the first request.
     sessions: Mutex<Option<Sessions>>,
+    /// The CPU path's decoder, opened at the first request where there is no GPU.
+    host: Mutex<Option<host::HostDecoder>>,
 }
 
 /// Frames and their timing: `data` (`[N, 3, H, W]` RGB or `[N, H * 3 / 2, W]` NV12, on the
@@ -122,7 +134,48 @@ impl VideoDecoder {
     }
 
     fn decode(&self, py: Python<'_>, frames: &[usize]) -> PyResult<FrameBatch> {
-        let setup = self.setup(py)?;
+        let data = match self.setup(py)? {
+            Ready::Gpu(setup) => self.decode_gpu(py, setup, frames)?,
+            Ready::Cpu(setup) => self.decode_cpu(py, &setup, frames)?,
+        };
+        let mut pts = Vec::with_capacity(frames.len());
+        let mut dur = Vec::with_capacity(frames.len());
+        for &i in frames {
+            let (p, d) = self.timing(i)?;
+            pts.push(self.seconds(p));
+            dur.push(self.seconds(i64::from(d)));
+        }
+        Ok(FrameBatch {
+            data: Py::new(py, data)?,
+            pts_seconds: pts,
+            duration_seconds: dur,
+            indices: frames.to_vec(),
+        })
+    }
+
+    /// Frames on the CPU decoder, into a host tensor.
+    fn decode_cpu(&self, py: Python<'_>, setup: &Setup, frames: &[usize]) -> PyResult<Tensor> {
+        let got = py.detach(|| {
+            let mut host = self.host.lock();
+            let h = match &mut *host {
+                Some(h) => h,
+                slot => slot.insert(host::HostDecoder::new(setup.routing.cpu_threads)?),
+            };
+            h.decode(setup, frames)
+        });
+        crate::logging::flush(py);
+        let (shape, bytes) =
+            got.map_err(|e| GmError::new_err(format!("{}: {e}", self.path.display())))?;
+        Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)
+    }
+
+    /// Frames on NVDEC, into a GPU tensor; `setup` when the sessions are not started yet.
+    fn decode_gpu(
+        &self,
+        py: Python<'_>,
+        setup: Option<(gm_cuda::Device, Setup)>,
+        frames: &[usize],
+    ) -> PyResult<Tensor> {
         let got = py.detach(|| {
             let mut sessions = self.sessions.lock();
             if sessions.is_none()
@@ -142,34 +195,27 @@ impl VideoDecoder {
             got.map_err(|e| GmError::new_err(format!("{}: {e}", self.path.display())))?;
         data.set_ready_event(ready);
         let owner = Arc::new(Owner::Fenced(Fenced::new(data.clone(), stream)));
-        let tensor = Tensor::from_device(&data, owner);
-        let mut pts = Vec::with_capacity(frames.len());
-        let mut dur = Vec::with_capacity(frames.len());
-        for &i in frames {
-            let (p, d) = self.timing(i)?;
-            pts.push(self.seconds(p));
-            dur.push(self.seconds(i64::from(d)));
-        }
-        Ok(FrameBatch {
-            data: Py::new(py, tensor)?,
-            pts_seconds: pts,
-            duration_seconds: dur,
-            indices: frames.to_vec(),
-        })
+        Ok(Tensor::from_device(&data, owner))
     }
 
-    /// The device and what the decode threads need, when they are not started yet.
-    fn setup(&self, py: Python<'_>) -> PyResult<Option<(gm_cuda::Device, Setup)>> {
+    /// Where the request decodes: on the GPU (with what its threads need when they are not
+    /// started yet) or on the CPU, where there is no GPU or the caller asked for the CPU.
+    fn setup(&self, py: Python<'_>) -> PyResult<Ready> {
         if self.sessions.lock().is_some() {
-            return Ok(None);
+            return Ok(Ready::Gpu(None));
         }
-        let Some(device) = device::resolve(py, &self.placement)? else {
+        let device = if self.host.lock().is_some() {
+            None
+        } else {
+            device::resolve(py, &self.placement)?
+        };
+        if device.is_none() && self.decoder == DecoderChoice::Gpu {
             return Err(NoGpuError::new_err(format!(
-                "{}: decoding video needs NVDEC, on a GPU; this process has none (the index \
-                 and metadata work without one)",
+                "{}: decoder=\"gpu\" asks for NVDEC, on a GPU; this process has none (the \
+                 index and metadata work without one)",
                 self.path.display()
             )));
-        };
+        }
         let (width, height) = self.output_size();
         let setup = Setup {
             demux: self.demux.clone(),
@@ -185,7 +231,10 @@ impl VideoDecoder {
                 cpu_threads: 2,
             },
         };
-        Ok(Some((device, setup)))
+        Ok(match device {
+            Some(device) => Ready::Gpu(Some((device, setup))),
+            None => Ready::Cpu(setup),
+        })
     }
 }
 
@@ -264,6 +313,7 @@ impl VideoDecoder {
             shown,
             sessions_limit: sessions.unwrap_or(DEFAULT_SESSIONS),
             sessions: Mutex::new(None),
+            host: Mutex::new(None),
             decoder,
         })
     }

@@ -1,0 +1,166 @@
+//! What a decoding job runs on: an NVDEC session writing through the fused kernel into GPU
+//! memory, or, on a machine without a GPU, a CPU decoder writing through the kernels' CPU
+//! twins into host memory. The job logic (plans, bad clips, substitutes) is the same.
+
+use gm_codec::avcodec::{ChromaLayout, CpuDecoder, HostFrame};
+use gm_codec::nvdec::{DecoderPool, DecoderSession, SessionStats};
+use gm_codec::{CodecError, WorkerPool};
+use gm_cuda::Tensor;
+use gm_transforms::cpu::HostImage;
+use gm_transforms::{FusedOp, Matrix, Orientation, OutputSpec, PrePass};
+
+/// The decoders of a clip loader: NVDEC sessions on a GPU, or host threads each with a CPU
+/// decoder.
+pub(crate) enum Decoders {
+    /// NVDEC sessions (streams NVDEC cannot take are routed to the CPU inside them).
+    Gpu(DecoderPool),
+    /// CPU decoders, the loader running on the host.
+    Cpu(WorkerPool<CpuDecoder>),
+}
+
+/// The decoder a job was handed.
+pub(crate) enum JobDecoder<'a> {
+    /// An NVDEC session.
+    Gpu(&'a mut DecoderSession),
+    /// A CPU decoder.
+    Cpu(&'a mut CpuDecoder),
+}
+
+impl Decoders {
+    /// Threads that decode.
+    pub(crate) fn sessions(&self) -> usize {
+        match self {
+            Decoders::Gpu(p) => p.sessions(),
+            Decoders::Cpu(p) => p.workers(),
+        }
+    }
+
+    /// Runs `job` on the next free decoder.
+    pub(crate) fn submit<F>(&self, job: F) -> crossbeam_channel::Receiver<gm_codec::Result<()>>
+    where
+        F: FnOnce(JobDecoder<'_>) + Send + 'static,
+    {
+        match self {
+            Decoders::Gpu(p) => p.submit(move |s| {
+                job(JobDecoder::Gpu(s));
+                Ok(())
+            }),
+            Decoders::Cpu(p) => p.submit(move |d| {
+                job(JobDecoder::Cpu(d));
+                Ok(())
+            }),
+        }
+    }
+}
+
+/// A CPU decoder's counters in a session's terms, so that a job counts the same way on both.
+pub(crate) fn cpu_session_stats(d: &CpuDecoder) -> SessionStats {
+    let cpu = d.stats();
+    SessionStats {
+        packets: cpu.packets,
+        frames: cpu.delivered,
+        runs: cpu.runs,
+        cpu,
+        ..SessionStats::default()
+    }
+}
+
+/// A batch's frames while they are written.
+pub(crate) enum Slab {
+    /// GPU memory from the loader's pool.
+    Device(Tensor),
+    /// Host memory (the loader runs on the CPU).
+    Host(Vec<u8>),
+}
+
+impl Slab {
+    /// Host memory for `n` frames of `spec`.
+    pub(crate) fn host(n: usize, spec: &OutputSpec) -> Slab {
+        Slab::Host(vec![0u8; n * spec.image_bytes()])
+    }
+
+    /// Moves frame slab `from` (a batch of `clips` equal slabs) to `to`'s place, on the host;
+    /// device slabs are moved by the caller on its stream.
+    pub(crate) fn move_host_clip(&mut self, clips: usize, from: usize, to: usize) {
+        if let Slab::Host(v) = self {
+            let per = v.len() / clips.max(1);
+            v.copy_within(from * per..(from + 1) * per, to * per);
+        }
+    }
+}
+
+/// A CPU-decoded frame packed as NVDEC lays out surfaces (NV12 or P016), the same bytes the
+/// GPU path uploads, so that the kernels' CPU twins read what the kernel reads: the host
+/// counterpart of [`surface_source`](crate::surface_source). The buffer is reused from frame
+/// to frame.
+#[derive(Debug, Default)]
+pub struct PackedFrame {
+    bytes: Vec<u8>,
+    pitch: usize,
+}
+
+impl PackedFrame {
+    /// An empty buffer.
+    pub fn new() -> PackedFrame {
+        PackedFrame {
+            bytes: Vec::new(),
+            pitch: 0,
+        }
+    }
+
+    /// Packs `f` and gives the twins' view of it (its colour matrix and range), shown with
+    /// `shown`. 4:2:0 and grey only: other chroma layouts are an error naming the layout.
+    pub fn pack<'a>(
+        &'a mut self,
+        f: &HostFrame<'_>,
+        shown: Orientation,
+    ) -> gm_codec::Result<HostImage<'a>> {
+        if !matches!(f.layout, ChromaLayout::Yuv420 | ChromaLayout::Gray) {
+            return Err(CodecError::Consumer(format!(
+                "frame {}: {} frames have no RGB conversion on the CPU path yet (4:2:0 only)",
+                f.frame,
+                f.layout.pixel_format(f.bit_depth)
+            )));
+        }
+        self.pitch = f.semi_planar_pitch();
+        let h = f.height as usize;
+        self.bytes.resize(f.semi_planar_bytes(self.pitch), 0);
+        f.write_semi_planar(&mut self.bytes, self.pitch)
+            .ok_or_else(|| CodecError::Consumer(format!("frame {}: cannot pack", f.frame)))?;
+        let (luma, chroma) = self.bytes.split_at(self.pitch * h.next_multiple_of(2));
+        let format = if f.bit_depth > 8 {
+            gm_transforms::PixelFormat::P016 {
+                bit_depth: f.bit_depth,
+            }
+        } else {
+            gm_transforms::PixelFormat::Nv12
+        };
+        Ok(HostImage {
+            data: luma,
+            chroma,
+            pitch: self.pitch,
+            width: f.width,
+            height: f.height,
+            format,
+            matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
+            full_range: f.colour.full_range,
+            orientation: shown,
+        })
+    }
+}
+
+/// The twin of one slot's fused passes: `pre` then `op` from `src` into frame `slot` of
+/// `out` (frames of `spec`).
+pub(crate) fn write_host_slot(
+    src: &HostImage<'_>,
+    pre: &[PrePass],
+    op: &FusedOp,
+    spec: &OutputSpec,
+    out: &mut [u8],
+    slot: usize,
+) {
+    let n = spec.image_bytes();
+    if let Some(dst) = out.get_mut(slot * n..(slot + 1) * n) {
+        gm_transforms::cpu::fused_passes(src, pre, op, spec, dst);
+    }
+}

@@ -1,0 +1,396 @@
+//! The clip loader on the CPU (no GPU, or `.cpu()`): every frame of every clip equals that
+//! frame decoded alone by the CPU decoder (itself checked frame-exact against ffmpeg's
+//! framemd5 in gm-codec) and converted by the kernels' CPU twin, repacked by an independent
+//! path; stream jobs, scenes, resume, bad clips. On a GPU machine the CPU loader's batches
+//! also equal the GPU loader's within one step.
+#![allow(clippy::unwrap_used)]
+
+mod video_common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use gm_codec::avcodec::{ChromaLayout, CpuDecoder, testing::libavcodec_or_skip};
+use gm_codec::{DecoderChoice, nvdec::FrameStatus};
+use gm_cuda::{DType, Stream, gpu_test_device};
+use gm_demux::{IndexOptions, IndexingDemuxer};
+use gm_loader::{
+    BadSamplePolicy, ClipBatch, ClipLoader, ClipLoaderBuilder, Images, Sampler, VideoDataset,
+    kernel_orientation,
+};
+use gm_transforms::cpu::SemiPlanar;
+use gm_transforms::{
+    Compose, ErasingValue, GaussianBlur, HorizontalFlip, Layout, Matrix, RandomErasing,
+    RandomResizedCrop, RandomRotation, RandomSolarize, SampleRng, ToDtype,
+};
+use video_common::{fixture, videos};
+
+const PER_FRAME: usize = 32 * 40 * 3;
+
+fn chain() -> Compose {
+    Compose::new()
+        .then(RandomResizedCrop::new(40, 32))
+        .then(HorizontalFlip(0.5))
+        .then(ToDtype(DType::U8, Layout::Hwc))
+}
+
+/// A chain in two passes: the rotation reads the resized u8 frame, as torchvision's does.
+fn warped() -> Compose {
+    Compose::new()
+        .then(RandomResizedCrop::new(40, 32))
+        .then(RandomRotation::new(30.0).unwrap())
+        .then(RandomSolarize {
+            threshold: 100.0,
+            p: 0.5,
+        })
+        .then(ToDtype(DType::U8, Layout::Hwc))
+}
+
+fn cpu_loader(dataset: VideoDataset, compose: Compose) -> ClipLoaderBuilder {
+    ClipLoader::builder(dataset)
+        .cpu()
+        .sessions(2)
+        .transforms(compose)
+        .batch_size(5)
+        .seed(4)
+}
+
+/// Decodes one frame alone on the CPU and runs the clip's transform through the twin.
+struct Reference {
+    decoder: CpuDecoder,
+    compose: Compose,
+    demuxers: HashMap<PathBuf, IndexingDemuxer>,
+}
+
+impl Reference {
+    fn new(compose: Compose) -> Reference {
+        Reference {
+            decoder: CpuDecoder::new(1).unwrap(),
+            compose,
+            demuxers: HashMap::new(),
+        }
+    }
+
+    fn frame(
+        &mut self,
+        path: &Path,
+        frame: usize,
+        seed: u64,
+        epoch: u64,
+        episode: usize,
+    ) -> Vec<u8> {
+        let demux = self
+            .demuxers
+            .entry(path.to_path_buf())
+            .or_insert_with(|| IndexingDemuxer::open(path, IndexOptions::default()).unwrap());
+        let (w, h) = (demux.index().codec.width, demux.index().codec.height);
+        let shown = kernel_orientation(demux.index().orientation);
+        let (op, spec, passes) = self
+            .compose
+            .plan_post(w, h, &mut SampleRng::new(seed, epoch, episode as u64))
+            .unwrap();
+        let plan = demux.plan(&[frame]).unwrap();
+        let mut out = vec![0u8; spec.image_bytes()];
+        let mut got = 0;
+        self.decoder
+            .decode(demux, &plan, &mut |f| {
+                assert_eq!(f.status, FrameStatus::Ok);
+                assert_eq!(f.layout, ChromaLayout::Yuv420);
+                let sp = SemiPlanar::from_yuv420p(&f.to_planar(), f.width, f.height, f.bit_depth)
+                    .unwrap();
+                let matrix = Matrix::from_code(f.colour.matrix_coefficients, f.height);
+                let image = sp.host_image(matrix, f.colour.full_range, shown);
+                gm_transforms::cpu::fused_passes(&image, &passes.pre, &op, &spec, &mut out);
+                got += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(got, 1, "{} frame {frame}", path.display());
+        out
+    }
+
+    /// Every frame of every clip of `batch` against its reference.
+    fn check(&mut self, dataset: &VideoDataset, batch: &ClipBatch, seed: u64) {
+        let host = host_bytes(batch);
+        let mut slot = 0;
+        for (e, cams) in batch.episodes.iter().zip(&batch.sources) {
+            for (v, frames) in cams {
+                for &f in frames {
+                    let want = self.frame(dataset.path(*v), f, seed, batch.epoch, *e);
+                    let got = &host[slot * PER_FRAME..(slot + 1) * PER_FRAME];
+                    assert!(
+                        got == &want[..],
+                        "epoch {} clip {e} ({}) frame {f}",
+                        batch.epoch,
+                        dataset.path(*v).display()
+                    );
+                    slot += 1;
+                }
+            }
+        }
+        assert_eq!(slot * PER_FRAME, host.len(), "no frames beyond the clips");
+    }
+}
+
+fn host_bytes(batch: &ClipBatch) -> Vec<u8> {
+    match &batch.frames {
+        Images::Host(h) => h.data.clone(),
+        Images::Device(_) => panic!("a CPU loader gave device frames"),
+    }
+}
+
+fn open() -> VideoDataset {
+    VideoDataset::open(&videos(), 4, 3, 2).unwrap()
+}
+
+#[test]
+fn cpu_clip_batches_equal_decoding_every_frame_alone() {
+    if !libavcodec_or_skip("cpu_clip_batches_equal_decoding_every_frame_alone") {
+        return;
+    }
+    let reference_set = open();
+    for (name, compose) in [
+        ("one pass", chain as fn() -> Compose),
+        ("two passes", warped),
+    ] {
+        let mut loader = cpu_loader(open(), compose())
+            .sampler(Sampler::shuffled(9))
+            .build()
+            .unwrap();
+        assert!(loader.on_cpu(), "{name}");
+        assert!(
+            loader.placement().starts_with("CPU"),
+            "{}",
+            loader.placement()
+        );
+        assert_eq!(loader.cpu_videos(), reference_set.scenes());
+        let mut reference = Reference::new(compose());
+        let mut seen = Vec::new();
+        for batch in loader.epoch(1) {
+            let batch = batch.unwrap();
+            assert_eq!(&batch.frames.shape()[1..], &[4, 32, 40, 3], "{name}");
+            assert!(batch.ready_event().is_none());
+            reference.check(&reference_set, &batch, 4);
+            seen.extend(batch.episodes.iter().copied());
+        }
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..reference_set.len()).collect::<Vec<_>>(),
+            "{name}: every clip once"
+        );
+        let s = loader.stats();
+        assert_eq!(s.clips, reference_set.len() as u64);
+        assert_eq!(s.frames, s.clips * 4);
+        assert!(s.cpu_frames_decoded >= s.frames && s.cpu_runs > 0, "{s:?}");
+        assert!(s.packets_decoded >= s.frames, "{s:?}");
+    }
+}
+
+/// `(position, episodes, bytes)` of every batch of `epoch`.
+fn collect(loader: &mut ClipLoader, epoch: u64) -> Vec<(usize, Vec<usize>, Vec<u8>)> {
+    loader
+        .epoch(epoch)
+        .map(|b| {
+            let b = b.unwrap();
+            let bytes = host_bytes(&b);
+            (b.position, b.episodes, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn cpu_stream_jobs_equal_one_batch_jobs_and_resume_exactly() {
+    if !libavcodec_or_skip("cpu_stream_jobs_equal_one_batch_jobs_and_resume_exactly") {
+        return;
+    }
+    let build = |per_job: usize| {
+        cpu_loader(open(), chain())
+            .batch_size(3)
+            .batches_per_job(per_job)
+            .build()
+            .unwrap()
+    };
+    let (mut stream, mut single) = (build(8), build(1));
+    let a = collect(&mut stream, 0);
+    let b = collect(&mut single, 0);
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((x.0, &x.1), (y.0, &y.1), "batch order");
+        assert!(x.2 == y.2, "batch {} differs between job sizes", x.0);
+    }
+    assert!(
+        stream.stats().packets_decoded < single.stats().packets_decoded,
+        "stream jobs share GOPs: {} vs {}",
+        stream.stats().packets_decoded,
+        single.stats().packets_decoded
+    );
+    // Resume after two batches: the rest of the epoch, byte for byte.
+    let state = stream.state(0, 2);
+    let rest: Vec<_> = stream
+        .resume(&state)
+        .unwrap()
+        .map(|b| {
+            let b = b.unwrap();
+            (b.position, b.episodes.clone(), host_bytes(&b))
+        })
+        .collect();
+    assert_eq!(rest.len(), a.len() - 2);
+    for (x, y) in rest.iter().zip(&a[2..]) {
+        assert!(x == y, "resumed batch {} differs", x.0);
+    }
+}
+
+#[test]
+fn cpu_multi_camera_clips_equal_each_camera_decoded_alone() {
+    if !libavcodec_or_skip("cpu_multi_camera_clips_equal_each_camera_decoded_alone") {
+        return;
+    }
+    let scenes = vec![
+        vec![
+            fixture("h264_no_bframes.mp4"),
+            fixture("hevc_closed_gop.mp4"),
+        ],
+        vec![fixture("hevc_closed_gop.mp4"), fixture("h264_bpyramid.mp4")],
+    ];
+    let open = || {
+        VideoDataset::builder()
+            .scenes(scenes.clone())
+            .timed(0.4, 10.0, 0.2)
+            .open()
+            .unwrap()
+    };
+    let dataset = open();
+    let mut loader = cpu_loader(open(), chain())
+        .sampler(Sampler::shuffled(2))
+        .batch_size(3)
+        .seed(11)
+        .build()
+        .unwrap();
+    let mut reference = Reference::new(chain());
+    let mut clips = 0;
+    for batch in loader.epoch(0) {
+        let batch = batch.unwrap();
+        assert_eq!(&batch.frames.shape()[1..], &[2, 4, 32, 40, 3]);
+        reference.check(&dataset, &batch, 11);
+        clips += batch.episodes.len();
+    }
+    assert_eq!(clips, dataset.len());
+}
+
+#[test]
+fn cpu_bad_clips_are_skipped_with_the_file_named() {
+    if !libavcodec_or_skip("cpu_bad_clips_are_skipped_with_the_file_named") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("gm-cpu-clips-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths: Vec<PathBuf> = ["h264_bpyramid.mp4", "hevc_open_gop.mp4"]
+        .iter()
+        .map(|n| {
+            let p = dir.join(n);
+            std::fs::copy(fixture(n), &p).unwrap();
+            p
+        })
+        .collect();
+    let dataset = VideoDataset::open(&paths, 4, 2, 1).unwrap();
+    let len = dataset.len();
+    // Packets from 60% of the file on cannot be read any more.
+    let index = dataset.video_index(0).clone();
+    let at = index.packets[index.packets.len() * 6 / 10].offset;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&paths[0])
+        .unwrap();
+    f.set_len(at).unwrap();
+    let mut loader = cpu_loader(dataset, chain())
+        .batch_size(3)
+        .bad_samples(BadSamplePolicy::Skip)
+        .build()
+        .unwrap();
+    let mut delivered = 0;
+    for b in loader.epoch(0) {
+        let b = b.unwrap();
+        assert_eq!(
+            b.frames.shape()[0],
+            b.episodes.len(),
+            "bad clips leave the batch"
+        );
+        delivered += b.episodes.len();
+    }
+    let s = loader.stats();
+    assert!(s.bad_clips > 0 && delivered < len, "{s:?}");
+    assert_eq!(delivered as u64 + s.skipped, len as u64);
+    let first = &s.first_bad[0];
+    assert!(
+        first.to_string().contains("h264_bpyramid.mp4"),
+        "the error names the file: {first}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn decoder_gpu_on_the_cpu_is_refused() {
+    let err = cpu_loader(open(), chain())
+        .decoder(DecoderChoice::Gpu)
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("decoder = gpu asks for NVDEC"),
+        "{err}"
+    );
+}
+
+/// On a GPU machine: the CPU loader and the GPU loader give the same batches, within one
+/// step (the kernel's and the twin's float rounding), through blur, erasing, a second pass
+/// and two cameras.
+#[test]
+fn cpu_batches_equal_gpu_batches() {
+    let device = gpu_test_device!("cpu_batches_equal_gpu_batches");
+    let compose = || warped().then(GaussianBlur::new((3, 5), (0.8, 1.2)).unwrap());
+    let erasing =
+        || RandomErasing::new(1.0, (0.05, 0.2), (0.3, 3.3), ErasingValue::Number(0.0)).unwrap();
+    let scenes = vec![
+        vec![fixture("h264_bpyramid.mp4"), fixture("hevc_open_gop.mp4")],
+        vec![
+            fixture("hevc_closed_gop.mp4"),
+            fixture("h264_no_bframes.mp4"),
+        ],
+    ];
+    let open = || {
+        VideoDataset::builder()
+            .scenes(scenes.clone())
+            .timed(0.4, 10.0, 0.2)
+            .open()
+            .unwrap()
+    };
+    let build = |b: ClipLoaderBuilder| {
+        b.transforms(compose())
+            .random_erasing(erasing())
+            .sampler(Sampler::shuffled(3))
+            .batch_size(3)
+            .seed(5)
+            .build()
+            .unwrap()
+    };
+    let mut gpu = build(ClipLoader::builder(open()).device(&device).sessions(2));
+    let mut cpu = build(ClipLoader::builder(open()).cpu().sessions(2));
+    let stream = Stream::new(&device).unwrap();
+    let (mut frames, mut off) = (0usize, 0usize);
+    for (g, c) in gpu.epoch(0).zip(cpu.epoch(0)) {
+        let (g, c) = (g.unwrap(), c.unwrap());
+        assert_eq!(g.episodes, c.episodes);
+        assert_eq!(g.frames.shape(), c.frames.shape());
+        let gb = g.frames.to_host_bytes(Some(&stream)).unwrap();
+        let cb = host_bytes(&c);
+        for (a, b) in gb.iter().zip(&cb) {
+            assert!(a.abs_diff(*b) <= 1, "batch {}: {a} vs {b}", g.position);
+            off += usize::from(a != b);
+        }
+        frames += gb.len();
+    }
+    assert!(frames > 0);
+    assert!(off * 100 < frames, "{off} of {frames} bytes differ by one");
+}
