@@ -69,6 +69,7 @@ fn decoded_surfaces_go_straight_into_normalized_batches() {
                     SurfaceFormat::P016 => PixelFormat::P016 {
                         bit_depth: f.bit_depth,
                     },
+                    other => panic!("NVDEC gave a {other:?} surface"),
                 };
                 let src = SourceImage {
                     data: f.luma,
@@ -85,7 +86,7 @@ fn decoded_surfaces_go_straight_into_normalized_batches() {
                     kernel.run(f.stream, &[src], &[op], &spec, &out, slot as usize)?;
                 }
                 // The reference: the same decoded frame, through the CPU twin.
-                let yuv = f.to_yuv420p()?;
+                let yuv = f.to_planar()?;
                 let frame = SemiPlanar::from_yuv420p(&yuv, f.width, f.height, f.bit_depth).unwrap();
                 assert_eq!(frame.format, format);
                 let host = frame.host_image(src.matrix, src.full_range, src.orientation);

@@ -5,14 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use gm_codec::avcodec::{ChromaLayout, CpuDecoder};
+use gm_codec::avcodec::CpuDecoder;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus};
 use gm_codec::{CodecError, DecoderChoice, Routing};
 use gm_cuda::{DType, DeviceBuffer, Tensor};
 use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, PacketSource, VideoIndex};
-use gm_loader::{kernel_orientation, surface_source};
-use gm_transforms::cpu::SemiPlanar;
-use gm_transforms::{FusedKernel, FusedOp, Matrix, Orientation, OutputSpec};
+use gm_loader::{PackedFrame, kernel_orientation, surface_source};
+use gm_transforms::{FusedKernel, FusedOp, Orientation, OutputSpec};
 
 /// Arguments of `gm frames`.
 #[derive(clap::Args)]
@@ -102,7 +101,7 @@ pub fn run(args: &FramesArgs) -> Result<()> {
             (_, Some(conv)) => {
                 write_png(&name("png"), &conv.convert(f)?, w, h).map_err(|e| consumer(&e))?
             }
-            _ => std::fs::write(name("yuv"), f.to_yuv420p()?).map_err(|e| consumer(&e))?,
+            _ => std::fs::write(name("yuv"), f.to_planar()?).map_err(|e| consumer(&e))?,
         }
         written.push(f.frame);
         Ok(())
@@ -140,6 +139,7 @@ fn cpu_frames(
     shown: Orientation,
 ) -> Result<(Vec<u32>, Vec<u32>)> {
     let mut decoder = CpuDecoder::new(0)?;
+    let mut packed = PackedFrame::new();
     let (mut written, mut damaged) = (Vec::new(), Vec::new());
     decoder.decode(demux, plan, &mut |f| {
         if f.status != FrameStatus::Ok {
@@ -147,21 +147,10 @@ fn cpu_frames(
         }
         let name = |ext: &str| args.out.join(format!("{:06}.{ext}", f.frame));
         let consumer = |e: &dyn std::fmt::Display| CodecError::Consumer(e.to_string());
-        let planar = f.to_planar();
         if args.format == "yuv" {
-            std::fs::write(name("yuv"), &planar).map_err(|e| consumer(&e))?;
+            std::fs::write(name("yuv"), f.to_planar()).map_err(|e| consumer(&e))?;
         } else {
-            let sp = SemiPlanar::from_yuv420p(&planar, f.width, f.height, f.bit_depth)
-                .filter(|_| f.layout == ChromaLayout::Yuv420)
-                .ok_or_else(|| {
-                    consumer(&format!(
-                        "frame {}: RGB from {} frames is not built yet (yuv works)",
-                        f.frame,
-                        f.layout.pixel_format(f.bit_depth)
-                    ))
-                })?;
-            let matrix = Matrix::from_code(f.colour.matrix_coefficients, f.height);
-            let image = sp.host_image(matrix, f.colour.full_range, shown);
+            let image = packed.pack(f, shown)?;
             let (w, h) = image.displayed_size();
             let rgb = image.to_rgb8();
             if args.format == "rgb" {

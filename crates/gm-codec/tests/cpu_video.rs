@@ -8,7 +8,8 @@
 mod common;
 
 use common::{
-    VIDEO_FIXTURES, check_cpu as check, seeded_rng as rng, shared_media, video, video_demuxer,
+    CHROMA_FIXTURES, VIDEO_FIXTURES, check_cpu as check, seeded_rng as rng, shared_media, video,
+    video_demuxer,
 };
 
 use gm_codec::avcodec::testing::libavcodec_or_skip;
@@ -46,6 +47,22 @@ fn every_frame_of_every_fixture_equals_ffmpeg() {
         "one decoder per file: {stats:?}"
     );
     assert!(stats.frames >= total as u64);
+}
+
+/// 4:2:2 and 4:4:4 (8- and 10-bit) decode in their own formats, equal to ffmpeg's framemd5,
+/// whole and out of order.
+#[test]
+fn chroma_422_and_444_frames_equal_ffmpeg() {
+    let Some(mut decoder) = decoder_or_skip("chroma_422_and_444_frames_equal_ffmpeg", 1) else {
+        return;
+    };
+    let mut total = 0;
+    for name in CHROMA_FIXTURES {
+        let n = video(name).1.len();
+        total += check(&mut decoder, name, &(0..n).collect::<Vec<_>>());
+        total += check(&mut decoder, name, &[n - 1, 2, 7, 2]);
+    }
+    assert_eq!(total, CHROMA_FIXTURES.len() * 14);
 }
 
 #[test]
@@ -98,10 +115,24 @@ fn h264_444_and_real_videos_decode_in_their_own_format() {
             layouts.push((f.layout, f.bit_depth));
             let md5 = format!("{:x}", Md5::digest(f.to_planar()));
             assert_eq!(md5, golden[f.frame as usize], "cockatoo frame {}", f.frame);
-            // The 4:4:4 frame has no NVDEC surface layout: staging for the GPU says so.
+            // Staged for the GPU as NV24: each pixel's U and V side by side, rows of twice
+            // the width, after the luma plane.
             let pitch = f.semi_planar_pitch();
+            let (w, h) = (f.width as usize, f.height as usize);
+            assert_eq!(pitch, 2 * w);
             let mut buf = vec![0u8; f.semi_planar_bytes(pitch)];
-            assert!(f.write_semi_planar(&mut buf, pitch).is_none());
+            assert!(f.write_semi_planar(&mut buf, pitch).is_some());
+            let planar = f.to_planar();
+            let (u, v) = (&planar[w * h..2 * w * h], &planar[2 * w * h..]);
+            let chroma_at = pitch * h.next_multiple_of(2);
+            for (x, y) in [(0, 0), (w - 1, 0), (w / 2, h / 2), (w - 1, h - 1)] {
+                let at = chroma_at + y * pitch + 2 * x;
+                assert_eq!(
+                    (buf[at], buf[at + 1]),
+                    (u[y * w + x], v[y * w + x]),
+                    "({x}, {y})"
+                );
+            }
             Ok(())
         })
         .unwrap();

@@ -9,7 +9,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{VIDEO_FIXTURES, seeded_rng as rng, shared_media as shared, video, video_demuxer};
+use common::{
+    CHROMA_FIXTURES, VIDEO_FIXTURES, seeded_rng as rng, shared_media as shared, video,
+    video_demuxer,
+};
 use gm_codec::nvdec::{DecoderPool, DecoderSession, FrameStatus};
 use gm_codec::{CodecError, DecoderChoice, Routing};
 use gm_cuda::gpu_test_device;
@@ -69,7 +72,7 @@ fn decode_plan_md5(
             "frame {} reported damaged",
             f.frame
         );
-        let md5 = format!("{:x}", Md5::digest(f.to_yuv420p()?));
+        let md5 = format!("{:x}", Md5::digest(f.to_planar()?));
         for &s in f.slots {
             out[s as usize] = md5.clone();
         }
@@ -173,19 +176,15 @@ fn unsupported_streams_are_refused_before_decoding_with_a_clear_error() {
     assert_eq!(session.stats().packets, 0, "nothing was fed");
     // The session still works.
     check("h264_bpyramid", &mut session, &[5]);
-    // Under auto the stream goes to the CPU decoder, whose 4:4:4 frames have no NVDEC
-    // surface layout yet: a clear error, not a wrong frame.
+    // Under auto the stream goes to the CPU decoder, its 4:4:4 frames staged as NV24: equal
+    // to ffmpeg's yuv444p.
     session.set_routing(routing(DecoderChoice::Auto));
     let route = session.route(demux.name(), demux.codec()).unwrap();
     assert!(route.is_cpu(), "{route}");
     if ffmpeg_present("444 under auto") {
-        let err = decode_md5(&mut session, &demux, &[0])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("cockatoo_h264_444.mp4") && err.contains("4:2:0"),
-            "{err}"
-        );
+        let (_, golden) = video("shared_cockatoo_h264_444.yuv444p");
+        let got = decode_md5(&mut session, &demux, &[0, 9]).unwrap();
+        assert_eq!(got, [golden[0].clone(), golden[9].clone()]);
     }
 }
 
@@ -213,7 +212,8 @@ fn cpu_routed_frames_staged_on_the_device_equal_ffmpeg() {
     let mut session = DecoderSession::new(&device, None).unwrap();
     session.set_routing(routing(DecoderChoice::Cpu));
     let mut total = 0;
-    for name in VIDEO_FIXTURES {
+    // 4:2:2 and 4:4:4 frames are staged as NV16/NV24 (P216/P416 above 8 bits).
+    for name in VIDEO_FIXTURES.iter().chain(CHROMA_FIXTURES) {
         let n = video(name).1.len();
         let frames: Vec<usize> = (0..n).rev().collect();
         total += check(name, &mut session, &frames);
@@ -327,7 +327,7 @@ fn damaged_packets_give_errors_or_flags_never_hangs_and_the_session_recovers() {
     let mut flagged = Vec::new();
     let mut exact_after = 0;
     let result = session.decode(&bad, &plan, &mut |f| {
-        let md5 = format!("{:x}", Md5::digest(f.to_yuv420p()?));
+        let md5 = format!("{:x}", Md5::digest(f.to_planar()?));
         if f.status != FrameStatus::Ok {
             flagged.push(f.frame);
         }

@@ -90,5 +90,5 @@ pub use tensors::{HostTensor, Images};
 pub use video::{
     BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,
     PackedFrame, VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name,
-    kernel_orientation, surface_source,
+    kernel_orientation, surface_format, surface_source,
 };

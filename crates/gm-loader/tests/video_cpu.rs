@@ -394,3 +394,133 @@ fn cpu_batches_equal_gpu_batches() {
     assert!(frames > 0);
     assert!(off * 100 < frames, "{off} of {frames} bytes differ by one");
 }
+
+/// A 4:2:2 or 4:4:4 fixture of `tests/media/chroma`, its size and frame count.
+fn chroma_fixture(stem: &str) -> (PathBuf, u32, u32, usize) {
+    let path = video_common::fixtures()
+        .join("chroma")
+        .join(format!("{stem}.mp4"));
+    let demux = IndexingDemuxer::open(&path, IndexOptions::default()).unwrap();
+    let c = &demux.index().codec;
+    (path.clone(), c.width, c.height, demux.index().frame_count())
+}
+
+/// Every frame of `path` once, in order, as clips of one frame at the video's own size
+/// (u8 HWC), from `builder`'s loader.
+fn every_frame(
+    path: &Path,
+    w: u32,
+    h: u32,
+    builder: impl Fn(VideoDataset) -> ClipLoaderBuilder,
+) -> Vec<ClipBatch> {
+    let dataset = VideoDataset::open(&[path.to_path_buf()], 1, 1, 1).unwrap();
+    let mut loader = builder(dataset)
+        .transforms(
+            Compose::new()
+                .then(gm_transforms::Resize::Exact(w, h))
+                .then(ToDtype(DType::U8, Layout::Hwc)),
+        )
+        .batch_size(4)
+        .build()
+        .unwrap();
+    loader.epoch(0).map(|b| b.unwrap()).collect()
+}
+
+/// The CPU loader on 4:4:4 video (8-bit BT.709, 10-bit BT.2020) equals ffmpeg's RGB within one
+/// step (no chroma to interpolate there), and on 4:2:2 (full-range BT.601) equals an
+/// independent conversion of the decoded planes, chroma replicated, within one step.
+#[test]
+fn cpu_clips_of_422_and_444_video_convert_like_ffmpeg() {
+    if !libavcodec_or_skip("cpu_clips_of_422_and_444_video_convert_like_ffmpeg") {
+        return;
+    }
+    for stem in ["h264_444", "hevc_444_10bit"] {
+        let (path, w, h, n) = chroma_fixture(stem);
+        let want = std::fs::read(path.with_extension("rgb")).unwrap();
+        let per = (w * h * 3) as usize;
+        assert_eq!(want.len(), n * per, "{stem}");
+        let got: Vec<u8> = every_frame(&path, w, h, |d| ClipLoader::builder(d).cpu())
+            .iter()
+            .flat_map(host_bytes)
+            .collect();
+        assert_eq!(got.len(), want.len(), "{stem}: every frame once");
+        let worst = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
+        assert!(
+            worst <= Some(1),
+            "{stem}: {worst:?} steps from ffmpeg's rgb24"
+        );
+    }
+    let (path, w, h, n) = chroma_fixture("h264_422");
+    let got: Vec<u8> = every_frame(&path, w, h, |d| ClipLoader::builder(d).cpu())
+        .iter()
+        .flat_map(host_bytes)
+        .collect();
+    let demux = IndexingDemuxer::open(&path, IndexOptions::default()).unwrap();
+    let mut decoder = CpuDecoder::new(1).unwrap();
+    let mut want = vec![0u8; got.len()];
+    let (wu, hu) = (w as usize, h as usize);
+    let plan = demux.plan(&(0..n).collect::<Vec<_>>()).unwrap();
+    decoder
+        .decode(&demux, &plan, &mut |f| {
+            assert_eq!(
+                (f.layout, f.colour.full_range),
+                (ChromaLayout::Yuv422, true)
+            );
+            let p = f.to_planar();
+            let (y, cw) = (&p[..wu * hu], wu.div_ceil(2));
+            let (u, v) = (&p[wu * hu..wu * hu + cw * hu], &p[wu * hu + cw * hu..]);
+            for (i, px) in want[f.frame as usize * wu * hu * 3..]
+                .chunks_mut(3)
+                .take(wu * hu)
+                .enumerate()
+            {
+                let c = (i / wu) * cw + (i % wu) / 2;
+                let yn = f64::from(y[i]) / 255.0;
+                let (cb, cr) = (
+                    (f64::from(u[c]) - 128.0) / 255.0,
+                    (f64::from(v[c]) - 128.0) / 255.0,
+                );
+                let r = yn + 2.0 * (1.0 - 0.299) * cr;
+                let b = yn + 2.0 * (1.0 - 0.114) * cb;
+                let g = (yn - 0.299 * r - 0.114 * b) / 0.587;
+                for (o, x) in px.iter_mut().zip([r, g, b]) {
+                    *o = (x.clamp(0.0, 1.0) * 255.0).round() as u8;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let worst = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
+    assert!(
+        worst <= Some(1),
+        "h264_422: {worst:?} steps from the planes' conversion"
+    );
+}
+
+/// On a GPU machine: 4:2:2 and 4:4:4 video, which NVDEC refuses, is decoded on the CPU,
+/// staged as NV16/NV24/P416 and converted by the fused kernel, equal to the CPU loader's
+/// batches within one step.
+#[test]
+fn staged_422_and_444_frames_on_the_gpu_equal_the_cpu_loader() {
+    let device = gpu_test_device!("staged_422_and_444_frames_on_the_gpu_equal_the_cpu_loader");
+    let stream = Stream::new(&device).unwrap();
+    for stem in ["h264_444", "h264_422", "hevc_444_10bit"] {
+        let (path, w, h, n) = chroma_fixture(stem);
+        let gpu = every_frame(&path, w, h, |d| {
+            ClipLoader::builder(d).device(&device).sessions(2)
+        });
+        let cpu = every_frame(&path, w, h, |d| ClipLoader::builder(d).cpu().sessions(2));
+        let g: Vec<u8> = gpu
+            .iter()
+            .flat_map(|b| b.frames.to_host_bytes(Some(&stream)).unwrap())
+            .collect();
+        let c: Vec<u8> = cpu.iter().flat_map(host_bytes).collect();
+        assert_eq!(g.len(), n * (w * h * 3) as usize, "{stem}");
+        assert_eq!(g.len(), c.len(), "{stem}");
+        let worst = g.iter().zip(&c).map(|(a, b)| a.abs_diff(*b)).max();
+        assert!(
+            worst <= Some(1),
+            "{stem}: GPU {worst:?} steps from the CPU loader"
+        );
+    }
+}

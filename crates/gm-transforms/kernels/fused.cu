@@ -1,6 +1,6 @@
 // The fused image kernel of gm-transforms: for every output pixel of every image of a batch,
-// read the source (RGB/BGR u8, or NV12/P016 straight from a decoder surface), convert to RGB,
-// crop, resize (nearest or bilinear, OpenCV's pixel-centre convention, replicated borders),
+// read the source (RGB/BGR u8, or NV12/P016 straight from a decoder surface, or their 4:2:2
+// and 4:4:4 forms), convert to RGB, crop, resize (nearest or bilinear, OpenCV's pixel-centre convention, replicated borders),
 // flip, colour operations (torchvision's uint8 photometric ops, see colour.cuh), normalize
 // (v * scale + bias per channel, v in 0..255) and store as u8/f16/bf16/f32 in CHW or HWC at
 // the image's slot of the batch tensor. One read of each source pixel tap and one write of
@@ -28,13 +28,13 @@
 
 struct GmFusedParams {
     unsigned long long src;         // RGB/BGR interleaved, or the luma plane
-    unsigned long long src_chroma;  // interleaved UV plane (NV12/P016)
+    unsigned long long src_chroma;  // interleaved UV plane (the NV and P formats)
     unsigned long long dst;         // this image's slot in the batch tensor
     unsigned long long stats;       // this image's statistics, one group per stats op (colour.cuh)
     int src_pitch;                  // bytes between rows (both planes)
     int src_w, src_h;
-    int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016
-    int bit_depth;                  // bits per sample of P016 content (10, 12, 16)
+    int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416
+    int bit_depth;                  // bits per sample of P content (10, 12, 16)
     int matrix;                     // 0 BT.601, 1 BT.709, 2 BT.2020
     int full_range;
     float crop_x, crop_y, crop_w, crop_h;
@@ -80,16 +80,20 @@ __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, 
         rgb[2] = p.format == 0 ? c : a;
         return;
     }
+    // Semi-planar: 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416 (odd: 16-bit samples);
+    // chroma replicated over the luma samples it covers.
+    int cx = p.format >= 6 ? x : (x >> 1);
+    int cy = p.format <= 3 ? (y >> 1) : y;
     float Y, U, V, maxv;
-    if (p.format == 2) {
+    if ((p.format & 1) == 0) {
         const unsigned char* l = (const unsigned char*)p.src + (long long)y * p.src_pitch + x;
-        const unsigned char* c = (const unsigned char*)p.src_chroma + (long long)(y >> 1) * p.src_pitch + 2 * (x >> 1);
+        const unsigned char* c = (const unsigned char*)p.src_chroma + (long long)cy * p.src_pitch + 2 * cx;
         Y = l[0]; U = c[0]; V = c[1];
         maxv = 255.0f;
     } else {
         int shift = 16 - p.bit_depth;
         const unsigned short* l = (const unsigned short*)((const unsigned char*)p.src + (long long)y * p.src_pitch) + x;
-        const unsigned short* c = (const unsigned short*)((const unsigned char*)p.src_chroma + (long long)(y >> 1) * p.src_pitch) + 2 * (x >> 1);
+        const unsigned short* c = (const unsigned short*)((const unsigned char*)p.src_chroma + (long long)cy * p.src_pitch) + 2 * cx;
         Y = (float)(l[0] >> shift); U = (float)(c[0] >> shift); V = (float)(c[1] >> shift);
         maxv = (float)((1 << p.bit_depth) - 1);
     }

@@ -13,7 +13,7 @@ use crate::types::{
 pub struct HostImage<'a> {
     /// Interleaved pixels, or the luma plane.
     pub data: &'a [u8],
-    /// The interleaved chroma plane (NV12/P016).
+    /// The interleaved chroma plane (the NV and P formats).
     pub chroma: &'a [u8],
     /// Bytes between rows.
     pub pitch: usize,
@@ -180,68 +180,64 @@ fn fetch(p: &HostImage<'_>, win: &Window, x: i64, y: i64) -> [f32; 3] {
 }
 
 fn fetch_rgb(p: &HostImage<'_>, x: usize, y: usize) -> [f32; 3] {
-    match p.format {
-        PixelFormat::Rgb8 | PixelFormat::Bgr8 => {
-            let i = y * p.pitch + 3 * x;
-            let (a, b, c) = (
-                f32::from(p.data[i]),
-                f32::from(p.data[i + 1]),
-                f32::from(p.data[i + 2]),
-            );
-            if p.format == PixelFormat::Rgb8 {
-                [a, b, c]
-            } else {
-                [c, b, a]
-            }
-        }
-        PixelFormat::Nv12 | PixelFormat::P016 { .. } => {
-            let (y_, u, v, maxv) = match p.format {
-                PixelFormat::Nv12 => {
-                    let c = (y >> 1) * p.pitch + 2 * (x >> 1);
-                    (
-                        f32::from(p.data[y * p.pitch + x]),
-                        f32::from(p.chroma[c]),
-                        f32::from(p.chroma[c + 1]),
-                        255.0f32,
-                    )
-                }
-                PixelFormat::P016 { bit_depth } => {
-                    let shift = 16 - u32::from(bit_depth);
-                    let rd = |b: &[u8], i: usize| {
-                        f32::from(u16::from_le_bytes([b[i], b[i + 1]]) >> shift)
-                    };
-                    let c = (y >> 1) * p.pitch + 4 * (x >> 1);
-                    (
-                        rd(p.data, y * p.pitch + 2 * x),
-                        rd(p.chroma, c),
-                        rd(p.chroma, c + 2),
-                        ((1u32 << bit_depth) - 1) as f32,
-                    )
-                }
-                _ => unreachable!("RGB handled above"),
-            };
-            let k = (maxv + 1.0) / 256.0;
-            let (yn, cb, cr) = if p.full_range {
-                (y_ / maxv, (u - 128.0 * k) / maxv, (v - 128.0 * k) / maxv)
-            } else {
-                (
-                    (y_ - 16.0 * k) / (219.0 * k),
-                    (u - 128.0 * k) / (224.0 * k),
-                    (v - 128.0 * k) / (224.0 * k),
-                )
-            };
-            let (kr, kb) = match p.matrix {
-                Matrix::Bt709 => (0.2126f32, 0.0722f32),
-                Matrix::Bt2020 => (0.2627, 0.0593),
-                Matrix::Bt601 => (0.299, 0.114),
-            };
-            let kg = 1.0 - kr - kb;
-            let r = yn + 2.0 * (1.0 - kr) * cr;
-            let b = yn + 2.0 * (1.0 - kb) * cb;
-            let g = (yn - kr * r - kb * b) / kg;
-            [r, g, b].map(|v| v.clamp(0.0, 1.0) * 255.0)
-        }
-    }
+    let Some(((sx, sy), bps)) = p.format.semi_planar() else {
+        let i = y * p.pitch + 3 * x;
+        let (a, b, c) = (
+            f32::from(p.data[i]),
+            f32::from(p.data[i + 1]),
+            f32::from(p.data[i + 2]),
+        );
+        return if p.format == PixelFormat::Rgb8 {
+            [a, b, c]
+        } else {
+            [c, b, a]
+        };
+    };
+    // Chroma is replicated over the luma samples it covers.
+    let c = (y >> sy) * p.pitch + 2 * bps * (x >> sx);
+    let (y_, u, v, maxv) = if bps == 1 {
+        (
+            f32::from(p.data[y * p.pitch + x]),
+            f32::from(p.chroma[c]),
+            f32::from(p.chroma[c + 1]),
+            255.0f32,
+        )
+    } else {
+        let bit_depth = p.format.bit_depth();
+        let shift = 16 - u32::from(bit_depth);
+        let rd = |b: &[u8], i: usize| f32::from(u16::from_le_bytes([b[i], b[i + 1]]) >> shift);
+        (
+            rd(p.data, y * p.pitch + 2 * x),
+            rd(p.chroma, c),
+            rd(p.chroma, c + 2),
+            ((1u32 << bit_depth) - 1) as f32,
+        )
+    };
+    yuv_to_rgb(p, y_, u, v, maxv)
+}
+
+/// The kernel's YUV to RGB conversion, 0..255 a channel.
+fn yuv_to_rgb(p: &HostImage<'_>, y_: f32, u: f32, v: f32, maxv: f32) -> [f32; 3] {
+    let k = (maxv + 1.0) / 256.0;
+    let (yn, cb, cr) = if p.full_range {
+        (y_ / maxv, (u - 128.0 * k) / maxv, (v - 128.0 * k) / maxv)
+    } else {
+        (
+            (y_ - 16.0 * k) / (219.0 * k),
+            (u - 128.0 * k) / (224.0 * k),
+            (v - 128.0 * k) / (224.0 * k),
+        )
+    };
+    let (kr, kb) = match p.matrix {
+        Matrix::Bt709 => (0.2126f32, 0.0722f32),
+        Matrix::Bt2020 => (0.2627, 0.0593),
+        Matrix::Bt601 => (0.299, 0.114),
+    };
+    let kg = 1.0 - kr - kb;
+    let r = yn + 2.0 * (1.0 - kr) * cr;
+    let b = yn + 2.0 * (1.0 - kb) * cb;
+    let g = (yn - kr * r - kb * b) / kg;
+    [r, g, b].map(|v| v.clamp(0.0, 1.0) * 255.0)
 }
 
 /// OpenCV's and torch's cubic convolution weights (A = -0.75) for a fraction `t`.

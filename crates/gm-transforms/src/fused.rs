@@ -129,12 +129,18 @@ pub(crate) fn params(
     (dst, stats): (u64, u64),
 ) -> GmFusedParams {
     let (n_colour, colour_op, colour_a, colour_b) = encode_colour(&op.colour);
-    let (format, bit_depth) = match src.format {
-        PixelFormat::Rgb8 => (0, 8),
-        PixelFormat::Bgr8 => (1, 8),
-        PixelFormat::Nv12 => (2, 8),
-        PixelFormat::P016 { bit_depth } => (3, i32::from(bit_depth)),
+    // The kernel's codes: odd semi-planar codes hold 16-bit samples.
+    let format = match src.format {
+        PixelFormat::Rgb8 => 0,
+        PixelFormat::Bgr8 => 1,
+        PixelFormat::Nv12 => 2,
+        PixelFormat::P016 { .. } => 3,
+        PixelFormat::Nv16 => 4,
+        PixelFormat::P216 { .. } => 5,
+        PixelFormat::Nv24 => 6,
+        PixelFormat::P416 { .. } => 7,
     };
+    let bit_depth = i32::from(src.format.bit_depth());
     let (shown_w, shown_h) = src.displayed_size();
     let (win, valid, fill) = op.windows(shown_w, shown_h);
     GmFusedParams {
@@ -204,10 +210,11 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
             src.width, src.height, spec.width, spec.height
         ));
     }
-    let row = match src.format {
-        PixelFormat::Rgb8 | PixelFormat::Bgr8 => 3 * src.width as usize,
-        PixelFormat::Nv12 => src.width as usize,
-        PixelFormat::P016 { .. } => 2 * src.width as usize,
+    // The wider of the two planes' rows (4:4:4's interleaved chroma row is twice luma's).
+    let row = match src.format.semi_planar() {
+        None => 3 * src.width as usize,
+        Some(((0, _), bps)) => 2 * bps * src.width as usize,
+        Some((_, bps)) => bps * src.width as usize,
     };
     if src.pitch < row {
         return bad(format!(
@@ -215,10 +222,10 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
             src.pitch
         ));
     }
-    if let PixelFormat::P016 { bit_depth } = src.format
-        && !(8..=16).contains(&bit_depth)
+    if let Some((_, 2)) = src.format.semi_planar()
+        && !(8..=16).contains(&src.format.bit_depth())
     {
-        return bad(format!("P016 bit depth {bit_depth}"));
+        return bad(format!("{:?}: bit depth out of 8..=16", src.format));
     }
     if let Some(p) = op.pad
         && (p.x0 >= p.x1 || p.y0 >= p.y1)

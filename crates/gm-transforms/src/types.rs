@@ -18,6 +18,62 @@ pub enum PixelFormat {
         /// Bits per sample of the content (10 for Main10).
         bit_depth: u8,
     },
+    /// NV12's planes for 4:2:2: the interleaved U/V plane at half width and full height.
+    Nv16,
+    /// P016's samples in NV16's layout (4:2:2).
+    P216 {
+        /// Bits per sample of the content.
+        bit_depth: u8,
+    },
+    /// NV12's planes for 4:4:4: the interleaved U/V plane at full resolution, its rows twice
+    /// the luma row's bytes (the pitch fits the chroma row).
+    Nv24,
+    /// P016's samples in NV24's layout (4:4:4).
+    P416 {
+        /// Bits per sample of the content.
+        bit_depth: u8,
+    },
+}
+
+impl PixelFormat {
+    /// For a luma plane and an interleaved U/V plane (the NV and P formats): how far chroma
+    /// is subsampled, as shifts of (x, y), and bytes a sample; `None` for RGB.
+    pub fn semi_planar(self) -> Option<((u32, u32), usize)> {
+        match self {
+            PixelFormat::Rgb8 | PixelFormat::Bgr8 => None,
+            PixelFormat::Nv12 => Some(((1, 1), 1)),
+            PixelFormat::P016 { .. } => Some(((1, 1), 2)),
+            PixelFormat::Nv16 => Some(((1, 0), 1)),
+            PixelFormat::P216 { .. } => Some(((1, 0), 2)),
+            PixelFormat::Nv24 => Some(((0, 0), 1)),
+            PixelFormat::P416 { .. } => Some(((0, 0), 2)),
+        }
+    }
+
+    /// Bits per sample of the content: 8 for RGB and the NV formats.
+    pub fn bit_depth(self) -> u8 {
+        match self {
+            PixelFormat::P016 { bit_depth }
+            | PixelFormat::P216 { bit_depth }
+            | PixelFormat::P416 { bit_depth } => bit_depth,
+            _ => 8,
+        }
+    }
+
+    /// The NV or P format of a sampling (`(x, y)` chroma shifts: (1, 1) 4:2:0, (1, 0) 4:2:2,
+    /// (0, 0) 4:4:4) and bit depth (above 8: 16-bit samples); `None` for other samplings.
+    pub fn semi_planar_of(shifts: (u32, u32), bit_depth: u8) -> Option<PixelFormat> {
+        let wide = bit_depth > 8;
+        Some(match (shifts, wide) {
+            ((1, 1), false) => PixelFormat::Nv12,
+            ((1, 1), true) => PixelFormat::P016 { bit_depth },
+            ((1, 0), false) => PixelFormat::Nv16,
+            ((1, 0), true) => PixelFormat::P216 { bit_depth },
+            ((0, 0), false) => PixelFormat::Nv24,
+            ((0, 0), true) => PixelFormat::P416 { bit_depth },
+            _ => return None,
+        })
+    }
 }
 
 /// YUV to RGB matrix.

@@ -1,4 +1,5 @@
-//! The fused kernel against its CPU twin on random inputs of odd sizes, every source format,
+//! The fused kernel against its CPU twin on random inputs of odd sizes, every source format
+//! (RGB, BGR, NV12/P016 and their 4:2:2 and 4:4:4 forms),
 //! dtype, layout, filter, crop and flip: equal, element for element. fused.cu is compiled
 //! without FMA contraction (`gm-nvrtc-options: --fmad=false`) and does the twin's f32
 //! operations in the twin's order, so nothing is left to round differently; a difference of
@@ -31,23 +32,29 @@ struct Case {
 
 fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
     let (width, height) = sizes[rng.random_range(0..sizes.len())];
-    let format = match rng.random_range(0..4) {
+    let depth = if rng.random_bool(0.5) { 10 } else { 16 };
+    let format = match rng.random_range(0..8) {
         0 => PixelFormat::Rgb8,
         1 => PixelFormat::Bgr8,
         2 => PixelFormat::Nv12,
-        _ => PixelFormat::P016 {
-            bit_depth: if rng.random_bool(0.5) { 10 } else { 16 },
-        },
+        3 => PixelFormat::P016 { bit_depth: depth },
+        4 => PixelFormat::Nv16,
+        5 => PixelFormat::P216 { bit_depth: depth },
+        6 => PixelFormat::Nv24,
+        _ => PixelFormat::P416 { bit_depth: depth },
     };
-    let row = match format {
-        PixelFormat::Rgb8 | PixelFormat::Bgr8 => 3 * width as usize,
-        PixelFormat::Nv12 => (width as usize).div_ceil(2) * 2,
-        PixelFormat::P016 { .. } => (width as usize).div_ceil(2) * 4,
+    // Both planes share the pitch: the wider row (4:4:4's chroma row is twice luma's).
+    let (row, chroma_rows) = match format.semi_planar() {
+        None => (3 * width as usize, 0),
+        Some(((sx, sy), bps)) => (
+            2 * bps * (width as usize).div_ceil(1 << sx),
+            (height as usize).div_ceil(1 << sy),
+        ),
     };
     let pitch = row + 2 * rng.random_range(0..9);
     let mut data = vec![0u8; pitch * height as usize];
     rng.fill_bytes(&mut data);
-    let mut chroma = vec![0u8; pitch * (height as usize).div_ceil(2)];
+    let mut chroma = vec![0u8; pitch * chroma_rows.max(1)];
     rng.fill_bytes(&mut chroma);
     let w = width as f32;
     let h = height as f32;

@@ -117,16 +117,28 @@ impl HostFrame<'_> {
         out
     }
 
+    /// Chroma subsampling of the surface layout [`HostFrame::write_semi_planar`] writes, as
+    /// shifts of (x, y): grey is written as 4:2:0 with neutral chroma.
+    pub fn chroma_shifts(&self) -> (u32, u32) {
+        match self.layout {
+            ChromaLayout::Gray | ChromaLayout::Yuv420 => (1, 1),
+            ChromaLayout::Yuv422 => (1, 0),
+            ChromaLayout::Yuv444 => (0, 0),
+        }
+    }
+
     /// Writes the frame as NVDEC lays out surfaces (NV12, or P016 with the value in the high
-    /// bits) into `out`: luma rows then interleaved chroma rows, `pitch` bytes apart, the
-    /// chroma at row `height` rounded up to even. 4:2:0 only (`None` otherwise); grey gets
-    /// neutral chroma. `out` must hold [`HostFrame::semi_planar_bytes`].
+    /// bits; for 4:2:2 and 4:4:4 frames the same with chroma at their resolution, NV16/P216
+    /// and NV24/P416) into `out`: luma rows then interleaved chroma rows, `pitch` bytes apart,
+    /// the chroma at row `height` rounded up to even. Grey gets neutral 4:2:0 chroma. `out`
+    /// must hold [`HostFrame::semi_planar_bytes`]; `None` when it or `pitch` is too small.
     pub fn write_semi_planar(&self, out: &mut [u8], pitch: usize) -> Option<()> {
         let (w, h) = (self.width as usize, self.height as usize);
         let bps = self.bytes_per_sample();
-        let chroma_rows = h.div_ceil(2);
+        let (sx, sy) = self.chroma_shifts();
+        let (cw, chroma_rows) = (w.div_ceil(1 << sx), h.div_ceil(1 << sy));
         let chroma_at = pitch * h.next_multiple_of(2);
-        if out.len() < chroma_at + pitch * chroma_rows || pitch < w.next_multiple_of(2) * bps {
+        if out.len() < chroma_at + pitch * chroma_rows || pitch < self.semi_planar_pitch() {
             return None;
         }
         let shift = 16 - u32::from(self.bit_depth);
@@ -155,18 +167,16 @@ impl HostFrame<'_> {
                 }
             }
         }
-        let cw = w.div_ceil(2);
         let neutral = 1u16 << (self.bit_depth - 1);
         for y in 0..chroma_rows {
             let row = &mut out[chroma_at + y * pitch..];
             for x in 0..cw {
                 let (u, v) = match self.layout {
-                    ChromaLayout::Yuv420 => (
+                    ChromaLayout::Gray => (neutral, neutral),
+                    _ => (
                         get(self.planes[1], y * self.strides[1] + x * bps),
                         get(self.planes[2], y * self.strides[2] + x * bps),
                     ),
-                    ChromaLayout::Gray => (neutral, neutral),
-                    _ => return None,
                 };
                 put(&mut row[2 * x * bps..(2 * x + 1) * bps], u);
                 put(&mut row[(2 * x + 1) * bps..(2 * x + 2) * bps], v);
@@ -178,12 +188,15 @@ impl HostFrame<'_> {
     /// Bytes [`HostFrame::write_semi_planar`] writes at this pitch.
     pub fn semi_planar_bytes(&self, pitch: usize) -> usize {
         let h = self.height as usize;
-        pitch * (h.next_multiple_of(2) + h.div_ceil(2))
+        pitch * (h.next_multiple_of(2) + h.div_ceil(1 << self.chroma_shifts().1))
     }
 
-    /// The smallest pitch [`HostFrame::write_semi_planar`] accepts.
+    /// The smallest pitch [`HostFrame::write_semi_planar`] accepts: the wider of the luma row
+    /// and the interleaved chroma row.
     pub fn semi_planar_pitch(&self) -> usize {
-        (self.width as usize).next_multiple_of(2) * self.bytes_per_sample()
+        let w = self.width as usize;
+        let chroma_row = 2 * w.div_ceil(1 << self.chroma_shifts().0);
+        chroma_row.max(w) * self.bytes_per_sample()
     }
 }
 

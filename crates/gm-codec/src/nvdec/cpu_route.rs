@@ -1,5 +1,6 @@
 //! Streams NVDEC cannot take, decoded on the CPU (libavcodec) and staged into device memory in
-//! NVDEC's surface layout (NV12, or P016 for 10-bit), so that a session's consumers see one
+//! NVDEC's surface layout (NV12, or P016 for 10-bit; 4:2:2 and 4:4:4 frames in the same layout
+//! at their chroma resolution, NV16/P216 and NV24/P416), so that a session's consumers see one
 //! kind of frame whichever decoder made it.
 
 use std::collections::HashSet;
@@ -85,11 +86,11 @@ impl CpuRoute {
                 pitch: staged.1,
                 width: host.width,
                 height: host.height,
-                format: if host.bit_depth > 8 {
-                    SurfaceFormat::P016
-                } else {
-                    SurfaceFormat::Nv12
-                },
+                format: SurfaceFormat::of(
+                    host.chroma_shifts(),
+                    if host.bit_depth > 8 { 2 } else { 1 },
+                )
+                .ok_or_else(|| CodecError::Pool("no surface format for the frame".into()))?,
                 bit_depth: host.bit_depth,
                 colour: host.colour,
                 status: host.status,
@@ -132,9 +133,10 @@ impl Stager {
                 file: Default::default(),
                 frame: host.frame,
                 reason: format!(
-                    "{}-bit {:?} frames from the CPU decoder cannot go to the GPU pipeline yet \
-                     (4:2:0 and grey only)",
-                    host.bit_depth, host.layout
+                    "a {} frame of {}x{} does not fit its staging surface",
+                    host.layout.pixel_format(host.bit_depth),
+                    host.width,
+                    host.height
                 ),
             });
         }

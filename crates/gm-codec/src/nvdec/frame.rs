@@ -11,6 +11,50 @@ pub enum SurfaceFormat {
     Nv12,
     /// 16 bits a sample, value in the high bits (10-bit streams: sample << 6), NV12 layout.
     P016,
+    /// 8-bit 4:2:2: a luma plane, then interleaved U/V at half width and full height (frames
+    /// the CPU decoder staged; NVDEC itself gives none).
+    Nv16,
+    /// P016's samples in NV16's layout.
+    P216,
+    /// 8-bit 4:4:4: a luma plane, then interleaved U/V at full resolution (rows twice the
+    /// luma row's bytes; the pitch fits them). CPU-decoded frames only.
+    Nv24,
+    /// P016's samples in NV24's layout.
+    P416,
+}
+
+impl SurfaceFormat {
+    /// Chroma subsampling as shifts of (x, y): (1, 1) 4:2:0, (1, 0) 4:2:2, (0, 0) 4:4:4.
+    pub fn chroma_shifts(self) -> (u32, u32) {
+        match self {
+            SurfaceFormat::Nv12 | SurfaceFormat::P016 => (1, 1),
+            SurfaceFormat::Nv16 | SurfaceFormat::P216 => (1, 0),
+            SurfaceFormat::Nv24 | SurfaceFormat::P416 => (0, 0),
+        }
+    }
+
+    /// Bytes a sample: 1, or 2 for the P formats.
+    pub fn bytes_per_sample(self) -> usize {
+        match self {
+            SurfaceFormat::Nv12 | SurfaceFormat::Nv16 | SurfaceFormat::Nv24 => 1,
+            SurfaceFormat::P016 | SurfaceFormat::P216 | SurfaceFormat::P416 => 2,
+        }
+    }
+
+    /// The format of a sampling (chroma shifts as [`SurfaceFormat::chroma_shifts`] gives
+    /// them) with samples of `bytes` bytes; `None` for another sampling.
+    pub fn of(shifts: (u32, u32), bytes: usize) -> Option<SurfaceFormat> {
+        let wide = bytes > 1;
+        Some(match (shifts, wide) {
+            ((1, 1), false) => SurfaceFormat::Nv12,
+            ((1, 1), true) => SurfaceFormat::P016,
+            ((1, 0), false) => SurfaceFormat::Nv16,
+            ((1, 0), true) => SurfaceFormat::P216,
+            ((0, 0), false) => SurfaceFormat::Nv24,
+            ((0, 0), true) => SurfaceFormat::P416,
+            _ => return None,
+        })
+    }
 }
 
 /// Colour signalling of the stream (ISO/IEC 23091-4 code points), for colour conversion.
@@ -65,16 +109,14 @@ pub struct DecodedFrame<'a> {
 }
 
 impl DecodedFrame<'_> {
-    /// The frame in ffmpeg's `yuv420p` layout (8-bit) or `yuv420p10le` (10-bit, value in the low
-    /// bits), copied to the host: the bytes whose MD5 is ffmpeg's framemd5. For tests and tools;
-    /// it waits for the stream.
-    pub fn to_yuv420p(&self) -> Result<Vec<u8>> {
-        let bps = match self.format {
-            SurfaceFormat::Nv12 => 1,
-            SurfaceFormat::P016 => 2,
-        };
+    /// The frame in ffmpeg's planar layout for its sampling (`yuv420p`, `yuv422p`,
+    /// `yuv444p`; `...10le` above 8 bits, value in the low bits), copied to the host: the
+    /// bytes whose MD5 is ffmpeg's framemd5. For tests and tools; it waits for the stream.
+    pub fn to_planar(&self) -> Result<Vec<u8>> {
+        let bps = self.format.bytes_per_sample();
+        let (sx, sy) = self.format.chroma_shifts();
         let (w, h) = (self.width as usize, self.height as usize);
-        let (cw, chh) = (w.div_ceil(2), h.div_ceil(2));
+        let (cw, chh) = (w.div_ceil(1 << sx), h.div_ceil(1 << sy));
         let mut luma = vec![0u8; w * h * bps];
         let mut uv = vec![0u8; cw * 2 * chh * bps];
         // SAFETY: the surface is mapped for the duration of the consumer call that has `self`,
@@ -86,13 +128,13 @@ impl DecodedFrame<'_> {
                 .download_2d(self.chroma, self.pitch, cw * 2 * bps, chh, &mut uv)?;
         }
         let mut out = Vec::with_capacity(luma.len() + uv.len());
-        match self.format {
-            SurfaceFormat::Nv12 => {
+        match bps {
+            1 => {
                 out.extend_from_slice(&luma);
                 out.extend(uv.iter().step_by(2));
                 out.extend(uv.iter().skip(1).step_by(2));
             }
-            SurfaceFormat::P016 => {
+            _ => {
                 let shift = 16 - u32::from(self.bit_depth);
                 let low = |b: &[u8]| (u16::from_le_bytes([b[0], b[1]]) >> shift).to_le_bytes();
                 out.extend(luma.chunks(2).flat_map(low));

@@ -152,6 +152,15 @@ pub const VIDEO_FIXTURES: &[&str] = &[
     "av1_grain.webm",
 ];
 
+/// 4:2:2 and 4:4:4 fixtures (`tests/media/chroma`, named `chroma/<stem>` for [`video`]):
+/// NVDEC takes none of them from H.264, so they reach the RGB pipelines from the CPU decoder.
+#[allow(dead_code)]
+pub const CHROMA_FIXTURES: &[&str] = &[
+    "chroma/h264_444",
+    "chroma/h264_422",
+    "chroma/hevc_444_10bit",
+];
+
 /// `../shared/media` (or `$GM_SHARED_MEDIA`) when it holds videos.
 pub fn shared_media() -> Option<PathBuf> {
     let p = std::env::var_os("GM_SHARED_MEDIA")
@@ -161,9 +170,15 @@ pub fn shared_media() -> Option<PathBuf> {
 }
 
 /// (path, ffmpeg's framemd5 MD5s by presentation index) of fixture `name` (`name` alone is
-/// `name.mp4`; goldens are named after the stem) or of a shared video `shared_<stem>[.kind]`
-/// (golden `golden/shared_<stem>[.kind].framemd5`).
+/// `name.mp4`; goldens are named after the stem), of a shared video `shared_<stem>[.kind]`
+/// (golden `golden/shared_<stem>[.kind].framemd5`) or of `chroma/<stem>` (its golden beside
+/// it).
 pub fn video(name: &str) -> (PathBuf, Vec<String>) {
+    if let Some(stem) = name.strip_prefix("chroma/") {
+        let dir = fixtures().join("chroma");
+        let text = std::fs::read_to_string(dir.join(format!("{stem}.framemd5"))).unwrap();
+        return (dir.join(format!("{stem}.mp4")), md5s(&text));
+    }
     let (path, golden) = match name.strip_prefix("shared_") {
         Some(n) => {
             let stem = n.split('.').next().unwrap();
@@ -180,12 +195,16 @@ pub fn video(name: &str) -> (PathBuf, Vec<String>) {
     };
     let text =
         std::fs::read_to_string(fixtures().join(format!("golden/{golden}.framemd5"))).unwrap();
-    let md5s = text
+    (path, md5s(&text))
+}
+
+/// The MD5s of a framemd5 listing, in order.
+fn md5s(framemd5: &str) -> Vec<String> {
+    framemd5
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| l.rsplit(',').next().unwrap().trim().to_string())
-        .collect();
-    (path, md5s)
+        .collect()
 }
 
 /// The demuxer of `path` with a full bitstream scan.

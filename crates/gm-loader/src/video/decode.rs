@@ -555,15 +555,23 @@ pub fn kernel_orientation(o: DisplayOrientation) -> Orientation {
     Orientation::rotated(u32::from(o.rotation), o.mirror).unwrap_or(Orientation::STORED)
 }
 
-/// The fused kernel's view of a mapped NVDEC surface (NV12 or P016, with its colour matrix
-/// and range): what to pass to `FusedKernel::run` inside a `DecoderSession::decode` consumer.
-pub fn surface_source(f: &DecodedFrame<'_>) -> SourceImage {
-    let format = match f.format {
+/// The fused kernel's pixel format of a decoder surface of `bit_depth` bits.
+pub fn surface_format(format: SurfaceFormat, bit_depth: u8) -> PixelFormat {
+    match format {
         SurfaceFormat::Nv12 => PixelFormat::Nv12,
-        SurfaceFormat::P016 => PixelFormat::P016 {
-            bit_depth: f.bit_depth,
-        },
-    };
+        SurfaceFormat::P016 => PixelFormat::P016 { bit_depth },
+        SurfaceFormat::Nv16 => PixelFormat::Nv16,
+        SurfaceFormat::P216 => PixelFormat::P216 { bit_depth },
+        SurfaceFormat::Nv24 => PixelFormat::Nv24,
+        SurfaceFormat::P416 => PixelFormat::P416 { bit_depth },
+    }
+}
+
+/// The fused kernel's view of a mapped NVDEC surface (NV12 or P016, or a CPU-decoded frame
+/// staged as NV16/P216/NV24/P416, with its colour matrix and range): what to pass to
+/// `FusedKernel::run` inside a `DecoderSession::decode` consumer.
+pub fn surface_source(f: &DecodedFrame<'_>) -> SourceImage {
+    let format = surface_format(f.format, f.bit_depth);
     SourceImage {
         data: f.luma,
         chroma: f.chroma,

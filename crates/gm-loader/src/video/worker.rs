@@ -2,7 +2,7 @@
 //! memory, or, on a machine without a GPU, a CPU decoder writing through the kernels' CPU
 //! twins into host memory. The job logic (plans, bad clips, substitutes) is the same.
 
-use gm_codec::avcodec::{ChromaLayout, CpuDecoder, HostFrame};
+use gm_codec::avcodec::{CpuDecoder, HostFrame};
 use gm_codec::nvdec::{DecoderPool, DecoderSession, SessionStats};
 use gm_codec::{CodecError, WorkerPool};
 use gm_cuda::Tensor;
@@ -108,33 +108,21 @@ impl PackedFrame {
         }
     }
 
-    /// Packs `f` and gives the twins' view of it (its colour matrix and range), shown with
-    /// `shown`. 4:2:0 and grey only: other chroma layouts are an error naming the layout.
+    /// Packs `f` (4:2:0, 4:2:2, 4:4:4 or grey) and gives the twins' view of it (its colour
+    /// matrix and range), shown with `shown`.
     pub fn pack<'a>(
         &'a mut self,
         f: &HostFrame<'_>,
         shown: Orientation,
     ) -> gm_codec::Result<HostImage<'a>> {
-        if !matches!(f.layout, ChromaLayout::Yuv420 | ChromaLayout::Gray) {
-            return Err(CodecError::Consumer(format!(
-                "frame {}: {} frames have no RGB conversion on the CPU path yet (4:2:0 only)",
-                f.frame,
-                f.layout.pixel_format(f.bit_depth)
-            )));
-        }
         self.pitch = f.semi_planar_pitch();
         let h = f.height as usize;
         self.bytes.resize(f.semi_planar_bytes(self.pitch), 0);
         f.write_semi_planar(&mut self.bytes, self.pitch)
             .ok_or_else(|| CodecError::Consumer(format!("frame {}: cannot pack", f.frame)))?;
         let (luma, chroma) = self.bytes.split_at(self.pitch * h.next_multiple_of(2));
-        let format = if f.bit_depth > 8 {
-            gm_transforms::PixelFormat::P016 {
-                bit_depth: f.bit_depth,
-            }
-        } else {
-            gm_transforms::PixelFormat::Nv12
-        };
+        let format = gm_transforms::PixelFormat::semi_planar_of(f.chroma_shifts(), f.bit_depth)
+            .ok_or_else(|| CodecError::Consumer(format!("frame {}: no pixel format", f.frame)))?;
         Ok(HostImage {
             data: luma,
             chroma,

@@ -81,8 +81,8 @@ fn rgb_into(
 fn nv12_into(f: &DecodedFrame<'_>, out: &GmTensor, slot: usize) -> Result<(), CodecError> {
     if f.format != SurfaceFormat::Nv12 {
         return Err(CodecError::Consumer(format!(
-            "{}-bit frames have no NV12 form: ask for output=\"rgb\"",
-            f.bit_depth
+            "{}-bit {:?} frames have no NV12 form: ask for output=\"rgb\"",
+            f.bit_depth, f.format
         )));
     }
     let (w, h) = (f.width as usize, f.height as usize);

@@ -103,10 +103,10 @@ fn rgb_into(
 
 /// Frame `f`'s 8-bit NV12 planes, tightly packed (`w` x `h`, then `w` x `h / 2`), into `dst`.
 fn nv12_into(f: &HostFrame<'_>, w: usize, h: usize, dst: &mut [u8]) -> Result<(), CodecError> {
-    if f.bit_depth != 8 {
+    if f.bit_depth != 8 || f.chroma_shifts() != (1, 1) {
         return Err(CodecError::Consumer(format!(
-            "{}-bit frames have no NV12 form: ask for output=\"rgb\"",
-            f.bit_depth
+            "{} frames have no NV12 form: ask for output=\"rgb\"",
+            f.layout.pixel_format(f.bit_depth)
         )));
     }
     if (f.width as usize, f.height as usize) != (w, h) {
@@ -117,13 +117,8 @@ fn nv12_into(f: &HostFrame<'_>, w: usize, h: usize, dst: &mut [u8]) -> Result<()
     }
     let pitch = f.semi_planar_pitch();
     let mut packed = vec![0u8; f.semi_planar_bytes(pitch)];
-    f.write_semi_planar(&mut packed, pitch).ok_or_else(|| {
-        CodecError::Consumer(format!(
-            "frame {}: {} frames have no NV12 form: ask for output=\"rgb\"",
-            f.frame,
-            f.layout.pixel_format(f.bit_depth)
-        ))
-    })?;
+    f.write_semi_planar(&mut packed, pitch)
+        .ok_or_else(|| CodecError::Consumer(format!("frame {}: cannot pack", f.frame)))?;
     let chroma_at = pitch * h.next_multiple_of(2);
     for y in 0..h {
         dst[y * w..(y + 1) * w].copy_from_slice(&packed[y * pitch..y * pitch + w]);
