@@ -139,6 +139,19 @@ fn host_bytes(batch: &ClipBatch) -> Vec<u8> {
     }
 }
 
+/// Scenes of two cameras (fixture names), sampled at 10 fps in clips of 0.4 s every 0.2 s.
+fn two_camera_scenes(scenes: [[&str; 2]; 2]) -> VideoDataset {
+    let scenes: Vec<Vec<PathBuf>> = scenes
+        .iter()
+        .map(|cams| cams.iter().map(|n| fixture(n)).collect())
+        .collect();
+    VideoDataset::builder()
+        .scenes(scenes)
+        .timed(0.4, 10.0, 0.2)
+        .open()
+        .unwrap()
+}
+
 fn open() -> VideoDataset {
     VideoDataset::open(&videos(), 4, 3, 2).unwrap()
 }
@@ -246,20 +259,11 @@ fn cpu_multi_camera_clips_equal_each_camera_decoded_alone() {
     if !libavcodec_or_skip("cpu_multi_camera_clips_equal_each_camera_decoded_alone") {
         return;
     }
-    let scenes = vec![
-        vec![
-            fixture("h264_no_bframes.mp4"),
-            fixture("hevc_closed_gop.mp4"),
-        ],
-        vec![fixture("hevc_closed_gop.mp4"), fixture("h264_bpyramid.mp4")],
+    let scenes = [
+        ["h264_no_bframes.mp4", "hevc_closed_gop.mp4"],
+        ["hevc_closed_gop.mp4", "h264_bpyramid.mp4"],
     ];
-    let open = || {
-        VideoDataset::builder()
-            .scenes(scenes.clone())
-            .timed(0.4, 10.0, 0.2)
-            .open()
-            .unwrap()
-    };
+    let open = || two_camera_scenes(scenes);
     let dataset = open();
     let mut loader = cpu_loader(open(), chain())
         .sampler(Sampler::shuffled(2))
@@ -352,20 +356,11 @@ fn cpu_batches_equal_gpu_batches() {
     let compose = || warped().then(GaussianBlur::new((3, 5), (0.8, 1.2)).unwrap());
     let erasing =
         || RandomErasing::new(1.0, (0.05, 0.2), (0.3, 3.3), ErasingValue::Number(0.0)).unwrap();
-    let scenes = vec![
-        vec![fixture("h264_bpyramid.mp4"), fixture("hevc_open_gop.mp4")],
-        vec![
-            fixture("hevc_closed_gop.mp4"),
-            fixture("h264_no_bframes.mp4"),
-        ],
+    let scenes = [
+        ["h264_bpyramid.mp4", "hevc_open_gop.mp4"],
+        ["hevc_closed_gop.mp4", "h264_no_bframes.mp4"],
     ];
-    let open = || {
-        VideoDataset::builder()
-            .scenes(scenes.clone())
-            .timed(0.4, 10.0, 0.2)
-            .open()
-            .unwrap()
-    };
+    let open = || two_camera_scenes(scenes);
     let build = |b: ClipLoaderBuilder| {
         b.transforms(compose())
             .random_erasing(erasing())
