@@ -1,6 +1,7 @@
 """LeRobot v3 datasets: `LeRobotDataset(root, delta_timestamps=...)` usable where
 `lerobot.datasets.lerobot_dataset.LeRobotDataset` is for video frames, decoded by gm (NVDEC,
-or FFmpeg on the CPU for AV1 on GPUs without it) into GPU memory."""
+or FFmpeg on the CPU for AV1 on GPUs without it) into GPU memory, or host memory on a
+machine without a GPU."""
 
 from os import PathLike
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -11,7 +12,8 @@ from ._gm import VideoDataset, VideoDecoder, _LeRobotIndex
 class LeRobotDataset:
     """A LeRobot v3 dataset folder (`meta/info.json`, parquet tables, `videos/`). Item `i` is
     LeRobot's sample `i`: `index`, `episode_index`, `frame_index`, `timestamp`, and per camera
-    its frames as a uint8 `gm.Tensor` on the GPU (`[T, 3, H, W]` with delta timestamps, `[3,
+    its frames as a uint8 `gm.Tensor` on the GPU, or in host memory without one (`[T, 3, H,
+    W]` with delta timestamps, `[3,
     H, W]` without; LeRobot's `return_uint8=True` layout: `torch.from_dlpack(x).float() / 255`
     gives its float frames) and `{camera}_is_pad`. The frames are those LeRobot's
     `__getitem__` decodes: delta timestamps rounded to frames, clamped to the episode, the
