@@ -41,7 +41,7 @@ pub struct DemoArgs {
     #[arg(long, value_name = "SIDE")]
     cache: Option<u32>,
     /// Run the video pipeline instead: episodes of the bundled videos (or --videos DIR) on
-    /// NVDEC (needs a GPU); the contact sheet has a row per episode.
+    /// NVDEC, or on the CPU without a GPU; the contact sheet has a row per episode.
     #[arg(long)]
     video: bool,
     /// A directory or bucket prefix of videos for --video (default: the bundled
