@@ -59,21 +59,6 @@ impl PixelFormat {
             _ => 8,
         }
     }
-
-    /// The NV or P format of a sampling (`(x, y)` chroma shifts: (1, 1) 4:2:0, (1, 0) 4:2:2,
-    /// (0, 0) 4:4:4) and bit depth (above 8: 16-bit samples); `None` for other samplings.
-    pub fn semi_planar_of(shifts: (u32, u32), bit_depth: u8) -> Option<PixelFormat> {
-        let wide = bit_depth > 8;
-        Some(match (shifts, wide) {
-            ((1, 1), false) => PixelFormat::Nv12,
-            ((1, 1), true) => PixelFormat::P016 { bit_depth },
-            ((1, 0), false) => PixelFormat::Nv16,
-            ((1, 0), true) => PixelFormat::P216 { bit_depth },
-            ((0, 0), false) => PixelFormat::Nv24,
-            ((0, 0), true) => PixelFormat::P416 { bit_depth },
-            _ => return None,
-        })
-    }
 }
 
 /// YUV to RGB matrix.

@@ -1,6 +1,6 @@
 //! A frame decoded on the CPU, as consumers see it: planes in host memory.
 
-use crate::nvdec::{ColourInfo, FrameStatus};
+use crate::nvdec::{ColourInfo, FrameStatus, SurfaceFormat};
 
 /// How chroma is sampled in a host frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +124,20 @@ impl HostFrame<'_> {
             ChromaLayout::Gray | ChromaLayout::Yuv420 => (1, 1),
             ChromaLayout::Yuv422 => (1, 0),
             ChromaLayout::Yuv444 => (0, 0),
+        }
+    }
+
+    /// The surface layout [`HostFrame::write_semi_planar`] writes (what the CPU route stages
+    /// and the twins read): NV12/NV16/NV24, or P016/P216/P416 above 8 bits.
+    pub fn surface_format(&self) -> SurfaceFormat {
+        let wide = self.bit_depth > 8;
+        match (self.chroma_shifts(), wide) {
+            ((1, 0), false) => SurfaceFormat::Nv16,
+            ((1, 0), true) => SurfaceFormat::P216,
+            ((0, 0), false) => SurfaceFormat::Nv24,
+            ((0, 0), true) => SurfaceFormat::P416,
+            (_, false) => SurfaceFormat::Nv12,
+            (_, true) => SurfaceFormat::P016,
         }
     }
 

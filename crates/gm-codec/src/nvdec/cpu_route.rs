@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use gm_cuda::{Device, DeviceBuffer, PinnedBuffer, Stream};
 use gm_demux::{DecodePlan, PacketSource};
 
-use super::frame::{DecodedFrame, SurfaceFormat};
+use super::frame::DecodedFrame;
 use crate::avcodec::{CpuDecoder, CpuDecoderStats, HostFrame};
 use crate::error::{CodecError, Result};
 use crate::route::StreamKind;
@@ -86,11 +86,7 @@ impl CpuRoute {
                 pitch: staged.1,
                 width: host.width,
                 height: host.height,
-                format: SurfaceFormat::of(
-                    host.chroma_shifts(),
-                    if host.bit_depth > 8 { 2 } else { 1 },
-                )
-                .ok_or_else(|| CodecError::Pool("no surface format for the frame".into()))?,
+                format: host.surface_format(),
                 bit_depth: host.bit_depth,
                 colour: host.colour,
                 status: host.status,

@@ -40,21 +40,6 @@ impl SurfaceFormat {
             SurfaceFormat::P016 | SurfaceFormat::P216 | SurfaceFormat::P416 => 2,
         }
     }
-
-    /// The format of a sampling (chroma shifts as [`SurfaceFormat::chroma_shifts`] gives
-    /// them) with samples of `bytes` bytes; `None` for another sampling.
-    pub fn of(shifts: (u32, u32), bytes: usize) -> Option<SurfaceFormat> {
-        let wide = bytes > 1;
-        Some(match (shifts, wide) {
-            ((1, 1), false) => SurfaceFormat::Nv12,
-            ((1, 1), true) => SurfaceFormat::P016,
-            ((1, 0), false) => SurfaceFormat::Nv16,
-            ((1, 0), true) => SurfaceFormat::P216,
-            ((0, 0), false) => SurfaceFormat::Nv24,
-            ((0, 0), true) => SurfaceFormat::P416,
-            _ => return None,
-        })
-    }
 }
 
 /// Colour signalling of the stream (ISO/IEC 23091-4 code points), for colour conversion.

@@ -189,11 +189,7 @@ impl ClipLoaderBuilder {
     /// The CPU path's routes (every video on the CPU, `why` the loader runs there) and its
     /// decoders: one per core unless [`ClipLoaderBuilder::sessions`] says otherwise.
     /// `decoder = gpu` is refused: it asks for NVDEC.
-    #[allow(clippy::type_complexity)]
-    fn cpu_decoders(
-        &self,
-        why: &str,
-    ) -> Result<(Vec<Result<Route, String>>, WorkerPool<CpuDecoder>), LoaderError> {
+    fn cpu_decoders(&self, why: &str) -> Result<(Routes, WorkerPool<CpuDecoder>), LoaderError> {
         if self.routing.choice == DecoderChoice::Gpu {
             return Err(LoaderError::Config(format!(
                 "decoder = gpu asks for NVDEC, but the clip loader runs on the {why}"
@@ -212,6 +208,9 @@ impl ClipLoaderBuilder {
     }
 }
 
+/// Each video's route, or under `decoder = gpu` NVDEC's refusal in words.
+type Routes = Vec<Result<Route, String>>;
+
 /// Where each video of `dataset` is decoded under `routing`, asked once per kind of stream
 /// (codec, profile, chroma format, bit depth, size). Warns once when videos fall back to the
 /// CPU. A stream NVDEC refuses under `decoder = gpu` keeps the refusal as its route's error.
@@ -219,7 +218,7 @@ fn routes(
     device: &Device,
     dataset: &VideoDataset,
     routing: Routing,
-) -> Result<Vec<Result<Route, String>>, LoaderError> {
+) -> Result<Routes, LoaderError> {
     let mut session = DecoderSession::new(device, None)?;
     session.set_routing(routing);
     let mut by_kind: HashMap<StreamKind, Result<Route, String>> = HashMap::new();
@@ -272,7 +271,7 @@ pub struct ClipLoader {
     settings: Settings,
     batches_per_job: usize,
     decoders: Arc<Decoders>,
-    routes: Vec<Result<Route, String>>,
+    routes: Routes,
     placement: String,
 }
 

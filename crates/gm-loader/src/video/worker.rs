@@ -121,8 +121,7 @@ impl PackedFrame {
         f.write_semi_planar(&mut self.bytes, self.pitch)
             .ok_or_else(|| CodecError::Consumer(format!("frame {}: cannot pack", f.frame)))?;
         let (luma, chroma) = self.bytes.split_at(self.pitch * h.next_multiple_of(2));
-        let format = gm_transforms::PixelFormat::semi_planar_of(f.chroma_shifts(), f.bit_depth)
-            .ok_or_else(|| CodecError::Consumer(format!("frame {}: no pixel format", f.frame)))?;
+        let format = super::decode::surface_format(f.surface_format(), f.bit_depth);
         Ok(HostImage {
             data: luma,
             chroma,
