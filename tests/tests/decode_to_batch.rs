@@ -81,6 +81,10 @@ fn decoded_surfaces_go_straight_into_normalized_batches() {
                     matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
                     full_range: f.colour.full_range,
                     orientation: Default::default(),
+                    chroma_filter: {
+                        let (x, y) = f.colour.chroma_location.position();
+                        gm_transforms::ChromaFilter::Cubic { x, y }
+                    },
                 };
                 for &slot in f.slots {
                     kernel.run(f.stream, &[src], &[op], &spec, &out, slot as usize)?;
@@ -89,7 +93,9 @@ fn decoded_surfaces_go_straight_into_normalized_batches() {
                 let yuv = f.to_planar()?;
                 let frame = SemiPlanar::from_yuv420p(&yuv, f.width, f.height, f.bit_depth).unwrap();
                 assert_eq!(frame.format, format);
-                let host = frame.host_image(src.matrix, src.full_range, src.orientation);
+                let host = frame
+                    .host_image(src.matrix, src.full_range, src.orientation)
+                    .with_chroma(src.chroma_filter);
                 let mut want = vec![0u8; spec.image_bytes()];
                 fused(&host, &op, &spec, &mut want);
                 for &slot in f.slots {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use gm_demux::{IndexOptions, VideoIndex};
 use gm_transforms::cpu::SemiPlanar;
-use gm_transforms::{Matrix, Orientation};
+use gm_transforms::{ChromaFilter, Matrix, Orientation};
 
 fn rotated() -> PathBuf {
     std::env::var_os("GM_FIXTURES")
@@ -21,8 +21,12 @@ fn rotated() -> PathBuf {
 /// The twin's RGB of a 4:2:0 frame, shown with `orientation`, at its displayed size.
 fn rgb(yuv: &[u8], w: u32, h: u32, orientation: Orientation) -> (u32, u32, Vec<u8>) {
     let frame = SemiPlanar::from_yuv420p(yuv, w, h, 8).unwrap();
-    // BT.709, limited range: what the fixtures signal (ffprobe: bt709, tv).
-    let src = frame.host_image(Matrix::Bt709, false, orientation);
+    // BT.709, limited range: what the fixtures signal (ffprobe: bt709, tv). Chroma replicated:
+    // ffmpeg turns the planes before converting, which moves the chroma siting; replicated
+    // chroma turns with the planes exactly, so the geometry alone is compared.
+    let src = frame
+        .host_image(Matrix::Bt709, false, orientation)
+        .with_chroma(ChromaFilter::Replicate);
     let (dw, dh) = src.displayed_size();
     (dw, dh, src.to_rgb8())
 }

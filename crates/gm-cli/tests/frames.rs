@@ -147,13 +147,15 @@ fn stream_geometry(name: &str) -> (u32, u32, u8) {
 }
 
 /// The CPU twin of the fused kernel converting ffmpeg's yuv420p / yuv420p10le bytes to RGB,
-/// BT.709 limited range: what every fixture of the frames tests signals.
+/// BT.709 limited range, chroma sited left (H.264 and HEVC's default): what every fixture of
+/// the frames tests signals.
 fn twin_rgb(yuv: &[u8], w: u32, h: u32, bits: u8) -> Vec<u8> {
     use gm_transforms::cpu::SemiPlanar;
-    use gm_transforms::{Matrix, Orientation};
+    use gm_transforms::{ChromaFilter, Matrix, Orientation};
     let frame = SemiPlanar::from_yuv420p(yuv, w, h, bits).unwrap();
     frame
         .host_image(Matrix::Bt709, false, Orientation::STORED)
+        .with_chroma(ChromaFilter::Cubic { x: 0, y: 128 })
         .to_rgb8()
 }
 

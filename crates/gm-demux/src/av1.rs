@@ -118,6 +118,8 @@ pub struct SequenceHeader {
     pub max_height: u32,
     /// `film_grain_params_present`.
     pub film_grain: bool,
+    /// `chroma_sample_position` of 4:2:0 streams (0 unknown, 1 vertical, 2 colocated).
+    pub chroma_sample_position: u8,
     reduced_still_picture_header: bool,
     decoder_model_info_present: bool,
     equal_picture_interval: bool,
@@ -299,7 +301,7 @@ fn color_config(b: &mut BitReader<'_>, s: &mut SequenceHeader) -> ParseResult<()
             _ => (true, false),
         };
         if s.subsampling_x && s.subsampling_y {
-            b.skip(2)?; // chroma_sample_position
+            s.chroma_sample_position = b.bits(2)? as u8;
         }
     }
     b.skip(1) // separate_uv_delta_q

@@ -208,7 +208,7 @@ pub fn parse_avcc(bytes: &[u8]) -> ParseResult<CodecInfo> {
 }
 
 /// An H.264 SPS NAL unit, parsed by h264-reader.
-fn parse_h264_sps(sps: &[u8]) -> ParseResult<h264_reader::nal::sps::SeqParameterSet> {
+pub(crate) fn parse_h264_sps(sps: &[u8]) -> ParseResult<h264_reader::nal::sps::SeqParameterSet> {
     // h264-reader's NAL decoder underflows on a unit shorter than its header and one byte.
     if sps.len() < 2 || sps[0] & 0x1f != 7 {
         return Err(invalid!(

@@ -1,6 +1,7 @@
 //! Which container a file is (MP4/MOV or Matroska/WebM, told by its first bytes), and its
 //! video track in the one form the index is built from.
 
+use crate::chroma_location::ChromaLocation;
 use crate::codec::{Codec, CodecInfo, h264_reorder_depth, parse_avcc, parse_hvcc};
 use crate::error::{DemuxError, ParseError, Result};
 use crate::mkv::MkvTrack;
@@ -45,6 +46,8 @@ pub(crate) struct Track {
     pub fragmented: bool,
     /// The display matrix's turn and mirror (MP4); Matroska's is not read.
     pub orientation: DisplayOrientation,
+    /// The container's chroma location (Matroska's Colour; MP4 has none).
+    pub chroma_siting: ChromaLocation,
 }
 
 /// Reads the track `select` picks, in whichever container `src` is.
@@ -106,6 +109,7 @@ fn matroska_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Track> {
         edit_shift: None,
         fragmented: false,
         orientation: DisplayOrientation::STORED,
+        chroma_siting: t.chroma_siting,
     })
 }
 

@@ -171,6 +171,10 @@ impl PacketSource for IndexingDemuxer {
         &self.index.codec
     }
 
+    fn chroma_location(&self) -> crate::ChromaLocation {
+        self.index.chroma_location()
+    }
+
     fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>> {
         IndexingDemuxer::read_run(self, run)
     }

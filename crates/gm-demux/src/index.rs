@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::chroma_location::ChromaLocation;
 use crate::codec::CodecInfo;
 use crate::container::Container;
 use crate::error::{DemuxError, Result};
@@ -35,6 +36,9 @@ pub struct VideoIndex {
     pub codec: CodecInfo,
     /// How the frames are shown (the track's display matrix): the loaders turn them upright.
     pub orientation: DisplayOrientation,
+    /// The chroma location the container states (Matroska's Colour), which decoders keep
+    /// where the bitstream says nothing; see [`VideoIndex::chroma_location`].
+    pub container_chroma: ChromaLocation,
     /// Ticks subtracted from composition and decode times by the edit list.
     pub edit_shift: i64,
     /// Whether an edit list applies (frames before its start are not presented).
@@ -61,6 +65,14 @@ pub struct VideoIndex {
 }
 
 impl VideoIndex {
+    /// Where the decoded frames' chroma samples sit, as ffmpeg's decoders report it: the
+    /// bitstream's signalling (or the codec's default), else the container's.
+    pub fn chroma_location(&self) -> ChromaLocation {
+        self.codec
+            .signalled_chroma_location()
+            .unwrap_or(self.container_chroma)
+    }
+
     /// Indexes the file at `path`.
     pub fn open(path: &Path, options: IndexOptions) -> Result<VideoIndex> {
         let src = FileSource::open(path).map_err(|source| DemuxError::Io {
@@ -84,6 +96,7 @@ impl VideoIndex {
             timescale: track.timescale,
             codec: track.codec,
             orientation: track.orientation,
+            container_chroma: track.chroma_siting,
             edit_shift: track.edit_shift.unwrap_or(0),
             has_edit: track.edit_shift.is_some(),
             fragmented: track.fragmented,

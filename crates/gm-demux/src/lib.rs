@@ -34,6 +34,7 @@ mod av1;
 mod bits;
 pub mod boxes;
 mod cache;
+mod chroma_location;
 pub mod codec;
 mod container;
 mod demuxer;
@@ -58,6 +59,7 @@ mod vp9;
 
 pub use annexb::{append_annexb, append_parameter_sets};
 pub use cache::{CacheStats, GopCache, GopKey};
+pub use chroma_location::ChromaLocation;
 pub use codec::{Codec, CodecInfo};
 pub use container::Container;
 pub use demuxer::IndexingDemuxer;

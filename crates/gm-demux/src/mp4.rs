@@ -78,6 +78,7 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Tr
         edit_shift: edit,
         fragmented: !moov.top.moofs.is_empty(),
         orientation,
+        chroma_siting: crate::chroma_location::ChromaLocation::Unspecified,
     })
 }
 

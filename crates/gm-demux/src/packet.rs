@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::chroma_location::ChromaLocation;
 use crate::codec::CodecInfo;
 use crate::error::Result;
 use crate::plan::DecodeRun;
@@ -30,6 +31,13 @@ pub trait PacketSource: Send + Sync {
 
     /// The codec and stream format, with the parameter sets of the configuration record.
     fn codec(&self) -> &CodecInfo;
+
+    /// Where the decoded frames' chroma samples sit, as ffmpeg's decoders report it (see
+    /// [`VideoIndex::chroma_location`](crate::VideoIndex::chroma_location)); by default what
+    /// the parameter sets signal, with no container to fall back on.
+    fn chroma_location(&self) -> ChromaLocation {
+        self.codec().signalled_chroma_location().unwrap_or_default()
+    }
 
     /// The packets of `run` (its `packets`, in that order), as [`Packet`] says; the first
     /// starts with the parameter sets, so that a decoder can start there.

@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
+use crate::chroma_location::ChromaLocation;
 use crate::codec::{Codec, CodecInfo};
 use crate::container::Container;
 use crate::error::{DemuxError, Result};
@@ -49,8 +50,9 @@ enum PayloadError {
     NoPackets,
 }
 /// Format version; files of another version are rebuilt, not read (2: the container, VP9
-/// and AV1; 3: the source's ETag; 4: the display orientation).
-pub const INDEX_FORMAT_VERSION: u16 = 4;
+/// and AV1; 3: the source's ETag; 4: the display orientation; 5: the container's chroma
+/// location).
+pub const INDEX_FORMAT_VERSION: u16 = 5;
 
 impl VideoIndex {
     /// Writes the index to `path` (through a temporary file and a rename, so a reader never
@@ -170,7 +172,7 @@ impl VideoIndex {
         put_i(&mut w, self.edit_shift);
         let matroska = self.container == Container::Matroska;
         w.push(u8::from(self.has_edit) | u8::from(self.fragmented) << 1 | u8::from(matroska) << 2);
-        w.push(self.orientation.to_byte());
+        w.push(self.orientation.to_byte() | self.container_chroma.to_ffmpeg() << 3);
         w.push(match self.scan {
             BitstreamScan::None => 0,
             BitstreamScan::Keyframes => 1,
@@ -232,7 +234,9 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
     let timescale = u32::try_from(r.u()?).map_err(|_| PayloadError::OutOfRange("timescale"))?;
     let edit_shift = r.i()?;
     let flags = r.byte()?;
-    let orientation = DisplayOrientation::from_byte(r.byte()?);
+    let shown = r.byte()?;
+    let orientation = DisplayOrientation::from_byte(shown & 7);
+    let container_chroma = ChromaLocation::from_ffmpeg(i32::from(shown >> 3));
     let scan = match r.byte()? {
         0 => BitstreamScan::None,
         1 => BitstreamScan::Keyframes,
@@ -253,6 +257,7 @@ fn decode(payload: &[u8], video: &Path) -> Result<VideoIndex, PayloadError> {
         timescale,
         codec,
         orientation,
+        container_chroma,
         edit_shift,
         has_edit: flags & 1 != 0,
         fragmented: flags & 2 != 0,

@@ -76,7 +76,10 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     {
         builder = builder.batches_per_job(n);
     }
+    // GM_BENCH_REPLICATE_CHROMA=1: chroma repeated instead of interpolated as swscale does.
+    let replicate = env_usize("GM_BENCH_REPLICATE_CHROMA", 0) != 0;
     let mut loader = builder
+        .replicate_chroma(replicate)
         .device(device)
         .sessions(run.sessions)
         .transforms(chain())
@@ -123,7 +126,8 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
             "bench": "clips", "video": run.name, "mix": run.paths.len() > 1 && !scenes(),
             "cameras": if scenes() { run.paths.len() } else { 1 },
             "access": run.access, "sessions": run.sessions,
-            "gop_cache": run.gop_cache, "frames": frames, "seconds": wall, "fps": fps.round(),
+            "gop_cache": run.gop_cache,
+            "chroma": if replicate { "replicate" } else { "interpolate" }, "frames": frames, "seconds": wall, "fps": fps.round(),
             "spread": (spread * 1000.0).round() / 1000.0,
             "cpu_ms_per_1000_frames": (cpu / frames.max(1) as f64 * 1e6).round(),
             "decoded_per_returned": (decoded as f64 / delivered.max(1) as f64 * 1000.0).round() / 1000.0,

@@ -89,6 +89,6 @@ pub use state::LoaderState;
 pub use tensors::{HostTensor, Images};
 pub use video::{
     BadFiles, Clip, ClipBatch, ClipEpoch, ClipLoader, ClipLoaderBuilder, ClipStats, EpisodeSpec,
-    PackedFrame, VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, index_file_name,
-    kernel_orientation, surface_format, surface_source,
+    PackedFrame, VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder, chroma_filter,
+    index_file_name, kernel_orientation, surface_format, surface_source,
 };

@@ -99,7 +99,9 @@ impl Reference {
                 let sp = SemiPlanar::from_yuv420p(&f.to_planar(), f.width, f.height, f.bit_depth)
                     .unwrap();
                 let matrix = Matrix::from_code(f.colour.matrix_coefficients, f.height);
-                let image = sp.host_image(matrix, f.colour.full_range, shown);
+                let image = sp
+                    .host_image(matrix, f.colour.full_range, shown)
+                    .with_chroma(gm_loader::chroma_filter(f.colour.chroma_location));
                 gm_transforms::cpu::fused_passes(&image, &passes.pre, &op, &spec, &mut out);
                 got += 1;
                 Ok(())
@@ -390,7 +392,7 @@ fn cpu_batches_equal_gpu_batches() {
     assert!(off * 100 < frames, "{off} of {frames} bytes differ by one");
 }
 
-/// A 4:2:2 or 4:4:4 fixture of `tests/media/chroma`, its size and frame count.
+/// A fixture of `tests/media/chroma`, its size and frame count.
 fn chroma_fixture(stem: &str) -> (PathBuf, u32, u32, usize) {
     let path = video_common::fixtures()
         .join("chroma")
@@ -422,11 +424,12 @@ fn every_frame(
 }
 
 /// The CPU loader on 4:4:4 video (8-bit BT.709, 10-bit BT.2020) equals ffmpeg's RGB within one
-/// step (no chroma to interpolate there), and on 4:2:2 (full-range BT.601) equals an
-/// independent conversion of the decoded planes, chroma replicated, within one step.
+/// step (no chroma to interpolate there), and with `replicate_chroma` on 4:2:2 (full-range
+/// BT.601) equals an independent conversion of the decoded planes, chroma replicated, within
+/// one step.
 #[test]
-fn cpu_clips_of_422_and_444_video_convert_like_ffmpeg() {
-    if !libavcodec_or_skip("cpu_clips_of_422_and_444_video_convert_like_ffmpeg") {
+fn cpu_clips_of_444_and_replicated_422_video_convert_like_references() {
+    if !libavcodec_or_skip("cpu_clips_of_444_and_replicated_422_video_convert_like_references") {
         return;
     }
     for stem in ["h264_444", "hevc_444_10bit"] {
@@ -446,13 +449,26 @@ fn cpu_clips_of_422_and_444_video_convert_like_ffmpeg() {
         );
     }
     let (path, w, h, n) = chroma_fixture("h264_422");
-    let got: Vec<u8> = every_frame(&path, w, h, |d| ClipLoader::builder(d).cpu())
-        .iter()
-        .flat_map(host_bytes)
-        .collect();
-    let demux = IndexingDemuxer::open(&path, IndexOptions::default()).unwrap();
+    let got: Vec<u8> = every_frame(&path, w, h, |d| {
+        ClipLoader::builder(d).cpu().replicate_chroma(true)
+    })
+    .iter()
+    .flat_map(host_bytes)
+    .collect();
+    let want = replicated_422_reference(&path, w, h, n, got.len());
+    let worst = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
+    assert!(
+        worst <= Some(1),
+        "h264_422: {worst:?} steps from the planes' conversion"
+    );
+}
+
+/// Every frame of the full-range BT.601 4:2:2 fixture converted in f64 from its decoded
+/// planes, each chroma sample repeated over its two luma samples.
+fn replicated_422_reference(path: &Path, w: u32, h: u32, n: usize, len: usize) -> Vec<u8> {
+    let demux = IndexingDemuxer::open(path, IndexOptions::default()).unwrap();
     let mut decoder = CpuDecoder::new(1).unwrap();
-    let mut want = vec![0u8; got.len()];
+    let mut want = vec![0u8; len];
     let (wu, hu) = (w as usize, h as usize);
     let plan = demux.plan(&(0..n).collect::<Vec<_>>()).unwrap();
     decoder
@@ -485,21 +501,122 @@ fn cpu_clips_of_422_and_444_video_convert_like_ffmpeg() {
             Ok(())
         })
         .unwrap();
-    let worst = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
-    assert!(
-        worst <= Some(1),
-        "h264_422: {worst:?} steps from the planes' conversion"
-    );
+    want
+}
+
+/// ffmpeg's RGB of every frame of `file` (a path under tests/media), its chroma interpolated
+/// by swscale (`accurate_rnd+full_chroma_int`, bicubic) at the location ffprobe reported
+/// (`chroma/locations.txt`): positions as ffmpeg's `av_chroma_location_enum_to_pos` gives
+/// them, the vertical one 0 where chroma is not subsampled vertically.
+fn ffmpeg_rgb(file: &str, full_height_chroma: bool) -> Vec<u8> {
+    let listed =
+        std::fs::read_to_string(video_common::fixtures().join("chroma/locations.txt")).unwrap();
+    let location = listed
+        .lines()
+        .find_map(|l| l.strip_prefix(file)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{file} is not in locations.txt"));
+    let (h, v) = match location.trim() {
+        "left" => (0, 128),
+        "center" | "unspecified" => (128, 128),
+        "topleft" => (0, 0),
+        "top" => (128, 0),
+        "bottomleft" => (0, 256),
+        "bottom" => (128, 256),
+        other => panic!("{file}: location {other}"),
+    };
+    let v = if full_height_chroma { 0 } else { v };
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(video_common::fixtures().join(file))
+        .args([
+            "-vsync",
+            "passthrough",
+            "-vf",
+            &format!(
+                "scale=in_h_chr_pos={h}:in_v_chr_pos={v}:flags=accurate_rnd+full_chroma_int,format=rgb24"
+            ),
+            "-f",
+            "rawvideo",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ffmpeg on {file}");
+    out.stdout
+}
+
+/// The CPU loader's RGB (no resize) is within one step of ffmpeg's at each fixture's signalled
+/// chroma location: H.264 centre and top-left (VUI), HEVC 10-bit bottom (VUI), AV1 colocated
+/// (sequence header), the H.264 and HEVC default (left), VP9 in WebM (Matroska's Colour, odd
+/// size), AV1 with none (centre, odd size), 4:2:2 (left, horizontal only); BT.601, BT.709
+/// and BT.2020, limited and full range, 8 and 10 bits.
+#[test]
+fn cpu_clips_convert_like_ffmpeg_at_the_signalled_chroma_location() {
+    let test = "cpu_clips_convert_like_ffmpeg_at_the_signalled_chroma_location";
+    if !libavcodec_or_skip(test) || !video_common::ffmpeg_or_skip(test) {
+        return;
+    }
+    let files = [
+        ("chroma/h264_loc_center.mp4", false),
+        ("chroma/h264_loc_topleft.mp4", false),
+        ("chroma/hevc_loc_bottom_10bit.mp4", false),
+        ("chroma/av1_colocated.mp4", false),
+        ("chroma/h264_422.mp4", true),
+        ("video/hevc_main10.mp4", false),
+        ("video/h264_no_bframes.mp4", false),
+        ("video/vp9_odd.webm", false),
+        ("video/av1_odd.mp4", false),
+    ];
+    for (file, full_height_chroma) in files {
+        let path = video_common::fixtures().join(file);
+        let demux = IndexingDemuxer::open(&path, IndexOptions::default()).unwrap();
+        let (w, h) = (demux.index().codec.width, demux.index().codec.height);
+        let got: Vec<u8> = every_frame(&path, w, h, |d| ClipLoader::builder(d).cpu())
+            .iter()
+            .flat_map(host_bytes)
+            .collect();
+        let want = ffmpeg_rgb(file, full_height_chroma);
+        assert_eq!(got.len(), want.len(), "{file}: every frame once");
+        let worst = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).max();
+        assert!(
+            worst <= Some(1),
+            "{file}: {worst:?} steps from ffmpeg's rgb24"
+        );
+        // Replicated chroma is not ffmpeg's: the option changes the output.
+        if file.ends_with("h264_loc_topleft.mp4") {
+            let replicated: Vec<u8> = every_frame(&path, w, h, |d| {
+                ClipLoader::builder(d).cpu().replicate_chroma(true)
+            })
+            .iter()
+            .flat_map(host_bytes)
+            .collect();
+            let far = replicated
+                .iter()
+                .zip(&want)
+                .filter(|(a, b)| a.abs_diff(**b) > 1);
+            assert!(far.count() > 0, "{file}: replicated chroma equals ffmpeg's");
+        }
+    }
 }
 
 /// On a GPU machine: 4:2:2 and 4:4:4 video, which NVDEC refuses, is decoded on the CPU,
 /// staged as NV16/NV24/P416 and converted by the fused kernel, equal to the CPU loader's
-/// batches within one step.
+/// batches within one step; so are 4:2:0 streams of each signalled chroma location, decoded
+/// by NVDEC (H.264, HEVC 10-bit) or routed to the CPU (AV1 on GPUs without AV1 in NVDEC), their
+/// chroma interpolated by the kernel where the CPU loader's is ffmpeg's within one step.
 #[test]
 fn staged_422_and_444_frames_on_the_gpu_equal_the_cpu_loader() {
     let device = gpu_test_device!("staged_422_and_444_frames_on_the_gpu_equal_the_cpu_loader");
     let stream = Stream::new(&device).unwrap();
-    for stem in ["h264_444", "h264_422", "hevc_444_10bit"] {
+    for stem in [
+        "h264_444",
+        "h264_422",
+        "hevc_444_10bit",
+        "h264_loc_center",
+        "h264_loc_topleft",
+        "hevc_loc_bottom_10bit",
+        "av1_colocated",
+    ] {
         let (path, w, h, n) = chroma_fixture(stem);
         let gpu = every_frame(&path, w, h, |d| {
             ClipLoader::builder(d).device(&device).sessions(2)

@@ -10,16 +10,19 @@ mod video_common;
 use gm_cuda::{DType, Stream, gpu_test_device};
 use gm_loader::{ClipLoader, Sampler, VideoDataset};
 use gm_transforms::cpu::SemiPlanar;
-use gm_transforms::{Filter, Interp, Layout, Matrix, Orientation, ToDtype};
+use gm_transforms::{ChromaFilter, Filter, Interp, Layout, Matrix, Orientation, ToDtype};
 
 /// The twin's u8 HWC RGB of a stored 4:2:0 frame of `name` (ffmpeg's yuv420p), `w` x `h`.
 fn twin(name: &str, w: u32, h: u32) -> Vec<u8> {
     let yuv = std::fs::read(video_common::rotated(name)).unwrap();
     let frame = SemiPlanar::from_yuv420p(&yuv, w, h, 8).unwrap();
     // The fixtures signal BT.709, limited range (ffprobe: bt709, tv), as the source they
-    // were scaled from; the loader converts with what the stream signals.
+    // were scaled from; the loader converts with what the stream signals. Chroma replicated
+    // (the loader's too): ffmpeg turns the 4:2:0 planes before converting, which moves the
+    // chroma siting, while replicated chroma turns with the planes exactly.
     frame
         .host_image(Matrix::Bt709, false, Orientation::STORED)
+        .with_chroma(ChromaFilter::Replicate)
         .to_rgb8()
 }
 
@@ -40,6 +43,7 @@ fn clips_come_out_as_ffmpeg_autorotates_them() {
             let mut loader = ClipLoader::builder(dataset)
                 .device(&device)
                 .sessions(1)
+                .replicate_chroma(true)
                 .transform(Filter(Interp::Nearest))
                 .transform(ToDtype(DType::U8, Layout::Hwc))
                 .sampler(Sampler::sequential())

@@ -260,7 +260,9 @@ fn configure(
 /// H, W]` for scenes) on the GPU. With `device="cpu"`, or where there is no GPU, the same
 /// batches come from CPU decoders (`sessions` of them, default one per core) and the
 /// kernels' CPU twins, in host memory. `set_epoch`, `state_dict` and `load_state_dict` work
-/// as for `ImageLoader`.
+/// as for `ImageLoader`. Chroma of 4:2:0 and 4:2:2 video is interpolated at the stream's
+/// chroma location as ffmpeg's swscale does (RGB within one step of ffmpeg's);
+/// `replicate_chroma=True` repeats each chroma sample instead (faster, not ffmpeg's).
 #[pyclass(module = "gm")]
 pub struct ClipLoader {
     inner: Arc<Mutex<Inner<RustClipLoader>>>,
@@ -308,7 +310,7 @@ impl ClipLoader {
     #[pyo3(signature = (
         dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=None,
-        prefetch_next_epoch=true, decoder="auto"
+        prefetch_next_epoch=true, decoder="auto", replicate_chroma=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -326,6 +328,7 @@ impl ClipLoader {
         sessions: Option<usize>,
         prefetch_next_epoch: bool,
         decoder: &str,
+        replicate_chroma: bool,
     ) -> PyResult<ClipLoader> {
         let decoder: gm_codec::DecoderChoice = decoder
             .parse()
@@ -343,6 +346,7 @@ impl ClipLoader {
         };
         let b = b
             .decoder(decoder)
+            .replicate_chroma(replicate_chroma)
             .transforms(chain)
             .sampler(sampler)
             .batch_size(batch_size)

@@ -80,6 +80,19 @@ def test_clip_loader_on_the_cpu():
             alone = gm.VideoDecoder(path, device="cpu", size=(36, 64))[idx[0]]
             assert np.array_equal(np.from_dlpack(alone), frames[k, 0]), (path, idx[0])
     loader.close()
+    # Replicated chroma at full size: the same clips, colours off by more than rounding where
+    # chroma changes (interpolated chroma is the default).
+    full = [T.Resize((180, 320))]
+    runs = []
+    for replicate in (False, True):
+        loader = gm.ClipLoader(d, batch_size=3, transforms=full, device="cpu", seed=3,
+                               replicate_chroma=replicate)
+        runs.append([(b.episodes, np.from_dlpack(b.frames).copy()) for b in loader])
+        loader.close()
+    assert [e for e, _ in runs[0]] == [e for e, _ in runs[1]]
+    diff = max(np.abs(a[1].astype(np.int16) - b[1].astype(np.int16)).max()
+               for a, b in zip(*runs))
+    assert diff > 1
 
 
 def test_progress_of_the_index_build(capsys):

@@ -173,6 +173,7 @@ fn main() {
                     matrix: Matrix::Bt709,
                     full_range: false,
                     orientation: Default::default(),
+                    chroma_filter: Default::default(),
                 }
             })
             .collect();

@@ -54,8 +54,85 @@ struct GmFusedParams {
     float colour_a[GM_MAX_COLOUR_OPS];  // factor, hue shift, threshold or bits
     float colour_b[GM_MAX_COLOUR_OPS];  // 1 - factor, for the blends
     int orient;                     // display orientation: bit 0 flip x, 1 flip y, 2 transpose
-    int reserved;                   // the size stays a multiple of 8, as the Rust struct's
+    int chroma;                     // 0 replicate, else 1 | x_pos << 1 | y_pos << 10 (chroma.rs)
 };
+
+// Chroma sample (cx, cy) as U and V.
+__device__ __forceinline__ void chroma_sample(const GmFusedParams& p, int cx, int cy, bool wide, int depth, float* U, float* V) {
+    const unsigned char* row = (const unsigned char*)p.src_chroma + (long long)cy * p.src_pitch;
+    if (!wide) {
+        *U = row[2 * cx]; *V = row[2 * cx + 1];
+    } else {
+        const unsigned short* c = (const unsigned short*)row + 2 * cx;
+        *U = (float)(c[0] >> (16 - depth)); *V = (float)(c[1] >> (16 - depth));
+    }
+}
+
+// Keys' cubic with a = -0.6 (swscale's default bicubic); chroma.rs's keys.
+__device__ __forceinline__ float keys06(float d) {
+    const float A = -0.6f;
+    if (d < 1.0f) return ((A + 2.0f) * d - (A + 3.0f)) * d * d + 1.0f;
+    if (d < 2.0f) return ((A * d - 5.0f * A) * d + 8.0f * A) * d - 4.0f * A;
+    return 0.0f;
+}
+
+// swscale's chroma filter for luma sample i of luma_len from chroma_len samples sited pos/256
+// luma samples in (chroma.rs's chroma_taps; the same integer positions, truncation and order).
+__device__ __forceinline__ void chroma_taps(int i, int luma_len, int pos, int idx[5], float w[5]) {
+    const long long ONE = 1LL << 17;
+    long long l = luma_len, n = (luma_len + 1) >> 1;
+    long long inc = ((n << 16) + (l >> 1)) / l;
+    long long src_pos = ((long long)min(pos, 256) + 128) >> 1;
+    long long x = inc - src_pos * 512 + 2 * inc * (long long)i;
+    long long first = (x - 3 * (1LL << 16)) / ONE;  // truncates toward zero, as swscale's C does
+    float sum = 0.0f;
+    for (int j = 0; j < 5; j++) {
+        long long at = first + j;
+        long long dist = at * ONE - x;
+        float d = (float)(dist < 0 ? -dist : dist) / (float)ONE;
+        idx[j] = (int)min(max(at, 0LL), n - 1);
+        w[j] = keys06(d);
+        sum += w[j];
+    }
+    for (int j = 0; j < 5; j++) w[j] /= sum;
+}
+
+// U and V at stored luma sample (x, y), interpolated as swscale does: the horizontal pass,
+// capped where its 15-bit intermediate saturates, then the vertical pass.
+__device__ __forceinline__ void interpolated_chroma(const GmFusedParams& p, int x, int y, int sx, int sy, bool wide, int depth, float* U, float* V) {
+    int sw = (p.orient & 4) ? p.src_h : p.src_w;
+    int sh = (p.orient & 4) ? p.src_w : p.src_h;
+    int xi[5], yi[5];
+    float xw[5], yw[5];
+    if (sx) {
+        chroma_taps(x, sw, (p.chroma >> 1) & 511, xi, xw);
+    } else {
+        xi[0] = x; xw[0] = 1.0f;
+        for (int j = 1; j < 5; j++) { xi[j] = 0; xw[j] = 0.0f; }
+    }
+    if (sy) {
+        chroma_taps(y, sh, (p.chroma >> 10) & 511, yi, yw);
+    } else {
+        yi[0] = y; yw[0] = 1.0f;
+        for (int j = 1; j < 5; j++) { yi[j] = 0; yw[j] = 0.0f; }
+    }
+    float cap = ldexpf(32767.0f, depth - 15);
+    float u = 0.0f, v = 0.0f;
+    for (int b = 0; b < 5; b++) {
+        if (yw[b] == 0.0f) continue;
+        float hu = 0.0f, hv = 0.0f;
+        for (int a = 0; a < 5; a++) {
+            if (xw[a] == 0.0f) continue;
+            float cu, cv;
+            chroma_sample(p, xi[a], yi[b], wide, depth, &cu, &cv);
+            hu += xw[a] * cu;
+            hv += xw[a] * cv;
+        }
+        u += yw[b] * fminf(hu, cap);
+        v += yw[b] * fminf(hv, cap);
+    }
+    *U = u; *V = v;
+}
 
 __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
     // Taps are clamped to the image being resized (the crop, or the padded image); padding
@@ -80,22 +157,23 @@ __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, 
         rgb[2] = p.format == 0 ? c : a;
         return;
     }
-    // Semi-planar: 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416 (odd: 16-bit samples);
-    // chroma replicated over the luma samples it covers.
-    int cx = p.format >= 6 ? x : (x >> 1);
-    int cy = p.format <= 3 ? (y >> 1) : y;
-    float Y, U, V, maxv;
-    if ((p.format & 1) == 0) {
-        const unsigned char* l = (const unsigned char*)p.src + (long long)y * p.src_pitch + x;
-        const unsigned char* c = (const unsigned char*)p.src_chroma + (long long)cy * p.src_pitch + 2 * cx;
-        Y = l[0]; U = c[0]; V = c[1];
-        maxv = 255.0f;
+    // Semi-planar: 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416 (odd: 16-bit samples).
+    int sx = p.format >= 6 ? 0 : 1;
+    int sy = p.format <= 3 ? 1 : 0;
+    bool wide = (p.format & 1) != 0;
+    int depth = wide ? p.bit_depth : 8;
+    float Y, U, V;
+    float maxv = (float)((1 << depth) - 1);
+    if (!wide) {
+        Y = ((const unsigned char*)p.src)[(long long)y * p.src_pitch + x];
     } else {
-        int shift = 16 - p.bit_depth;
         const unsigned short* l = (const unsigned short*)((const unsigned char*)p.src + (long long)y * p.src_pitch) + x;
-        const unsigned short* c = (const unsigned short*)((const unsigned char*)p.src_chroma + (long long)cy * p.src_pitch) + 2 * cx;
-        Y = (float)(l[0] >> shift); U = (float)(c[0] >> shift); V = (float)(c[1] >> shift);
-        maxv = (float)((1 << p.bit_depth) - 1);
+        Y = (float)(l[0] >> (16 - depth));
+    }
+    if ((p.chroma & 1) && sx + sy > 0) {
+        interpolated_chroma(p, x, y, sx, sy, wide, depth, &U, &V);
+    } else {
+        chroma_sample(p, x >> sx, y >> sy, wide, depth, &U, &V);
     }
     float k = (maxv + 1.0f) / 256.0f;  // 1 for 8-bit, 4 for 10-bit
     float yn, cb, cr;

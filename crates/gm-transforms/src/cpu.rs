@@ -3,6 +3,7 @@
 
 use gm_cuda::DType;
 
+use crate::chroma::{ChromaFilter, chroma_taps};
 use crate::colour;
 use crate::types::{
     Crop, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec, PixelFormat, PrePass, Warp,
@@ -29,6 +30,8 @@ pub struct HostImage<'a> {
     pub full_range: bool,
     /// How the stored pixels are shown; `width` and `height` are the stored size.
     pub orientation: Orientation,
+    /// How subsampled chroma is brought to luma resolution.
+    pub chroma_filter: ChromaFilter,
 }
 
 impl<'a> HostImage<'a> {
@@ -46,6 +49,15 @@ impl<'a> HostImage<'a> {
             matrix: Matrix::default(),
             full_range: true,
             orientation: Orientation::STORED,
+            chroma_filter: ChromaFilter::default(),
+        }
+    }
+
+    /// The same image with its chroma brought to luma resolution by `upsampling`.
+    pub fn with_chroma(self, upsampling: ChromaFilter) -> HostImage<'a> {
+        HostImage {
+            chroma_filter: upsampling,
+            ..self
         }
     }
 
@@ -134,7 +146,7 @@ impl SemiPlanar {
     }
 
     /// The twin's view of the frame, converted with `matrix` and `full_range` and shown with
-    /// `orientation`.
+    /// `orientation`; chroma interpolated at the centre siting (see [`HostImage::with_chroma`]).
     pub fn host_image(
         &self,
         matrix: Matrix,
@@ -151,6 +163,7 @@ impl SemiPlanar {
             matrix,
             full_range,
             orientation,
+            chroma_filter: ChromaFilter::default(),
         }
     }
 }
@@ -193,27 +206,80 @@ fn fetch_rgb(p: &HostImage<'_>, x: usize, y: usize) -> [f32; 3] {
             [c, b, a]
         };
     };
-    // Chroma is replicated over the luma samples it covers.
-    let c = (y >> sy) * p.pitch + 2 * bps * (x >> sx);
-    let (y_, u, v, maxv) = if bps == 1 {
-        (
-            f32::from(p.data[y * p.pitch + x]),
-            f32::from(p.chroma[c]),
-            f32::from(p.chroma[c + 1]),
-            255.0f32,
-        )
+    let bit_depth = p.format.bit_depth();
+    let maxv = ((1u32 << bit_depth) - 1) as f32;
+    let y_ = if bps == 1 {
+        f32::from(p.data[y * p.pitch + x])
     } else {
-        let bit_depth = p.format.bit_depth();
-        let shift = 16 - u32::from(bit_depth);
-        let rd = |b: &[u8], i: usize| f32::from(u16::from_le_bytes([b[i], b[i + 1]]) >> shift);
-        (
-            rd(p.data, y * p.pitch + 2 * x),
-            rd(p.chroma, c),
-            rd(p.chroma, c + 2),
-            ((1u32 << bit_depth) - 1) as f32,
-        )
+        sample16(p.data, y * p.pitch + 2 * x, bit_depth)
+    };
+    let (u, v) = match p.chroma_filter {
+        ChromaFilter::Cubic { x: hpos, y: vpos } if sx + sy > 0 => {
+            interpolated_chroma(p, (x, y), (sx, sy), (hpos, vpos), bps)
+        }
+        _ => chroma_sample(p, x >> sx, y >> sy, bps),
     };
     yuv_to_rgb(p, y_, u, v, maxv)
+}
+
+/// A 16-bit sample holding `bit_depth` bits in its high bits (P016's layout).
+fn sample16(b: &[u8], i: usize, bit_depth: u8) -> f32 {
+    f32::from(u16::from_le_bytes([b[i], b[i + 1]]) >> (16 - u32::from(bit_depth)))
+}
+
+/// Chroma sample (`cx`, `cy`) as (U, V).
+fn chroma_sample(p: &HostImage<'_>, cx: usize, cy: usize, bps: usize) -> (f32, f32) {
+    let c = cy * p.pitch + 2 * bps * cx;
+    if bps == 1 {
+        (f32::from(p.chroma[c]), f32::from(p.chroma[c + 1]))
+    } else {
+        let depth = p.format.bit_depth();
+        (
+            sample16(p.chroma, c, depth),
+            sample16(p.chroma, c + 2, depth),
+        )
+    }
+}
+
+/// The taps of one axis: swscale's filter where the axis is subsampled, else the sample itself.
+fn axis_taps(i: usize, luma_len: usize, shift: u32, pos: u16) -> ([usize; 5], [f32; 5]) {
+    if shift == 0 {
+        return ([i, 0, 0, 0, 0], [1.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+    let t = chroma_taps(i, luma_len, luma_len.div_ceil(2), pos);
+    (t.index, t.weight)
+}
+
+/// (U, V) at luma sample `at` (stored coordinates): swscale's horizontal pass, capped where
+/// its 15-bit intermediate saturates, then its vertical pass (the kernel's order).
+fn interpolated_chroma(
+    p: &HostImage<'_>,
+    at: (usize, usize),
+    shifts: (u32, u32),
+    pos: (u16, u16),
+    bps: usize,
+) -> (f32, f32) {
+    let (xi, xw) = axis_taps(at.0, p.width as usize, shifts.0, pos.0);
+    let (yi, yw) = axis_taps(at.1, p.height as usize, shifts.1, pos.1);
+    let cap = 32767.0 * 2f32.powi(i32::from(p.format.bit_depth()) - 15);
+    let (mut u, mut v) = (0.0f32, 0.0f32);
+    for (&cy, &wy) in yi.iter().zip(&yw) {
+        if wy == 0.0 {
+            continue;
+        }
+        let (mut hu, mut hv) = (0.0f32, 0.0f32);
+        for (&cx, &wx) in xi.iter().zip(&xw) {
+            if wx == 0.0 {
+                continue;
+            }
+            let (a, b) = chroma_sample(p, cx, cy, bps);
+            hu += wx * a;
+            hv += wx * b;
+        }
+        u += wy * hu.min(cap);
+        v += wy * hv.min(cap);
+    }
+    (u, v)
 }
 
 /// The kernel's YUV to RGB conversion, 0..255 a channel.
@@ -565,6 +631,7 @@ mod tests {
             matrix: Matrix::Bt601,
             full_range: false,
             orientation: Default::default(),
+            chroma_filter: Default::default(),
         }
     }
 
@@ -628,6 +695,7 @@ mod tests {
                     matrix,
                     full_range: false,
                     orientation: Default::default(),
+                    chroma_filter: Default::default(),
                 };
                 let mut out = vec![0u8; 12];
                 let op = FusedOp {

@@ -59,8 +59,8 @@ pub(crate) struct GmFusedParams {
     pub colour_a: [f32; MAX_COLOUR_OPS],
     pub colour_b: [f32; MAX_COLOUR_OPS],
     pub orient: i32,
-    /// Keeps the size a multiple of 8, as the CUDA struct's.
-    pub reserved: i32,
+    /// `ChromaFilter::code`.
+    pub chroma: i32,
 }
 
 /// An image's sampling grid; the layout of `GmWarpParams` in fused.cu. Uploaded as a
@@ -197,7 +197,7 @@ pub(crate) fn params(
         colour_a,
         colour_b,
         orient: src.orientation.code(),
-        reserved: 0,
+        chroma: src.chroma_filter.code(),
     }
 }
 

@@ -37,6 +37,7 @@
 mod batch_ops;
 mod blur;
 mod blur_kernel;
+mod chroma;
 pub mod colour;
 pub mod cpu;
 pub mod draw;
@@ -58,6 +59,7 @@ mod types;
 pub use batch_ops::{BATCH_OPS_PTX, BatchOpsKernel};
 pub use blur::{Blur, GaussianBlur, blur_batch, blur_image, gaussian_kernel1d};
 pub use blur_kernel::{BLUR_PTX, BlurKernel};
+pub use chroma::{ChromaFilter, ChromaTaps, chroma_taps};
 pub use colour::{ColourOp, ColourOps};
 pub use erase::{
     Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,

@@ -1,5 +1,6 @@
 //! What the fused kernel reads, what it does to each image, and what it writes.
 
+use crate::chroma::ChromaFilter;
 use gm_cuda::{DType, DevicePtr};
 
 use crate::colour::ColourOps;
@@ -181,6 +182,8 @@ pub struct SourceImage {
     pub full_range: bool,
     /// How the stored pixels are shown; `width` and `height` are the stored size.
     pub orientation: Orientation,
+    /// How subsampled chroma is brought to luma resolution (YUV formats).
+    pub chroma_filter: ChromaFilter,
 }
 
 impl SourceImage {
@@ -197,6 +200,14 @@ impl SourceImage {
         }
     }
 
+    /// The same image with its chroma brought to luma resolution by `upsampling`.
+    pub fn with_chroma(self, upsampling: ChromaFilter) -> SourceImage {
+        SourceImage {
+            chroma_filter: upsampling,
+            ..self
+        }
+    }
+
     /// A tightly packed interleaved RGB u8 image at `data` (what the JPEG decoder returns).
     pub fn rgb8(data: DevicePtr, width: u32, height: u32) -> SourceImage {
         SourceImage {
@@ -209,6 +220,7 @@ impl SourceImage {
             matrix: Matrix::default(),
             full_range: true,
             orientation: Orientation::STORED,
+            chroma_filter: ChromaFilter::default(),
         }
     }
 }

@@ -12,8 +12,8 @@ mod common;
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_transforms::cpu::{HostImage, fused};
 use gm_transforms::{
-    Crop, FusedKernel, FusedOp, Interp, Layout, Matrix, OutputSpec, Padding, PixelFormat,
-    SourceImage,
+    ChromaFilter, Crop, FusedKernel, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec,
+    Padding, PixelFormat, SourceImage,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -27,6 +27,8 @@ struct Case {
     chroma: Vec<u8>,
     matrix: Matrix,
     full_range: bool,
+    orientation: Orientation,
+    chroma_filter: ChromaFilter,
     op: FusedOp,
 }
 
@@ -56,6 +58,18 @@ fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
     rng.fill_bytes(&mut data);
     let mut chroma = vec![0u8; pitch * chroma_rows.max(1)];
     rng.fill_bytes(&mut chroma);
+    // Any of the eight turns and mirrors; crops and padding are in displayed coordinates.
+    let orientation =
+        Orientation::rotated(90 * rng.random_range(0..4), rng.random_bool(0.5)).unwrap();
+    let chroma_filter = match rng.random_range(0..5) {
+        0 => ChromaFilter::Replicate,
+        1 => ChromaFilter::Cubic { x: 0, y: 128 },
+        2 => ChromaFilter::Cubic { x: 128, y: 128 },
+        3 => ChromaFilter::Cubic { x: 0, y: 0 },
+        _ => ChromaFilter::Cubic { x: 128, y: 256 },
+    };
+    let stored = (width, height);
+    let (width, height) = orientation.displayed_size(width, height);
     let w = width as f32;
     let h = height as f32;
     let crop = if rng.random_bool(0.3) {
@@ -99,13 +113,15 @@ fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
     };
     Case {
         format,
-        width,
-        height,
+        width: stored.0,
+        height: stored.1,
         pitch,
         data,
         chroma,
         matrix: [Matrix::Bt601, Matrix::Bt709, Matrix::Bt2020][rng.random_range(0..3)],
         full_range: rng.random_bool(0.3),
+        orientation,
+        chroma_filter,
         op: FusedOp {
             crop,
             flip_h: rng.random_bool(0.5),
@@ -235,7 +251,8 @@ fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
                 format: c.format,
                 matrix: c.matrix,
                 full_range: c.full_range,
-                orientation: Default::default(),
+                orientation: c.orientation,
+                chroma_filter: c.chroma_filter,
             });
             bufs.push((d, ch));
         }
@@ -277,7 +294,8 @@ fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
                 format: c.format,
                 matrix: c.matrix,
                 full_range: c.full_range,
-                orientation: Default::default(),
+                orientation: c.orientation,
+                chroma_filter: c.chroma_filter,
             };
             let mut want = vec![0u8; slot];
             fused(&host, &c.op, &spec, &mut want);
@@ -335,6 +353,7 @@ fn invalid_arguments_are_errors_before_launching() {
         matrix: Matrix::Bt601,
         full_range: false,
         orientation: Default::default(),
+        chroma_filter: Default::default(),
     };
     let op = FusedOp {
         crop: Crop::full(4, 4),
@@ -405,6 +424,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
             matrix: Matrix::Bt601,
             full_range: false,
             orientation: Default::default(),
+            chroma_filter: Default::default(),
         };
         for (mode, ow, oh, libs) in common::CASES {
             let spec = common::spec(mode, ow, oh);
@@ -474,6 +494,7 @@ fn dlpack_imported_frames_feed_the_fused_kernel() {
         matrix: Matrix::default(),
         full_range: true,
         orientation: Default::default(),
+        chroma_filter: Default::default(),
     };
     fused(&host, &op, &spec, &mut want);
     let imports = [

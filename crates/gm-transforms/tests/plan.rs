@@ -182,7 +182,7 @@ proptest! {
         let (op, spec) = Compose(transforms).plan_image(w, h, &mut SampleRng::new(0, 0, 0)).unwrap();
         let (want, ww, wh) = naive(&img, w as usize, h as usize, &steps);
         prop_assert_eq!((spec.width as usize, spec.height as usize), (ww, wh));
-        let host = HostImage { data: &img, chroma: &[], pitch: 3 * w as usize, width: w, height: h, format: PixelFormat::Rgb8, matrix: Matrix::Bt601, full_range: false, orientation: Default::default() };
+        let host = HostImage { data: &img, chroma: &[], pitch: 3 * w as usize, width: w, height: h, format: PixelFormat::Rgb8, matrix: Matrix::Bt601, full_range: false, orientation: Default::default(), chroma_filter: Default::default() };
         let mut got = vec![0u8; spec.image_bytes()];
         fused(&host, &op, &spec, &mut got);
         prop_assert_eq!(got, want);
@@ -291,6 +291,7 @@ fn grey_uses_torchvisions_weights() {
         matrix: Matrix::Bt601,
         full_range: false,
         orientation: Default::default(),
+        chroma_filter: Default::default(),
     };
     let mut out = vec![0u8; 4];
     fused(&host, &op, &spec, &mut out);

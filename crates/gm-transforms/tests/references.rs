@@ -24,6 +24,7 @@ fn cpu_twin_resizes_like_opencv_and_torchvision() {
             matrix: Matrix::Bt601,
             full_range: false,
             orientation: Default::default(),
+            chroma_filter: Default::default(),
         };
         let op = FusedOp {
             crop: Crop::full(W, H),

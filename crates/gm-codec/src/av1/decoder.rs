@@ -332,6 +332,8 @@ fn hand_over(
             // Unspecified (2) where there is no header, as FFmpeg's wrapper leaves it.
             matrix_coefficients: seq.map_or(2, |s| u8::try_from(s.mtrx).unwrap_or(2)),
             full_range: seq.is_some_and(|s| s.color_range != 0),
+            // `CpuDecoder::decode` sets the source's, which ffmpeg's frames carry.
+            chroma_location: Default::default(),
         },
         status: FrameStatus::Ok,
     };

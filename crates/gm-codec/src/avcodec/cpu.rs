@@ -8,6 +8,7 @@ use gm_demux::{Codec, DecodePlan, PacketSource};
 use super::decoder::{CpuDecoderStats, Libav, describe, has_decoder};
 use super::frame::HostFrame;
 use crate::error::{CodecError, Result};
+use crate::nvdec::ColourInfo;
 
 /// The environment variable that picks the AV1 decoder of [`CpuDecoder::new`]: `auto`,
 /// `libavcodec` or `bundled`.
@@ -155,6 +156,18 @@ impl CpuDecoder {
         plan: &DecodePlan,
         consumer: &mut dyn FnMut(&HostFrame<'_>) -> Result<()>,
     ) -> Result<()> {
+        // The demuxer's chroma location follows ffmpeg's rules (bitstream, codec default,
+        // container) where libavcodec alone would miss the container's.
+        let chroma_location = source.chroma_location();
+        let consumer = &mut |f: &HostFrame<'_>| {
+            consumer(&HostFrame {
+                colour: ColourInfo {
+                    chroma_location,
+                    ..f.colour
+                },
+                ..*f
+            })
+        };
         #[cfg(feature = "bundled-av1")]
         if source.codec().codec == Codec::Av1 && self.av1.bundled_here() {
             let bundled = match &mut self.bundled {

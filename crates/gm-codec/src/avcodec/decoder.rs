@@ -251,6 +251,8 @@ impl Libav {
                 matrix_coefficients: u8::try_from(space).unwrap_or(2),
                 // AVCOL_RANGE_JPEG is 2; the yuvj formats imply it.
                 full_range: range == 2 || jpeg_range,
+                // `CpuDecoder::decode` sets the source's, which ffmpeg's frames carry.
+                chroma_location: Default::default(),
             },
             status: if frame.damaged() {
                 FrameStatus::Concealed

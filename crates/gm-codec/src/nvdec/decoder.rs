@@ -210,6 +210,7 @@ impl State {
         self.colour = ColourInfo {
             matrix_coefficients: vs.matrix_coefficients,
             full_range: vs.video_full_range_flag() != 0,
+            chroma_location: self.colour.chroma_location,
         };
         self.tick += 1;
         let slots: Vec<Slot> = self.live.iter().map(|d| d.slot).collect();
@@ -456,7 +457,10 @@ impl State {
                 SurfaceFormat::Nv12
             },
             bit_depth: (f.depth_minus8 + 8) as u8,
-            colour: self.signalled.unwrap_or(self.colour),
+            colour: ColourInfo {
+                chroma_location: self.colour.chroma_location,
+                ..self.signalled.unwrap_or(self.colour)
+            },
             status: frame_status,
             stream: &self.stream,
         };

@@ -49,6 +49,9 @@ pub struct ColourInfo {
     pub matrix_coefficients: u8,
     /// Full-range (0-255) rather than limited (16-235) samples.
     pub full_range: bool,
+    /// Where chroma samples sit, as ffmpeg's decoders report it (the demuxer's
+    /// [`PacketSource::chroma_location`](gm_demux::PacketSource::chroma_location)).
+    pub chroma_location: gm_demux::ChromaLocation,
 }
 
 /// What the decoder said of the picture.

@@ -242,6 +242,8 @@ impl DecoderSession {
             // A VP9 run starts at a key frame, whose header holds the colour space in VP9's
             // own numbering; NVDEC's parser does not translate it (a BT.709 stream came out as
             // BT.601 on an H100).
+            // NVDEC's parser does not report the chroma location: the demuxer's is kept.
+            self.state.colour.chroma_location = source.chroma_location();
             self.state.signalled = match source.codec().codec {
                 Codec::Vp9 => packets
                     .first()
@@ -249,6 +251,7 @@ impl DecoderSession {
                     .map(|(matrix, full)| ColourInfo {
                         matrix_coefficients: matrix,
                         full_range: full,
+                        chroma_location: Default::default(),
                     }),
                 _ => None,
             };

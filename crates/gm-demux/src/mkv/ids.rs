@@ -43,6 +43,12 @@ pub(crate) const VIDEO: u32 = 0xE0;
 pub(crate) const PIXEL_WIDTH: u32 = 0xB0;
 /// Video: PixelHeight.
 pub(crate) const PIXEL_HEIGHT: u32 = 0xBA;
+/// Video: Colour.
+pub(crate) const COLOUR: u32 = 0x55B0;
+/// Colour: ChromaSitingHorz (0 unspecified, 1 left collocated, 2 half).
+pub(crate) const CHROMA_SITING_HORZ: u32 = 0x55B7;
+/// Colour: ChromaSitingVert (0 unspecified, 1 top collocated, 2 half).
+pub(crate) const CHROMA_SITING_VERT: u32 = 0x55B8;
 /// Cues (Segment level).
 pub(crate) const CUES: u32 = 0x1C53_BB6B;
 /// Cues: CuePoint.

@@ -30,6 +30,8 @@ use crate::tables::RawSample;
 use cluster::Frame;
 use ebml::Reader;
 
+use crate::chroma_location::ChromaLocation;
+
 /// Nanoseconds per second.
 const NS: u64 = 1_000_000_000;
 
@@ -49,6 +51,8 @@ pub(crate) struct MkvTrack {
     pub pixel_width: u32,
     /// PixelHeight.
     pub pixel_height: u32,
+    /// The chroma location Colour's ChromaSitingHorz/Vert give (unspecified unless both do).
+    pub chroma_siting: ChromaLocation,
     /// Every frame of the track in file (decode) order.
     pub samples: Vec<RawSample>,
     /// The EBML DocType: `webm` or `matroska`.
@@ -82,6 +86,7 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Mk
         codec_private: t.codec_private,
         pixel_width: t.width,
         pixel_height: t.height,
+        chroma_siting: ChromaLocation::from_siting(t.chroma_siting.0, t.chroma_siting.1),
         samples,
         doc_type,
         has_cues: walked.has_cues,

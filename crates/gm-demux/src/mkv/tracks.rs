@@ -64,6 +64,8 @@ pub(crate) struct VideoTrack {
     pub width: u32,
     /// PixelHeight.
     pub height: u32,
+    /// Colour's ChromaSitingHorz and ChromaSitingVert (0 where absent).
+    pub chroma_siting: (u64, u64),
 }
 
 /// One TrackEntry as read, before it is chosen and checked.
@@ -78,6 +80,7 @@ struct Entry<'a> {
     codec_delay: u64,
     width: Option<u64>,
     height: Option<u64>,
+    chroma_siting: (u64, u64),
     encoded: bool,
 }
 
@@ -104,13 +107,23 @@ fn parse_entry<'a>(h: &Header, data: &'a [u8]) -> ParseResult<Entry<'a>> {
     Ok(e)
 }
 
-/// Reads PixelWidth and PixelHeight from a Video element's data.
+/// Reads PixelWidth, PixelHeight and Colour's chroma siting from a Video element's data.
 fn parse_video(h: &Header, data: &[u8], e: &mut Entry) -> ParseResult<()> {
     for child in Children::new(data, h.data) {
         let (c, d) = child?;
         match c.id {
             ids::PIXEL_WIDTH => e.width = Some(uint(&c, d)?),
             ids::PIXEL_HEIGHT => e.height = Some(uint(&c, d)?),
+            ids::COLOUR => {
+                for colour in Children::new(d, c.data) {
+                    let (k, v) = colour?;
+                    match k.id {
+                        ids::CHROMA_SITING_HORZ => e.chroma_siting.0 = uint(&k, v)?,
+                        ids::CHROMA_SITING_VERT => e.chroma_siting.1 = uint(&k, v)?,
+                        _ => {}
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -214,5 +227,6 @@ fn check_entry(e: &Entry) -> ParseResult<VideoTrack> {
         codec_delay: e.codec_delay,
         width: dimension(e.width, "PixelWidth")?,
         height: dimension(e.height, "PixelHeight")?,
+        chroma_siting: e.chroma_siting,
     })
 }

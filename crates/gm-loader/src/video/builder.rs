@@ -33,6 +33,7 @@ pub struct ClipLoaderBuilder {
     batches_per_job: Option<usize>,
     erasing: Option<RandomErasing>,
     routing: Routing,
+    replicate_chroma: bool,
 }
 
 impl ClipLoaderBuilder {
@@ -136,6 +137,15 @@ impl ClipLoaderBuilder {
         self
     }
 
+    /// Repeats each chroma sample of 4:2:0 and 4:2:2 video over the luma samples it covers
+    /// (default `false`: chroma is interpolated at the stream's chroma location as ffmpeg's
+    /// swscale does, so RGB is within one step of ffmpeg's). Faster where the kernel, not the
+    /// decoder, limits the rate.
+    pub fn replicate_chroma(mut self, yes: bool) -> Self {
+        self.replicate_chroma = yes;
+        self
+    }
+
     /// Starts the decoders (NVDEC sessions, or CPU decoders where the loader runs on the
     /// CPU).
     pub fn build(self) -> Result<ClipLoader, LoaderError> {
@@ -176,6 +186,7 @@ impl ClipLoaderBuilder {
                 gpu,
                 seed: self.settings.seed,
                 erasing: self.erasing,
+                replicate_chroma: self.replicate_chroma,
                 stats: Mutex::new(ClipStats::default()),
             }),
             settings: self.settings,
@@ -315,6 +326,7 @@ impl ClipLoader {
             batches_per_job: None,
             erasing: None,
             routing: Routing::default(),
+            replicate_chroma: false,
         }
     }
 

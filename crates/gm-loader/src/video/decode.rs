@@ -14,11 +14,11 @@ use crossbeam_channel::Sender;
 use gm_codec::avcodec::CpuDecoder;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SessionStats, SurfaceFormat};
 use gm_cuda::{Device, DevicePool, Stream, Tensor};
-use gm_demux::DisplayOrientation;
+use gm_demux::{ChromaLocation, DisplayOrientation};
 use gm_transforms::cpu::HostImage;
 use gm_transforms::{
-    BatchOpsKernel, Blur, BlurKernel, Compose, FusedKernel, FusedOp, Layout, Matrix, Orientation,
-    OutputSpec, Passes, PixelFormat, RandomErasing, SampleRng, SourceImage,
+    BatchOpsKernel, Blur, BlurKernel, ChromaFilter, Compose, FusedKernel, FusedOp, Layout, Matrix,
+    Orientation, OutputSpec, Passes, PixelFormat, RandomErasing, SampleRng, SourceImage,
 };
 use parking_lot::Mutex;
 
@@ -44,6 +44,10 @@ pub(crate) struct Shared {
     pub(crate) seed: u64,
     /// RandomErasing after the chain.
     pub(crate) erasing: Option<RandomErasing>,
+    /// Chroma repeated rather than interpolated ([`ClipLoaderBuilder::replicate_chroma`]).
+    ///
+    /// [`ClipLoaderBuilder::replicate_chroma`]: super::ClipLoaderBuilder::replicate_chroma
+    pub(crate) replicate_chroma: bool,
     pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
 }
@@ -136,6 +140,15 @@ struct Filling {
 }
 
 impl Shared {
+    /// `src` with its chroma read as the loader's settings say.
+    fn chroma(&self, src: SourceImage) -> SourceImage {
+        if self.replicate_chroma {
+            src.with_chroma(ChromaFilter::Replicate)
+        } else {
+            src
+        }
+    }
+
     /// Decodes `batches` (position, episodes) of `epoch` on `decoder`, sending one
     /// [`Outcome`] per batch, in order, to `out`.
     pub(crate) fn run_job(
@@ -402,7 +415,7 @@ impl Shared {
                 session, kernel, ..
             } => session.decode(demux, &plan, &mut |f| {
                 conceal(f.status, f.frame, f.slots, slots, &mut concealed);
-                let src = surface_source(f).oriented(shown);
+                let src = self.chroma(surface_source(f).oriented(shown));
                 for &r in f.slots {
                     let s = slots[r as usize];
                     let Some(b) = &filling[s.batch] else { continue };
@@ -417,6 +430,11 @@ impl Shared {
             Worker::Cpu { decoder, packed } => decoder.decode(demux, &plan, &mut |f| {
                 conceal(f.status, f.frame, f.slots, slots, &mut concealed);
                 let src = packed.pack(f, shown)?;
+                let src = if self.replicate_chroma {
+                    src.with_chroma(ChromaFilter::Replicate)
+                } else {
+                    src
+                };
                 for &r in f.slots {
                     let s = slots[r as usize];
                     if let Some(b) = &mut filling[s.batch] {
@@ -555,6 +573,13 @@ pub fn kernel_orientation(o: DisplayOrientation) -> Orientation {
     Orientation::rotated(u32::from(o.rotation), o.mirror).unwrap_or(Orientation::STORED)
 }
 
+/// How the fused kernel and its twin read chroma sited at `location`: interpolated there as
+/// ffmpeg's swscale does.
+pub fn chroma_filter(location: ChromaLocation) -> ChromaFilter {
+    let (x, y) = location.position();
+    ChromaFilter::Cubic { x, y }
+}
+
 /// The fused kernel's pixel format of a decoder surface of `bit_depth` bits.
 pub fn surface_format(format: SurfaceFormat, bit_depth: u8) -> PixelFormat {
     match format {
@@ -582,5 +607,6 @@ pub fn surface_source(f: &DecodedFrame<'_>) -> SourceImage {
         matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
         full_range: f.colour.full_range,
         orientation: Orientation::STORED,
+        chroma_filter: chroma_filter(f.colour.chroma_location),
     }
 }

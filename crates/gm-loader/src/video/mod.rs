@@ -26,7 +26,7 @@ pub use dataset::{
     BadFiles, Clip, EpisodeSpec, VIDEO_EXTENSIONS, VideoDataset, VideoDatasetBuilder,
     index_file_name,
 };
-pub use decode::{kernel_orientation, surface_format, surface_source};
+pub use decode::{chroma_filter, kernel_orientation, surface_format, surface_source};
 pub use pipeline::ClipEpoch;
 pub use stats::ClipStats;
 pub use worker::PackedFrame;

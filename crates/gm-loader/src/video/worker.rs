@@ -132,6 +132,7 @@ impl PackedFrame {
             matrix: Matrix::from_code(f.colour.matrix_coefficients, f.height),
             full_range: f.colour.full_range,
             orientation: shown,
+            chroma_filter: super::decode::chroma_filter(f.colour.chroma_location),
         })
     }
 }

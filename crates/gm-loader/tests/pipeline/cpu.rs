@@ -117,6 +117,7 @@ fn batches_come_in_sampler_order_and_hold_the_right_images() {
         matrix: Matrix::default(),
         full_range: true,
         orientation: Default::default(),
+        chroma_filter: Default::default(),
     };
     fused(&src, &op, &spec, &mut want);
     let slot = spec.image_bytes();

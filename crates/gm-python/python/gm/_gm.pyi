@@ -313,7 +313,9 @@ class ClipLoader:
     """Batches of clips from a VideoDataset, decoded on a pool of NVDEC sessions and
     transformed by the fused kernel (the same draws for every frame of a clip). With
     device="cpu", or without a GPU, on CPU decoders (`sessions` of them, one per core by
-    default) and the kernels' CPU twins, the batches in host memory."""
+    default) and the kernels' CPU twins, the batches in host memory. Chroma is interpolated
+    at the stream's chroma location as ffmpeg's swscale does; replicate_chroma=True repeats
+    each chroma sample instead (faster, not ffmpeg's RGB)."""
 
     def __init__(
         self,
@@ -331,6 +333,7 @@ class ClipLoader:
         sessions: Optional[int] = None,
         prefetch_next_epoch: bool = True,
         decoder: Literal["auto", "gpu", "cpu"] = "auto",
+        replicate_chroma: bool = False,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> ClipIterator: ...
