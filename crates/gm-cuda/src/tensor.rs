@@ -17,6 +17,8 @@ use crate::stream::{Event, Stream};
 pub enum DType {
     /// 8-bit unsigned integer.
     U8,
+    /// 16-bit unsigned integer (raw 10- to 16-bit video samples; not a transform output).
+    U16,
     /// IEEE half precision.
     F16,
     /// bfloat16.
@@ -30,7 +32,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::U8 => 1,
-            DType::F16 | DType::BF16 => 2,
+            DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::F32 => 4,
         }
     }
@@ -39,6 +41,7 @@ impl DType {
     pub fn dlpack(self) -> DLDataType {
         match self {
             DType::U8 => DLDataType::U8,
+            DType::U16 => DLDataType::U16,
             DType::F16 => DLDataType::F16,
             DType::BF16 => DLDataType::BF16,
             DType::F32 => DLDataType::F32,

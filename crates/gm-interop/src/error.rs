@@ -58,6 +58,14 @@ pub enum InteropError {
         /// The batch's element type.
         dtype: gm_cuda::DType,
     },
+    /// The framework has no element type for the batch's (candle has no 16-bit integers).
+    #[error("{framework} has no element type for {dtype:?} tensors")]
+    UnsupportedDtype {
+        /// The framework.
+        framework: &'static str,
+        /// The batch's element type.
+        dtype: gm_cuda::DType,
+    },
     /// The batch's tensor is a strided view; frameworks get contiguous memory.
     #[error("the batch tensor is not contiguous (shape {shape:?})")]
     NotContiguous {

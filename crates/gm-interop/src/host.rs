@@ -10,6 +10,7 @@ pub(crate) fn elements<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
 /// The element types batches come in, typed.
 pub(crate) enum HostElements {
     U8(Vec<u8>),
+    U16(Vec<u16>),
     F16(Vec<f16>),
     Bf16(Vec<bf16>),
     F32(Vec<f32>),
@@ -20,6 +21,7 @@ impl HostElements {
     pub(crate) fn new(dtype: gm_cuda::DType, bytes: Vec<u8>) -> HostElements {
         match dtype {
             gm_cuda::DType::U8 => HostElements::U8(bytes),
+            gm_cuda::DType::U16 => HostElements::U16(elements(&bytes)),
             gm_cuda::DType::F16 => HostElements::F16(elements(&bytes)),
             gm_cuda::DType::BF16 => HostElements::Bf16(elements(&bytes)),
             gm_cuda::DType::F32 => HostElements::F32(elements(&bytes)),

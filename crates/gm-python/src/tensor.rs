@@ -34,6 +34,7 @@ impl Elem {
     pub(crate) fn of(d: DType) -> Elem {
         let name = match d {
             DType::U8 => "uint8",
+            DType::U16 => "uint16",
             DType::F16 => "float16",
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",

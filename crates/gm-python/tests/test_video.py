@@ -128,6 +128,38 @@ def test_cpu_frames_equal_ffmpeg_framemd5(name):
         assert hashlib.md5(planar(data[k])).hexdigest() == want[i], f"{name} frame {i}"
 
 
+def p016_planar(frame, bits):
+    """A `[H * 3 / 2, W]` uint16 P016 frame (samples in the high bits) as ffmpeg's
+    yuv420p10le bytes; every sample's low bits must be zero."""
+    shift = 16 - bits
+    assert not (frame & ((1 << shift) - 1)).any(), "bits below the sample are set"
+    v = (frame >> shift).astype("<u2")
+    h = v.shape[0] * 2 // 3
+    uv = v[h:].reshape(h // 2, -1, 2)
+    return v[:h].tobytes() + uv[..., 0].tobytes() + uv[..., 1].tobytes()
+
+
+def test_cpu_p016_frames_equal_ffmpeg_framemd5():
+    """10-bit video as P016 (NV12's layout in uint16, samples in the high bits): every frame,
+    shifted down and deinterleaved, is ffmpeg's yuv420p10le frame; NV12 of 10-bit video and
+    P016 of 8-bit video are refused, saying what to ask for."""
+    path = video_path("hevc_main10")
+    d = cpu_decoder_or_skip(path, output="p016")
+    want = [line.split(",")[-1].strip()
+            for line in (MEDIA / "golden" / "hevc_main10.framemd5").read_text().splitlines()
+            if line and not line.startswith("#")]
+    frames = np.from_dlpack(d[0:len(d)])
+    assert frames.dtype == np.uint16 and frames.shape == (len(d), 270, 320)
+    for i, f in enumerate(frames):
+        assert hashlib.md5(p016_planar(f, 10)).hexdigest() == want[i], i
+    with pytest.raises(ValueError, match='output="p016"'):
+        gm.VideoDecoder(str(path), device="cpu", output="nv12")
+    with pytest.raises(ValueError, match='output="nv12"'):
+        gm.VideoDecoder(str(video_path("h264_bpyramid")), device="cpu", output="p016")
+    with pytest.raises(ValueError, match="size="):
+        gm.VideoDecoder(str(path), device="cpu", output="p016", size=(90, 160))
+
+
 def ffmpeg_rgb(path, h_pos, v_pos):
     """ffmpeg's RGB of every frame of `path` (swscale, accurate_rnd+full_chroma_int, chroma at
     the given position), `[N, H, W, 3]`; skipped without the ffmpeg CLI (CI has it)."""

@@ -39,6 +39,8 @@ fn format(spec: &OutputSpec) -> i32 {
     };
     let dtype = match spec.dtype {
         DType::U8 => 0,
+        // Refused by `check_batch` before any launch.
+        DType::U16 => 4,
         DType::F16 => 1,
         DType::BF16 => 2,
         DType::F32 => 3,
@@ -196,6 +198,11 @@ impl BatchOpsKernel {
 
 /// Checks that `out` is a contiguous batch of at least `n` images of `spec`.
 fn check_batch(spec: &OutputSpec, out: &Tensor, n: usize) -> Result<()> {
+    if spec.dtype == DType::U16 {
+        return Err(CudaError::InvalidArgument(
+            "uint16 is not an image output of the kernels".into(),
+        ));
+    }
     let per_image = spec.image_bytes() / spec.dtype.size().max(1);
     if out.dtype() != spec.dtype
         || !out.is_contiguous()

@@ -585,6 +585,10 @@ fn store(spec: &OutputSpec, out: &mut [u8], x: usize, y: usize, mut rgb: [f32; 3
         let o = &mut out[idx * esize..(idx + 1) * esize];
         match spec.dtype {
             DType::U8 => o[0] = v.round_ties_even().clamp(0.0, 255.0) as u8,
+            // Not a kernel output (`ToDtype` refuses it); stored as the u8 path rounds.
+            DType::U16 => {
+                o.copy_from_slice(&(v.round_ties_even().clamp(0.0, 65535.0) as u16).to_le_bytes())
+            }
             DType::F16 => o.copy_from_slice(&half::f16::from_f32(v).to_le_bytes()),
             DType::BF16 => o.copy_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
             DType::F32 => o.copy_from_slice(&v.to_le_bytes()),

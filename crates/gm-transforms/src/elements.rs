@@ -29,6 +29,7 @@ pub(crate) fn load(dtype: DType, data: &[u8], i: usize) -> f32 {
     let b = &data[i * e..(i + 1) * e];
     match dtype {
         DType::U8 => f32::from(b[0]),
+        DType::U16 => f32::from(u16::from_le_bytes([b[0], b[1]])),
         DType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
         DType::BF16 => half::bf16::from_le_bytes([b[0], b[1]]).to_f32(),
         DType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
@@ -46,6 +47,9 @@ pub(crate) fn store(dtype: DType, data: &mut [u8], i: usize, v: f32, to_u8: ToU8
                 ToU8::Truncate => v.trunc(),
             };
             o[0] = r.clamp(0.0, 255.0) as u8;
+        }
+        DType::U16 => {
+            o.copy_from_slice(&(v.round_ties_even().clamp(0.0, 65535.0) as u16).to_le_bytes())
         }
         DType::F16 => o.copy_from_slice(&half::f16::from_f32(v).to_le_bytes()),
         DType::BF16 => o.copy_from_slice(&half::bf16::from_f32(v).to_le_bytes()),

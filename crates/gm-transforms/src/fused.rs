@@ -169,6 +169,8 @@ pub(crate) fn params(
         },
         dtype: match spec.dtype {
             DType::U8 => 0,
+            // Refused by `validate` before any launch.
+            DType::U16 => 4,
             DType::F16 => 1,
             DType::BF16 => 2,
             DType::F32 => 3,
@@ -204,6 +206,9 @@ pub(crate) fn params(
 /// Checks what the kernel would otherwise read or write out of bounds.
 fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
     let bad = |m: String| Err(CudaError::InvalidArgument(m));
+    if spec.dtype == DType::U16 {
+        return bad("uint16 is not an output of the fused kernel".into());
+    }
     if src.width == 0 || src.height == 0 || spec.width == 0 || spec.height == 0 {
         return bad(format!(
             "empty image: source {}x{}, output {}x{}",

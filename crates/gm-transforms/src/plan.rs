@@ -835,6 +835,14 @@ pub struct ToDtype(pub DType, pub Layout);
 
 impl Transform for ToDtype {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        if self.0 == DType::U16 {
+            return Err(PlanError::Step {
+                step: "ToDtype",
+                reason: "uint16 holds raw 10- to 16-bit video samples (P016 frames), not \
+                         transformed images: ask for uint8, float16, bfloat16 or float32"
+                    .into(),
+            });
+        }
         st.spec.dtype = self.0;
         st.spec.layout = self.1;
         Ok(())

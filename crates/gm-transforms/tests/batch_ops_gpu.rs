@@ -49,6 +49,7 @@ fn random_batch(rng: &mut StdRng, n: usize, spec: &OutputSpec) -> Vec<u8> {
         let v: f32 = rng.random_range(-3.0..3.0);
         match spec.dtype {
             DType::U8 => out.push(rng.next_u32() as u8),
+            DType::U16 => out.extend((rng.next_u32() as u16).to_le_bytes()),
             DType::F16 => out.extend(half::f16::from_f32(v).to_le_bytes()),
             DType::BF16 => out.extend(half::bf16::from_f32(v).to_le_bytes()),
             DType::F32 => out.extend(v.to_le_bytes()),

@@ -32,6 +32,7 @@ fn encode(values: &[f32], n: usize, s: &OutputSpec) -> Vec<u8> {
                     let o = &mut out[e * s.dtype.size()..(e + 1) * s.dtype.size()];
                     match s.dtype {
                         DType::U8 => o[0] = v as u8,
+                        DType::U16 => o.copy_from_slice(&(v as u16).to_le_bytes()),
                         DType::F16 => o.copy_from_slice(&half::f16::from_f32(v).to_le_bytes()),
                         DType::BF16 => o.copy_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
                         DType::F32 => o.copy_from_slice(&v.to_le_bytes()),
@@ -60,6 +61,7 @@ fn decode(bytes: &[u8], n: usize, s: &OutputSpec) -> Vec<f32> {
                     let b = &bytes[e * size..(e + 1) * size];
                     out[((i * c + ch) * h + y) * w + x] = match s.dtype {
                         DType::U8 => f32::from(b[0]),
+                        DType::U16 => f32::from(u16::from_le_bytes([b[0], b[1]])),
                         DType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
                         DType::BF16 => half::bf16::from_le_bytes([b[0], b[1]]).to_f32(),
                         DType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),

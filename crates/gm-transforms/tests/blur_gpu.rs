@@ -209,6 +209,10 @@ fn load(dtype: DType, b: &[u8]) -> Vec<f32> {
             .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
             .collect(),
         DType::U8 => b.iter().map(|&v| f32::from(v)).collect(),
+        DType::U16 => b
+            .chunks_exact(2)
+            .map(|c| f32::from(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
     }
 }
 

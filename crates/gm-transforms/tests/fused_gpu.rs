@@ -173,6 +173,7 @@ fn compare(dtype: DType, gpu: &[u8], cpu: &[u8]) -> (f64, usize) {
     let value = |b: &[u8]| -> f64 {
         match dtype {
             DType::U8 => f64::from(b[0]),
+            DType::U16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
             DType::F16 => f64::from(half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
             DType::BF16 => f64::from(half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
             DType::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
@@ -185,7 +186,7 @@ fn compare(dtype: DType, gpu: &[u8], cpu: &[u8]) -> (f64, usize) {
             value(&cpu[i * e..(i + 1) * e]),
         );
         let tol = match dtype {
-            DType::U8 => 1.0,
+            DType::U8 | DType::U16 => 1.0,
             DType::F32 => 1e-3 * b.abs().max(1.0),
             DType::F16 => (1e-3 * b.abs().max(1.0)).max(b.abs() * 2f64.powi(-10)),
             DType::BF16 => (1e-3 * b.abs().max(1.0)).max(b.abs() * 2f64.powi(-7)),

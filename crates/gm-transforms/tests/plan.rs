@@ -87,6 +87,15 @@ fn normalize_and_dtype_set_the_output() {
     assert!((255.0 * spec.scale[1] + spec.bias[1] - 3.0).abs() < 1e-5);
 }
 
+#[test]
+fn uint16_is_not_a_transform_output() {
+    let mut rng = SampleRng::new(1, 0, 0);
+    let err = chain(vec![Box::new(ToDtype(DType::U16, Layout::Chw))])
+        .plan_image(4, 4, &mut rng)
+        .unwrap_err();
+    assert!(err.to_string().contains("uint16"), "{err}");
+}
+
 /// Steps on real pixels one at a time: the reference for the fused geometry.
 #[derive(Clone, Debug)]
 enum Step {

@@ -100,6 +100,7 @@ fn tensor<B: Backend, const D: usize>(
     let shape = shape.to_vec();
     let data = match HostElements::new(dtype, bytes) {
         HostElements::U8(v) => TensorData::new(v, shape),
+        HostElements::U16(v) => TensorData::new(v, shape),
         HostElements::F16(v) => TensorData::new(v, shape),
         HostElements::Bf16(v) => TensorData::new(v, shape),
         HostElements::F32(v) => TensorData::new(v, shape),

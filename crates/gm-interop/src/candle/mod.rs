@@ -43,14 +43,20 @@ pub fn keep_freed_memory(device: &CandleDevice) -> Result<(), InteropError> {
     Ok(())
 }
 
-/// The candle element type of a gm element type.
-pub fn dtype(dtype: DType) -> CandleDType {
-    match dtype {
+/// The candle element type of a gm element type; candle has none for `U16`.
+pub fn dtype(dtype: DType) -> Result<CandleDType, InteropError> {
+    Ok(match dtype {
         DType::U8 => CandleDType::U8,
         DType::F16 => CandleDType::F16,
         DType::BF16 => CandleDType::BF16,
         DType::F32 => CandleDType::F32,
-    }
+        DType::U16 => {
+            return Err(InteropError::UnsupportedDtype {
+                framework: "candle",
+                dtype,
+            });
+        }
+    })
 }
 
 /// The batch's images on `device`, by one copy (see the module docs). On the GPU, candle's
@@ -136,6 +142,12 @@ fn host_tensor(
     let shape = shape.to_vec();
     Ok(match HostElements::new(dtype, bytes) {
         HostElements::U8(v) => Tensor::from_vec(v, shape, device)?,
+        HostElements::U16(_) => {
+            return Err(InteropError::UnsupportedDtype {
+                framework: "candle",
+                dtype,
+            });
+        }
         HostElements::F16(v) => Tensor::from_vec(v, shape, device)?,
         HostElements::Bf16(v) => Tensor::from_vec(v, shape, device)?,
         HostElements::F32(v) => Tensor::from_vec(v, shape, device)?,

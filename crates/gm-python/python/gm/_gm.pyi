@@ -204,7 +204,8 @@ class FrameBatch:
     """Frames and their timing."""
 
     data: Tensor
-    """``[N, 3, H, W]`` uint8 RGB or ``[N, H * 3 / 2, W]`` uint8 NV12, on the GPU."""
+    """``[N, 3, H, W]`` uint8 RGB, ``[N, H * 3 / 2, W]`` uint8 NV12 or ``[N, H * 3 / 2, W]``
+    uint16 P016 (NV12's layout, samples in the high bits; 4:2:0 video above 8 bits)."""
     pts_seconds: List[float]
     duration_seconds: List[float]
     indices: List[int]
@@ -221,7 +222,7 @@ class VideoDecoder:
         path: Union[str, PathLike],
         *,
         device: DeviceLike = None,
-        output: Literal["rgb", "nv12"] = "rgb",
+        output: Literal["rgb", "nv12", "p016"] = "rgb",
         size: Optional[Tuple[int, int]] = None,
         sessions: Optional[int] = None,
         autorotate: bool = True,

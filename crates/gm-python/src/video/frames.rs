@@ -39,7 +39,7 @@ pub(super) fn decode_group(
         for &slot in f.slots {
             match output {
                 Output::Rgb => rgb_into(kernel, f, setup.shown, &chain, out, slot as usize)?,
-                Output::Nv12 => nv12_into(f, out, slot as usize)?,
+                Output::Nv12 | Output::P016 => planes_into(f, output, out, slot as usize)?,
             }
         }
         Ok(())
@@ -77,11 +77,21 @@ fn rgb_into(
     Ok(())
 }
 
-/// Frame `f`'s 8-bit NV12 planes, tightly packed, in slot `slot` of `out`.
-fn nv12_into(f: &DecodedFrame<'_>, out: &GmTensor, slot: usize) -> Result<(), CodecError> {
-    if f.format != SurfaceFormat::Nv12 {
+/// Frame `f`'s NV12 (8-bit) or P016 (above 8 bits) planes, tightly packed, in slot `slot` of
+/// `out`.
+fn planes_into(
+    f: &DecodedFrame<'_>,
+    output: Output,
+    out: &GmTensor,
+    slot: usize,
+) -> Result<(), CodecError> {
+    let (name, surface) = match output {
+        Output::P016 => ("P016", SurfaceFormat::P016),
+        _ => ("NV12", SurfaceFormat::Nv12),
+    };
+    if f.format != surface {
         return Err(CodecError::Consumer(format!(
-            "{}-bit {:?} frames have no NV12 form: ask for output=\"rgb\"",
+            "{}-bit {:?} frames have no {name} form: ask for output=\"rgb\"",
             f.bit_depth, f.format
         )));
     }
@@ -92,13 +102,15 @@ fn nv12_into(f: &DecodedFrame<'_>, out: &GmTensor, slot: usize) -> Result<(), Co
             f.frame
         )));
     }
-    let dst = out.data_ptr().offset(slot * w * (h * 3 / 2));
+    let row = w * f.format.bytes_per_sample();
+    let dst = out.data_ptr().offset(slot * row * (h * 3 / 2));
     // SAFETY: the surface is mapped until the session's stream has run this copy, and the
-    // destination slot lies inside `out` (shape checked above).
+    // destination slot lies inside `out` (shape checked above, rows of `row` bytes).
     unsafe {
-        f.stream.copy_2d_on_device(f.luma, f.pitch, dst, w, w, h)?;
         f.stream
-            .copy_2d_on_device(f.chroma, f.pitch, dst.offset(w * h), w, w, h / 2)?;
+            .copy_2d_on_device(f.luma, f.pitch, dst, row, row, h)?;
+        f.stream
+            .copy_2d_on_device(f.chroma, f.pitch, dst.offset(row * h), row, row, h / 2)?;
     }
     Ok(())
 }

@@ -36,6 +36,7 @@ impl HostDecoder {
         let (shape, per) = match setup.output {
             Output::Rgb => (vec![frames.len(), 3, h, w], 3 * w * h),
             Output::Nv12 => (vec![frames.len(), h * 3 / 2, w], w * (h * 3 / 2)),
+            Output::P016 => (vec![frames.len(), h * 3 / 2, w], 2 * w * (h * 3 / 2)),
         };
         let mut out = vec![0u8; per * frames.len()];
         let chain = rgb_chain(setup.size);
@@ -53,7 +54,7 @@ impl HostDecoder {
                 let dst = &mut out[slot as usize * per..(slot as usize + 1) * per];
                 match setup.output {
                     Output::Rgb => rgb_into(packed, f, setup, &chain, dst)?,
-                    Output::Nv12 => nv12_into(f, w, h, dst)?,
+                    Output::Nv12 | Output::P016 => planes_into(f, setup.output, w, h, dst)?,
                 }
             }
             Ok(())
@@ -101,11 +102,22 @@ fn rgb_into(
     Ok(())
 }
 
-/// Frame `f`'s 8-bit NV12 planes, tightly packed (`w` x `h`, then `w` x `h / 2`), into `dst`.
-fn nv12_into(f: &HostFrame<'_>, w: usize, h: usize, dst: &mut [u8]) -> Result<(), CodecError> {
-    if f.bit_depth != 8 || f.chroma_shifts() != (1, 1) {
+/// Frame `f`'s NV12 (8-bit) or P016 (above 8 bits, samples in the high bits) planes, tightly
+/// packed (`w` x `h`, then `w` x `h / 2` interleaved chroma), into `dst`.
+fn planes_into(
+    f: &HostFrame<'_>,
+    output: Output,
+    w: usize,
+    h: usize,
+    dst: &mut [u8],
+) -> Result<(), CodecError> {
+    let (name, fits) = match output {
+        Output::P016 => ("P016", f.bit_depth > 8),
+        _ => ("NV12", f.bit_depth == 8),
+    };
+    if !fits || f.chroma_shifts() != (1, 1) {
         return Err(CodecError::Consumer(format!(
-            "{} frames have no NV12 form: ask for output=\"rgb\"",
+            "{} frames have no {name} form: ask for output=\"rgb\"",
             f.layout.pixel_format(f.bit_depth)
         )));
     }
@@ -119,13 +131,14 @@ fn nv12_into(f: &HostFrame<'_>, w: usize, h: usize, dst: &mut [u8]) -> Result<()
     let mut packed = vec![0u8; f.semi_planar_bytes(pitch)];
     f.write_semi_planar(&mut packed, pitch)
         .ok_or_else(|| CodecError::Consumer(format!("frame {}: cannot pack", f.frame)))?;
+    let row = w * if f.bit_depth > 8 { 2 } else { 1 };
     let chroma_at = pitch * h.next_multiple_of(2);
     for y in 0..h {
-        dst[y * w..(y + 1) * w].copy_from_slice(&packed[y * pitch..y * pitch + w]);
+        dst[y * row..(y + 1) * row].copy_from_slice(&packed[y * pitch..y * pitch + row]);
     }
     for y in 0..h / 2 {
-        let (from, to) = (chroma_at + y * pitch, w * h + y * w);
-        dst[to..to + w].copy_from_slice(&packed[from..from + w]);
+        let (from, to) = (chroma_at + y * pitch, row * h + y * row);
+        dst[to..to + row].copy_from_slice(&packed[from..from + row]);
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use gm_codec::{DecoderChoice, Routing};
-use gm_demux::{BitstreamScan, IndexOptions, IndexingDemuxer, VideoIndex};
+use gm_demux::{BitstreamScan, CodecInfo, IndexOptions, IndexingDemuxer, VideoIndex};
 use gm_transforms::Orientation;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
@@ -40,6 +40,23 @@ enum Output {
     Rgb,
     /// `[H * 3 / 2, W]` uint8: the luma plane, then the interleaved chroma plane.
     Nv12,
+    /// `[H * 3 / 2, W]` uint16 laid out as NV12, each sample in the high bits (NVDEC's P016,
+    /// FFmpeg's `p010le` for 10-bit video): for streams above 8 bits.
+    P016,
+}
+
+impl Output {
+    fn dtype(self) -> gm_cuda::DType {
+        match self {
+            Output::P016 => gm_cuda::DType::U16,
+            Output::Rgb | Output::Nv12 => gm_cuda::DType::U8,
+        }
+    }
+
+    /// Whether the output is the decoder's planes as they come (no conversion, no resize).
+    fn is_planar(self) -> bool {
+        self != Output::Rgb
+    }
 }
 
 /// Frame-exact access to the frames of one video (MP4/MOV or WebM/Matroska; H.264, HEVC, VP9,
@@ -129,7 +146,7 @@ impl VideoDecoder {
         match (self.output, self.size) {
             (Output::Rgb, Some((h, w))) => (w, h),
             (Output::Rgb, None) => self.shown.displayed_size(c.width, c.height),
-            (Output::Nv12, _) => (c.width, c.height),
+            (Output::Nv12 | Output::P016, _) => (c.width, c.height),
         }
     }
 
@@ -166,7 +183,7 @@ impl VideoDecoder {
         crate::logging::flush(py);
         let (shape, bytes) =
             got.map_err(|e| GmError::new_err(format!("{}: {e}", self.path.display())))?;
-        Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)
+        Tensor::host(&shape, Elem::of(setup.output.dtype()), bytes)
     }
 
     /// Frames on NVDEC, into a GPU tensor; `setup` when the sessions are not started yet.
@@ -241,7 +258,9 @@ impl VideoDecoder {
 #[pymethods]
 impl VideoDecoder {
     /// Indexes the video (no decoding, no GPU). `device` is where frames decode (a GPU);
-    /// `output` is "rgb" (`[3, H, W]` uint8) or "nv12" (`[H * 3 / 2, W]` uint8); `size`
+    /// `output` is "rgb" (`[3, H, W]` uint8), "nv12" (`[H * 3 / 2, W]` uint8, 8-bit 4:2:0
+    /// video) or "p016" (`[H * 3 / 2, W]` uint16 in NV12's layout, samples in the high bits,
+    /// 4:2:0 video above 8 bits); `size`
     /// (height, width) resizes RGB frames in the same kernel. `sessions` is the most NVDEC
     /// sessions one request decodes on (frames from different GOPs decode in parallel on the
     /// GPU's engines; each session holds its own decoder memory); 7 when not given.
@@ -272,15 +291,16 @@ impl VideoDecoder {
         let output = match output {
             "rgb" => Output::Rgb,
             "nv12" => Output::Nv12,
+            "p016" => Output::P016,
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "output={other:?}: \"rgb\" or \"nv12\""
+                    "output={other:?}: \"rgb\", \"nv12\" or \"p016\""
                 )));
             }
         };
-        if output == Output::Nv12 && size.is_some() {
+        if output.is_planar() && size.is_some() {
             return Err(PyValueError::new_err(
-                "size= resizes RGB frames; NV12 frames come as decoded",
+                "size= resizes RGB frames; NV12 and P016 frames come as decoded",
             ));
         }
         if let Some((h, w)) = size
@@ -299,6 +319,7 @@ impl VideoDecoder {
                 crate::errors::sample_error(py, &path.display().to_string(), None, &e.to_string())
             })?;
         crate::logging::flush(py);
+        planar_output_fits(&path, output, &demux.index().codec)?;
         let shown = if autorotate {
             gm_loader::kernel_orientation(demux.index().orientation)
         } else {
@@ -468,4 +489,35 @@ impl VideoDecoder {
         let d = self.duration();
         (d > 0.0).then(|| self.index().frame_count() as f64 / d)
     }
+}
+
+/// Refuses a planar output the stream has no form in: NV12 is 8-bit 4:2:0, P016 4:2:0 above
+/// 8 bits; others come as RGB.
+fn planar_output_fits(path: &std::path::Path, output: Output, c: &CodecInfo) -> PyResult<()> {
+    let (name, fits) = match output {
+        Output::Rgb => return Ok(()),
+        Output::Nv12 => ("nv12", c.chroma_format == 1 && c.bit_depth == 8),
+        Output::P016 => ("p016", c.chroma_format == 1 && c.bit_depth > 8),
+    };
+    if fits {
+        return Ok(());
+    }
+    let other = if c.chroma_format == 1 && c.bit_depth > 8 {
+        "output=\"p016\" or \"rgb\""
+    } else if c.chroma_format == 1 {
+        "output=\"nv12\" or \"rgb\""
+    } else {
+        "output=\"rgb\""
+    };
+    Err(PyValueError::new_err(format!(
+        "{}: output={name:?} does not fit this {}-bit {} stream: ask for {other}",
+        path.display(),
+        c.bit_depth,
+        match c.chroma_format {
+            0 => "monochrome",
+            1 => "4:2:0",
+            2 => "4:2:2",
+            _ => "4:4:4",
+        }
+    )))
 }

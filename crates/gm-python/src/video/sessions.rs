@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 
 use gm_codec::nvdec::DecoderSession;
 use gm_codec::{CodecError, Routing};
-use gm_cuda::{DType, Device, DevicePool, Event, PoolConfig, Stream, Tensor as GmTensor};
+use gm_cuda::{Device, DevicePool, Event, PoolConfig, Stream, Tensor as GmTensor};
 use gm_demux::{DecodePlan, IndexingDemuxer};
 use gm_transforms::{FusedKernel, Orientation};
 
@@ -98,7 +98,8 @@ impl Sessions {
         let groups = plan.split(self.limit);
         self.grow(groups.len())?;
         let lead = self.threads[0].stream.clone();
-        let out = GmTensor::empty(&self.pool, &lead, &self.shape(frames.len()), DType::U8)?;
+        let dtype = self.setup.output.dtype();
+        let out = GmTensor::empty(&self.pool, &lead, &self.shape(frames.len()), dtype)?;
         let allocated = Arc::new(Event::new(&self.device)?);
         allocated.record(&lead)?;
         let (reply, answers) = mpsc::channel();
@@ -146,7 +147,7 @@ impl Sessions {
         let (w, h) = (self.setup.width as usize, self.setup.height as usize);
         match self.setup.output {
             Output::Rgb => vec![n, 3, h, w],
-            Output::Nv12 => vec![n, h * 3 / 2, w],
+            Output::Nv12 | Output::P016 => vec![n, h * 3 / 2, w],
         }
     }
 

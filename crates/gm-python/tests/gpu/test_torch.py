@@ -157,6 +157,28 @@ def test_streams_nvdec_lacks_decode_on_the_cpu_equal_to_ffmpeg(side_stream, deco
             assert hashlib.md5(data).hexdigest() == want[i], (name, decoder, i)
 
 
+def test_video_p016_frames_match_ffmpegs_framemd5(side_stream):
+    """10-bit HEVC on NVDEC as P016: uint16 frames in NV12's layout, samples in the high bits,
+    equal to ffmpeg's yuv420p10le frames once shifted down and deinterleaved."""
+    name = "hevc_main10"
+    want = [l.split(",")[-1].strip()
+            for l in (MEDIA / "golden" / f"{name}.framemd5").read_text().splitlines()
+            if l and not l.startswith("#")]
+    d = gm.VideoDecoder(str(MEDIA / "video" / f"{name}.mp4"), output="p016", device="cuda")
+    order = [len(d) - 1, 0, 7, 7, 3]
+    batch = d.get_frames_at(order)
+    with torch.cuda.stream(side_stream):
+        frames = torch.from_dlpack(batch.data)
+        assert frames.dtype == torch.uint16 and tuple(frames.shape) == (5, 270, 320)
+        host = frames.cpu().numpy()
+    for i, f in zip(order, host):
+        assert not (f & 63).any(), i
+        v = (f >> 6).astype("<u2")
+        uv = v[180:].reshape(90, 160, 2)
+        planar = v[:180].tobytes() + uv[..., 0].tobytes() + uv[..., 1].tobytes()
+        assert hashlib.md5(planar).hexdigest() == want[i], i
+
+
 def test_video_rgb_frames_indexing_and_times():
     d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), device="cuda")
     whole = torch.from_dlpack(d[0:30])

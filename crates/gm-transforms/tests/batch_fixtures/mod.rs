@@ -172,6 +172,7 @@ pub fn worst(dtype: DType, got: &[u8], want: &[u8]) -> f64 {
     let value = |b: &[u8]| -> f64 {
         match dtype {
             DType::U8 => f64::from(b[0]),
+            DType::U16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
             DType::F16 => f64::from(half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
             DType::BF16 => f64::from(half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
             DType::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
@@ -182,7 +183,7 @@ pub fn worst(dtype: DType, got: &[u8], want: &[u8]) -> f64 {
         .map(|(a, b)| {
             let (a, b) = (value(a), value(b));
             let tol = match dtype {
-                DType::U8 => 1.0,
+                DType::U8 | DType::U16 => 1.0,
                 DType::F32 => 1e-3 * b.abs().max(1.0),
                 DType::F16 => (1e-3 * b.abs().max(1.0)).max(b.abs() * 2f64.powi(-10)),
                 DType::BF16 => (1e-3 * b.abs().max(1.0)).max(b.abs() * 2f64.powi(-7)),
