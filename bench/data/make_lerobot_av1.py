@@ -37,7 +37,9 @@ def build(out, size, lengths):
     cams = {"observation.images.front": size, "observation.images.wrist": size}
     make.OUT, make.HERE = out, out.parent / f"{out.name}-aux"
     make.HERE.mkdir(parents=True, exist_ok=True)
-    make.CAMERAS, make.LENGTHS, make.FPS, make.TOLERANCE = cams, lengths, 30, 1e-4
+    # A loose tolerance for make.py's own expectations (the concat demuxer shifts episodes by
+    # a few ticks); from_timestamp is set to the exact frame times below.
+    make.CAMERAS, make.LENGTHS, make.FPS, make.TOLERANCE = cams, lengths, 30, 1.0
     make.FILES = {k: [0] * len(lengths) for k in cams}
 
     def frames(ep, n, w, h, cam):

@@ -9,7 +9,9 @@ Reports frames/s (every frame of every camera of every sample), the host's busy 
 the timed epochs (from /proc/stat: every process, DataLoader workers included) and frames/s
 per busy core. Usage: lerobot_av1.py ROOT [ROOT...] (datasets of
 bench/data/make_lerobot_av1.py); env EPOCHS (3), BATCH (16), SESSIONS (gm's, "16,32"),
-WORKERS (torchcodec's DataLoader workers, the host's cores)."""
+WORKERS (torchcodec's DataLoader workers, the host's cores), PEERS ("gm,torchcodec"); gm's
+AV1 decoder is FFmpeg's libdav1d where FFmpeg's libraries are found (torchcodec's), else the
+bundled rav1d (GM_AV1_DECODER=bundled forces it)."""
 
 import json
 import os
@@ -58,7 +60,8 @@ def gm_rows(root, cams, deltas):
             for b in loader:
                 torch.from_dlpack(b.frames)
 
-        row = {"peer": "gm", "sessions": sessions, **timed(epoch, frames)}
+        row = {"peer": "gm", "sessions": sessions,
+               "av1_decoder": os.environ.get("GM_AV1_DECODER", "auto"), **timed(epoch, frames)}
         stats = loader.stats()
         row["stats"] = {k: v for k, v in stats.items() if not isinstance(v, (list, dict))}
         loader.close()
@@ -129,8 +132,11 @@ def main():
                 "cameras": len(cams), "deltas": deltas, "codec": meta["codec"],
                 "size": f"{meta['width']}x{meta['height']}"}
         print(json.dumps(head), flush=True)
-        gm_rows(root, cams, deltas)
-        torchcodec_row(root, cams, deltas)
+        peers = os.environ.get("PEERS", "gm,torchcodec").split(",")
+        if "gm" in peers:
+            gm_rows(root, cams, deltas)
+        if "torchcodec" in peers:
+            torchcodec_row(root, cams, deltas)
 
 
 if __name__ == "__main__":

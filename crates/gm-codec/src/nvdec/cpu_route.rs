@@ -50,7 +50,7 @@ impl CpuRoute {
     /// Warns once per kind of stream that goes to the CPU without being asked to.
     pub(super) fn warn_once(&mut self, kind: StreamKind, reason: &str) {
         if self.warned.insert(kind) {
-            tracing::warn!(stream = %kind, %reason, "decoding on the CPU (libavcodec): NVDEC cannot take this stream");
+            tracing::warn!(stream = %kind, %reason, "decoding on the CPU (FFmpeg's libavcodec, or the bundled AV1 decoder): NVDEC cannot take this stream");
         }
     }
 

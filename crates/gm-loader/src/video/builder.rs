@@ -267,7 +267,7 @@ fn routes(
             videos = cpu,
             of = out.len(),
             %reason,
-            "some videos decode on the CPU (libavcodec): NVDEC cannot take them"
+            "some videos decode on the CPU (FFmpeg's libavcodec, or the bundled AV1 decoder): NVDEC cannot take them"
         );
     }
     Ok(out)
