@@ -78,6 +78,12 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     }
     // GM_BENCH_REPLICATE_CHROMA=1: chroma repeated instead of interpolated as swscale does.
     let replicate = env_usize("GM_BENCH_REPLICATE_CHROMA", 0) != 0;
+    if let Some(n) = std::env::var("GM_BENCH_JOBS_IN_FLIGHT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        builder = builder.jobs_in_flight(n);
+    }
     let mut loader = builder
         .replicate_chroma(replicate)
         .device(device)
@@ -140,6 +146,7 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
             "parsers_created": after.parsers_created - before.parsers_created,
             "display_delay": std::env::var("GM_NVDEC_DISPLAY_DELAY").ok(),
             "batches_per_job": std::env::var("GM_BENCH_BATCHES_PER_JOB").ok(),
+            "jobs_in_flight": std::env::var("GM_BENCH_JOBS_IN_FLIGHT").ok(),
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
             "session_us_per_frame": breakdown(&before, &after, run.sessions, wall, delivered),
         })

@@ -229,6 +229,16 @@ fn cpu_stream_jobs_equal_one_batch_jobs_and_resume_exactly() {
     let (mut stream, mut single) = (build(8), build(1));
     let a = collect(&mut stream, 0);
     let b = collect(&mut single, 0);
+    // Jobs in flight change what runs at once, never what is delivered or in which order.
+    for ahead in [1, 64] {
+        let mut l = cpu_loader(open(), chain())
+            .batch_size(3)
+            .batches_per_job(1)
+            .jobs_in_flight(ahead)
+            .build()
+            .unwrap();
+        assert!(collect(&mut l, 0) == b, "{ahead} jobs in flight");
+    }
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(&b) {
         assert_eq!((x.0, &x.1), (y.0, &y.1), "batch order");

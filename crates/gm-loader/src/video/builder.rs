@@ -34,6 +34,7 @@ pub struct ClipLoaderBuilder {
     erasing: Option<RandomErasing>,
     routing: Routing,
     replicate_chroma: bool,
+    jobs_in_flight: Option<usize>,
 }
 
 impl ClipLoaderBuilder {
@@ -146,6 +147,15 @@ impl ClipLoaderBuilder {
         self
     }
 
+    /// Decoding jobs submitted ahead of the one whose batches are being delivered (default:
+    /// sessions + 1; where NVDEC and the CPU share the dataset, 4 x sessions, so that NVDEC
+    /// sessions keep decoding past a slower CPU job at the head). Batches are delivered in
+    /// order whatever the value; each job holds its batches until then, so this bounds memory.
+    pub fn jobs_in_flight(mut self, n: usize) -> Self {
+        self.jobs_in_flight = Some(n.max(1));
+        self
+    }
+
     /// Starts the decoders (NVDEC sessions, or CPU decoders where the loader runs on the
     /// CPU).
     pub fn build(self) -> Result<ClipLoader, LoaderError> {
@@ -172,6 +182,12 @@ impl ClipLoaderBuilder {
                 (routes, Decoders::Cpu(pool), None)
             }
         };
+        let sessions = decoders.sessions();
+        let mixed = routes.iter().any(|r| matches!(r, Ok(r) if r.is_cpu()))
+            && routes.iter().any(|r| matches!(r, Ok(r) if !r.is_cpu()));
+        let jobs_in_flight =
+            self.jobs_in_flight
+                .unwrap_or(if mixed { 4 * sessions } else { sessions + 1 });
         let batches_per_job = self
             .batches_per_job
             .unwrap_or(match self.settings.sampler.order {
@@ -191,6 +207,7 @@ impl ClipLoaderBuilder {
             }),
             settings: self.settings,
             batches_per_job,
+            jobs_in_flight,
             decoders: Arc::new(decoders),
             routes,
             placement,
@@ -281,6 +298,7 @@ pub struct ClipLoader {
     shared: Arc<Shared>,
     settings: Settings,
     batches_per_job: usize,
+    jobs_in_flight: usize,
     decoders: Arc<Decoders>,
     routes: Routes,
     placement: String,
@@ -327,6 +345,7 @@ impl ClipLoader {
             erasing: None,
             routing: Routing::default(),
             replicate_chroma: false,
+            jobs_in_flight: None,
         }
     }
 
@@ -421,6 +440,7 @@ impl ClipLoader {
         let jobs = cut(&todo, &sizes);
         ClipEpoch::spawn(
             jobs,
+            self.jobs_in_flight,
             &self.shared,
             &self.decoders,
             epoch,

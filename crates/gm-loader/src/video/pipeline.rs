@@ -88,12 +88,12 @@ impl ClipEpoch<'_> {
     /// Starts the thread that submits `jobs` of `epoch` and forwards their batches in order.
     pub(crate) fn spawn(
         jobs: Vec<Vec<(usize, Vec<usize>)>>,
+        in_flight: usize,
         shared: &Arc<Shared>,
         decoders: &Arc<Decoders>,
         epoch: u64,
         cursor: Cursor,
     ) -> ClipEpoch<'static> {
-        let in_flight = decoders.sessions() + 1;
         let (tx, rx) = bounded(2);
         let stop = Arc::new(AtomicBool::new(false));
         let (shared2, decoders, stop2) = (shared.clone(), decoders.clone(), stop.clone());
