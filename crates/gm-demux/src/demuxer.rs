@@ -18,6 +18,8 @@ pub struct IndexingDemuxer {
     index: Arc<VideoIndex>,
     source: Arc<dyn ByteSource>,
     cache: Option<(Arc<GopCache>, u64)>,
+    /// The index's chroma location, worked out once (it parses the SPS), not per run.
+    chroma: crate::ChromaLocation,
 }
 
 impl std::fmt::Debug for IndexingDemuxer {
@@ -42,6 +44,7 @@ impl IndexingDemuxer {
     /// Uses an existing index (for example one loaded from disk) over `source`.
     pub fn new(index: Arc<VideoIndex>, source: Arc<dyn ByteSource>) -> IndexingDemuxer {
         IndexingDemuxer {
+            chroma: index.chroma_location(),
             index,
             source,
             cache: None,
@@ -172,7 +175,7 @@ impl PacketSource for IndexingDemuxer {
     }
 
     fn chroma_location(&self) -> crate::ChromaLocation {
-        self.index.chroma_location()
+        self.chroma
     }
 
     fn read_run(&self, run: &DecodeRun) -> Result<Vec<Packet>> {

@@ -10,7 +10,8 @@ mod video_common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use gm_codec::avcodec::{ChromaLayout, CpuDecoder, testing::libavcodec_or_skip};
+use gm_codec::avcodec::testing::{ffmpeg_or_skip, libavcodec_or_skip};
+use gm_codec::avcodec::{ChromaLayout, CpuDecoder};
 use gm_codec::{DecoderChoice, nvdec::FrameStatus};
 use gm_cuda::{DType, Stream, gpu_test_device};
 use gm_demux::{IndexOptions, IndexingDemuxer};
@@ -563,7 +564,7 @@ fn ffmpeg_rgb(file: &str, full_height_chroma: bool) -> Vec<u8> {
 #[test]
 fn cpu_clips_convert_like_ffmpeg_at_the_signalled_chroma_location() {
     let test = "cpu_clips_convert_like_ffmpeg_at_the_signalled_chroma_location";
-    if !libavcodec_or_skip(test) || !video_common::ffmpeg_or_skip(test) {
+    if !libavcodec_or_skip(test) || !ffmpeg_or_skip(test) {
         return;
     }
     let files = [

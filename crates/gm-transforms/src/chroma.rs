@@ -70,12 +70,13 @@ fn keys(d: f32) -> f32 {
     }
 }
 
-/// The filter swscale's `initFilter` builds for luma sample `i` of `luma_len` from a plane of
-/// `chroma_len` samples whose first sample sits `pos`/256 luma samples from the first luma
-/// sample (a 2:1 subsampled axis).
-pub fn chroma_taps(i: usize, luma_len: usize, chroma_len: usize, pos: u16) -> ChromaTaps {
+/// The filter swscale's `initFilter` builds for luma sample `i` of `luma_len` from the
+/// `ceil(luma_len / 2)` chroma samples of a 2:1 subsampled axis, whose first sits `pos`/256
+/// luma samples from the first luma sample.
+pub fn chroma_taps(i: usize, luma_len: usize, pos: u16) -> ChromaTaps {
     const ONE: i64 = 1 << 17;
-    let (l, n) = (luma_len as i64, chroma_len as i64);
+    let l = luma_len as i64;
+    let n = (l + 1) >> 1;
     // Positions in 1/2^17 of a chroma sample, as swscale keeps them.
     let inc = ((n << 16) + (l >> 1)) / l;
     let src_pos = (i64::from(pos.min(256)) + 128) >> 1;
@@ -107,7 +108,7 @@ mod tests {
     #[test]
     fn interior_taps_are_keys_weights_at_the_sited_fraction() {
         // Co-sited horizontally: even luma samples sit on a chroma sample, odd ones halfway.
-        let even = chroma_taps(10, 64, 32, 0);
+        let even = chroma_taps(10, 64, 0);
         let on: Vec<(usize, f32)> = even
             .index
             .iter()
@@ -116,7 +117,7 @@ mod tests {
             .filter(|(_, w)| *w != 0.0)
             .collect();
         assert_eq!(on, vec![(5, 1.0)]);
-        let odd = chroma_taps(11, 64, 32, 0);
+        let odd = chroma_taps(11, 64, 0);
         let w: f32 = odd.weight.iter().sum();
         assert!((w - 1.0).abs() < 1e-6);
         assert_eq!(odd.index, [4, 5, 6, 7, 8]);
@@ -124,7 +125,7 @@ mod tests {
             (odd.weight[1] - keys(0.5)).abs() < 1e-6 && (odd.weight[3] - keys(1.5)).abs() < 1e-6
         );
         // Centre siting: a quarter and three quarters of a chroma sample.
-        let c = chroma_taps(11, 64, 32, 128);
+        let c = chroma_taps(11, 64, 128);
         let frac: Vec<f32> = c.weight.iter().copied().filter(|w| *w != 0.0).collect();
         assert_eq!(frac.len(), 4);
         assert!((frac[1] - keys(0.25)).abs() < 1e-6);
@@ -134,7 +135,7 @@ mod tests {
     fn the_truncated_first_filters_lose_a_tap_and_renormalise() {
         // Luma row 2 under centre siting sits at chroma 0.75; swscale's truncated start drops
         // the tap at -1 (weight keys(1.75) < 0) and renormalises the other three.
-        let t = chroma_taps(2, 64, 32, 128);
+        let t = chroma_taps(2, 64, 128);
         assert_eq!(t.index[0], 0);
         let lost = keys(1.75);
         let rest = keys(0.75) + keys(0.25) + keys(1.25);
@@ -147,7 +148,7 @@ mod tests {
 
     #[test]
     fn the_last_taps_clamp_to_the_plane() {
-        let t = chroma_taps(63, 64, 32, 128);
+        let t = chroma_taps(63, 64, 128);
         assert!(t.index.iter().all(|&i| i < 32));
         assert_eq!(t.index[4], 31);
     }

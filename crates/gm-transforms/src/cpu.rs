@@ -246,7 +246,7 @@ fn axis_taps(i: usize, luma_len: usize, shift: u32, pos: u16) -> ([usize; 5], [f
     if shift == 0 {
         return ([i, 0, 0, 0, 0], [1.0, 0.0, 0.0, 0.0, 0.0]);
     }
-    let t = chroma_taps(i, luma_len, luma_len.div_ceil(2), pos);
+    let t = chroma_taps(i, luma_len, pos);
     (t.index, t.weight)
 }
 

@@ -6,6 +6,28 @@ use std::io::Write;
 
 use super::CpuDecoder;
 
+/// The variable that turns a missing ffmpeg CLI into a failure.
+pub const REQUIRE_FFMPEG_VAR: &str = "GM_REQUIRE_FFMPEG";
+
+/// Whether the ffmpeg CLI runs here (the reference tests compare against), for the test
+/// `name`; `false` after a `SKIP (no ffmpeg)` line.
+///
+/// # Panics
+/// When it does not run and `GM_REQUIRE_FFMPEG` is set (CI installs it).
+pub fn ffmpeg_or_skip(name: &str) -> bool {
+    let ok = std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var_os(REQUIRE_FFMPEG_VAR).is_some() {
+            panic!("{name}: {REQUIRE_FFMPEG_VAR} is set but ffmpeg is missing");
+        }
+        let _ = writeln!(std::io::stderr(), "SKIP (no ffmpeg): {name}");
+    }
+    ok
+}
+
 /// The variable that turns skips into failures.
 pub const REQUIRE_LIBAVCODEC_VAR: &str = "GM_REQUIRE_LIBAVCODEC";
 

@@ -86,23 +86,9 @@ pub fn demo_images() -> PathBuf {
         .unwrap_or_else(|| workspace().join("assets/demo/images"))
 }
 
-/// Whether ffmpeg runs here; without it, a SKIP line for `test` (or a failure under
-/// `GM_REQUIRE_FFMPEG=1`, as in CI).
-pub fn ffmpeg_or_skip(test: &str) -> bool {
-    let ok = std::process::Command::new("ffmpeg")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("GM_REQUIRE_FFMPEG").is_err(),
-            "GM_REQUIRE_FFMPEG=1 but ffmpeg is missing"
-        );
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIP (no ffmpeg): {test}");
-    }
-    ok
-}
+/// Whether ffmpeg runs here (gm-codec's shared check).
+#[allow(unused_imports)] // each test binary uses a subset of these helpers
+pub use gm_codec::avcodec::testing::ffmpeg_or_skip;
 
 /// (file name, MD5) pairs of an `md5sum`-style list under the fixtures (`MD5  name` lines).
 pub fn md5_list(relative: &str) -> Vec<(String, String)> {

@@ -140,12 +140,12 @@ struct Filling {
 }
 
 impl Shared {
-    /// `src` with its chroma read as the loader's settings say.
-    fn chroma(&self, src: SourceImage) -> SourceImage {
+    /// How to read chroma the stream's way (`stream`) under the loader's settings.
+    fn chroma(&self, stream: ChromaFilter) -> ChromaFilter {
         if self.replicate_chroma {
-            src.with_chroma(ChromaFilter::Replicate)
+            ChromaFilter::Replicate
         } else {
-            src
+            stream
         }
     }
 
@@ -415,7 +415,8 @@ impl Shared {
                 session, kernel, ..
             } => session.decode(demux, &plan, &mut |f| {
                 conceal(f.status, f.frame, f.slots, slots, &mut concealed);
-                let src = self.chroma(surface_source(f).oriented(shown));
+                let src = surface_source(f).oriented(shown);
+                let src = src.with_chroma(self.chroma(src.chroma_filter));
                 for &r in f.slots {
                     let s = slots[r as usize];
                     let Some(b) = &filling[s.batch] else { continue };
@@ -430,11 +431,7 @@ impl Shared {
             Worker::Cpu { decoder, packed } => decoder.decode(demux, &plan, &mut |f| {
                 conceal(f.status, f.frame, f.slots, slots, &mut concealed);
                 let src = packed.pack(f, shown)?;
-                let src = if self.replicate_chroma {
-                    src.with_chroma(ChromaFilter::Replicate)
-                } else {
-                    src
-                };
+                let src = src.with_chroma(self.chroma(src.chroma_filter));
                 for &r in f.slots {
                     let s = slots[r as usize];
                     if let Some(b) = &mut filling[s.batch] {

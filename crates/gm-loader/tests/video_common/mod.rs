@@ -34,22 +34,3 @@ pub fn videos() -> Vec<PathBuf> {
         .map(|n| fixture(n))
         .collect()
 }
-
-/// Whether the ffmpeg CLI runs here (the reference of RGB conversions); without it, a SKIP
-/// line for `test`, or a failure under `GM_REQUIRE_FFMPEG=1` (CI installs it).
-#[allow(dead_code)]
-pub fn ffmpeg_or_skip(test: &str) -> bool {
-    let ok = std::process::Command::new("ffmpeg")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("GM_REQUIRE_FFMPEG").is_none(),
-            "GM_REQUIRE_FFMPEG=1 but ffmpeg is missing"
-        );
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIP (no ffmpeg): {test}");
-    }
-    ok
-}
