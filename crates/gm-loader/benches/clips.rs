@@ -84,6 +84,12 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     {
         builder = builder.jobs_in_flight(n);
     }
+    if let Some(n) = std::env::var("GM_BENCH_CPU_DECODERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        builder = builder.cpu_decoders(n);
+    }
     let mut loader = builder
         .replicate_chroma(replicate)
         .device(device)
@@ -147,6 +153,7 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
             "display_delay": std::env::var("GM_NVDEC_DISPLAY_DELAY").ok(),
             "batches_per_job": std::env::var("GM_BENCH_BATCHES_PER_JOB").ok(),
             "jobs_in_flight": std::env::var("GM_BENCH_JOBS_IN_FLIGHT").ok(),
+            "cpu_decoders": std::env::var("GM_BENCH_CPU_DECODERS").ok(),
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
             "session_us_per_frame": breakdown(&before, &after, run.sessions, wall, delivered),
         })

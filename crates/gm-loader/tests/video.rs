@@ -457,26 +457,43 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     let device = gpu_test_device!("mixed_codec_clip_batches_equal_decoding_every_frame_alone");
     let paths = mixed_videos(&device);
     // Clips of 3 frames 2 apart, one every 4 frames: about 45 clips, in batches of 7.
-    let dataset = VideoDataset::open(&paths, 3, 4, 2).unwrap();
     let reference_set = VideoDataset::open(&paths, 3, 4, 2).unwrap();
-    let mut loader =
-        ClipLoader::new(dataset, &device, 3, chain(), Sampler::shuffled(5), 7, 4).unwrap();
     let mut reference = Reference::new(&device);
     let stream = Stream::new(&device).unwrap();
-    let mut seen = Vec::new();
-    for batch in loader.epoch(1) {
-        let batch = batch.unwrap();
-        assert_eq!(&batch.frames.shape()[1..], &[3, 32, 40, 3]);
-        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
-        reference.check(&reference_set, &batch, 4, &host);
-        seen.extend(batch.episodes.iter().copied());
+    // Shuffled, one batch per job; then in order, jobs of up to 3 batches cut per route (a
+    // CPU job's batches are not consecutive in the epoch), 2 CPU decoders.
+    let sequential = ClipLoader::builder(VideoDataset::open(&paths, 3, 4, 2).unwrap())
+        .device(&device)
+        .sessions(3)
+        .cpu_decoders(2)
+        .transforms(chain())
+        .batch_size(7)
+        .seed(4)
+        .batches_per_job(3)
+        .build()
+        .unwrap();
+    let shuffled = VideoDataset::open(&paths, 3, 4, 2).unwrap();
+    let shuffled = ClipLoader::new(shuffled, &device, 3, chain(), Sampler::shuffled(5), 7, 4);
+    for (mut loader, in_order) in [(shuffled.unwrap(), false), (sequential, true)] {
+        let mut seen = Vec::new();
+        for (k, batch) in loader.epoch(1).enumerate() {
+            let batch = batch.unwrap();
+            assert_eq!(batch.position, k, "batches in the epoch's order");
+            assert_eq!(&batch.frames.shape()[1..], &[3, 32, 40, 3]);
+            let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
+            reference.check(&reference_set, &batch, 4, &host);
+            seen.extend(batch.episodes.iter().copied());
+        }
+        if !in_order {
+            seen.sort_unstable();
+        }
+        let all: Vec<usize> = (0..reference_set.len()).collect();
+        assert_eq!(seen, all, "every clip once");
     }
-    seen.sort_unstable();
-    assert_eq!(
-        seen,
-        (0..reference_set.len()).collect::<Vec<_>>(),
-        "every clip once"
-    );
+    let dataset = VideoDataset::open(&paths, 3, 4, 2).unwrap();
+    let mut loader =
+        ClipLoader::new(dataset, &device, 3, chain(), Sampler::shuffled(5), 7, 4).unwrap();
+    assert_eq!(loader.epoch(1).count(), reference_set.len().div_ceil(7));
     let s = loader.stats();
     assert_eq!(s.frames, s.clips * 3, "{s:?}");
     // Each video was routed on its own: AV1 to the CPU where NVDEC lacks it, the rest to
@@ -492,6 +509,10 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     }
     assert_eq!(loader.cpu_videos(), cpu_videos);
     assert_eq!(s.cpu_frames_decoded > 0, cpu_videos > 0, "{s:?}");
+    // CPU decoders beside the 3 NVDEC sessions only where some video needs them.
+    let (nvdec, cpu) = loader.decoder_threads();
+    assert_eq!(nvdec, 3);
+    assert_eq!(cpu > 0, cpu_videos > 0, "{cpu} CPU decoders");
     eprintln!(
         "{cpu_videos} of {} videos on the CPU route, {s:?}",
         paths.len()
@@ -531,6 +552,11 @@ fn cpu_routed_clip_batches_equal_nvdec_ones_and_gpu_refusals_are_bad_clips() {
         match choice {
             gm_codec::DecoderChoice::Cpu => {
                 assert_eq!((s.packets_decoded, loader.cpu_videos()), (0, 3), "{s:?}");
+                // No NVDEC session started; the CPU decoders take the core budget.
+                assert_eq!(
+                    loader.decoder_threads(),
+                    (0, gm_loader::default_core_budget())
+                );
                 assert!(s.cpu_frames_decoded >= s.frames, "{s:?}");
             }
             _ => assert_eq!(s.cpu_frames_decoded, 0, "{s:?}"),

@@ -230,15 +230,21 @@ fn cpu_stream_jobs_equal_one_batch_jobs_and_resume_exactly() {
     let (mut stream, mut single) = (build(8), build(1));
     let a = collect(&mut stream, 0);
     let b = collect(&mut single, 0);
-    // Jobs in flight change what runs at once, never what is delivered or in which order.
-    for ahead in [1, 64] {
+    // Jobs in flight and decoder threads change what runs at once, never what is delivered
+    // or in which order.
+    for (ahead, threads) in [(1, 2), (64, 2), (4, 5)] {
         let mut l = cpu_loader(open(), chain())
             .batch_size(3)
             .batches_per_job(1)
             .jobs_in_flight(ahead)
+            .cpu_decoders(threads)
             .build()
             .unwrap();
-        assert!(collect(&mut l, 0) == b, "{ahead} jobs in flight");
+        assert_eq!(l.decoder_threads(), (0, threads));
+        assert!(
+            collect(&mut l, 0) == b,
+            "{ahead} jobs in flight, {threads} decoders"
+        );
     }
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(&b) {

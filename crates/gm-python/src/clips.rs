@@ -257,9 +257,10 @@ fn configure(
 /// and transformed (the same draws for every frame of a clip) by the fused kernel.
 ///
 /// Iterating yields `ClipBatch`es whose `frames` are `[B, T, C, H, W]` (`[B, cameras, T, C,
-/// H, W]` for scenes) on the GPU. With `device="cpu"`, or where there is no GPU, the same
-/// batches come from CPU decoders (`sessions` of them, default one per core) and the
-/// kernels' CPU twins, in host memory. `set_epoch`, `state_dict` and `load_state_dict` work
+/// H, W]` for scenes) on the GPU. Videos NVDEC cannot take are decoded on the host by
+/// `cpu_decoders` threads (default: the process's share of the node's cores) beside the
+/// `sessions` NVDEC sessions. With `device="cpu"`, or where there is no GPU, the same
+/// batches come from those CPU decoders and the kernels' CPU twins, in host memory. `set_epoch`, `state_dict` and `load_state_dict` work
 /// as for `ImageLoader`. Chroma of 4:2:0 and 4:2:2 video is interpolated at the stream's
 /// chroma location as ffmpeg's swscale does (RGB within one step of ffmpeg's);
 /// `replicate_chroma=True` repeats each chroma sample instead (faster, not ffmpeg's).
@@ -310,7 +311,7 @@ impl ClipLoader {
     #[pyo3(signature = (
         dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=None,
-        prefetch_next_epoch=true, decoder="auto", replicate_chroma=false
+        prefetch_next_epoch=true, decoder="auto", replicate_chroma=false, cpu_decoders=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -329,6 +330,7 @@ impl ClipLoader {
         prefetch_next_epoch: bool,
         decoder: &str,
         replicate_chroma: bool,
+        cpu_decoders: Option<usize>,
     ) -> PyResult<ClipLoader> {
         let decoder: gm_codec::DecoderChoice = decoder
             .parse()
@@ -343,6 +345,10 @@ impl ClipLoader {
             (Some(gpu), n) => b.device(gpu).sessions(n.unwrap_or(7)),
             (None, Some(n)) => b.cpu().sessions(n),
             (None, None) => b.cpu(),
+        };
+        let b = match cpu_decoders {
+            Some(n) => b.cpu_decoders(n),
+            None => b,
         };
         let b = b
             .decoder(decoder)

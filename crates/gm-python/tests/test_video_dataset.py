@@ -73,6 +73,14 @@ def test_clip_loader_on_the_cpu():
     loader.set_epoch(1)
     again = [(b.episodes, np.from_dlpack(b.frames).copy()) for b in loader]
     assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, again))
+    # Two decoder threads instead of one per core: the same batches in the same order.
+    two = gm.ClipLoader(d, batch_size=3, transforms=chain, device="cpu", shuffle=True, seed=3,
+                        cpu_decoders=2)
+    two.set_epoch(1)
+    fewer = [(b.episodes, np.from_dlpack(b.frames).copy()) for b in two]
+    two.close()
+    assert len(fewer) == len(first)
+    assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, fewer))
     for eps, frames in first:
         for k, e in enumerate(eps):
             _, cams = d.clip(e)

@@ -13,7 +13,8 @@ use parking_lot::Mutex;
 
 use super::dataset::VideoDataset;
 use super::decode::{GpuShared, Shared};
-use super::jobs::{cut, job_sizes};
+use super::jobs::{cut, cut_by_key, job_sizes};
+use super::order::Limits;
 use super::pipeline::ClipEpoch;
 use super::stats::ClipStats;
 use super::worker::Decoders;
@@ -29,6 +30,7 @@ pub struct ClipLoaderBuilder {
     dataset: VideoDataset,
     settings: Settings,
     sessions: Option<usize>,
+    cpu_decoders: Option<usize>,
     chain: Compose,
     batches_per_job: Option<usize>,
     erasing: Option<RandomErasing>,
@@ -52,16 +54,26 @@ impl ClipLoaderBuilder {
         self
     }
 
-    /// Decoders, one thread each: NVDEC sessions on a GPU (default 7, the decode engines of
-    /// an H100 or H200), CPU decoders on the CPU (default: one per core).
+    /// NVDEC sessions on a GPU, one thread each (default 7, the decode engines of an H100 or
+    /// H200). Where the loader runs on the CPU, the CPU decoders, unless
+    /// [`ClipLoaderBuilder::cpu_decoders`] says otherwise.
     pub fn sessions(mut self, n: usize) -> Self {
         self.sessions = Some(n.max(1));
         self
     }
 
+    /// Host threads decoding the videos routed to the CPU, each with its own decoder (and on a
+    /// GPU its own stream, staging and fused kernel), beside the NVDEC sessions (default: the
+    /// loader's core budget, the node's cores over the launcher's `LOCAL_WORLD_SIZE`). Created
+    /// only where some video goes to the CPU.
+    pub fn cpu_decoders(mut self, n: usize) -> Self {
+        self.cpu_decoders = Some(n.max(1));
+        self
+    }
+
     /// Which decoder takes each video (default [`DecoderChoice::Auto`]: NVDEC where the GPU's
-    /// decoder takes the stream, else libavcodec on the session's thread, the frames then
-    /// staged into the same pipeline). `Gpu` makes a stream NVDEC refuses a bad clip with
+    /// decoder takes the stream, else libavcodec or the bundled AV1 decoder on the
+    /// [`ClipLoaderBuilder::cpu_decoders`], the frames then staged into the same pipeline). `Gpu` makes a stream NVDEC refuses a bad clip with
     /// NVDEC's reason; `Cpu` decodes everything on the host. Each video is routed on its own,
     /// so a dataset may mix both (see [`ClipLoader::route`]).
     pub fn decoder(mut self, choice: DecoderChoice) -> Self {
@@ -69,9 +81,9 @@ impl ClipLoaderBuilder {
         self
     }
 
-    /// libavcodec threads per video a session decodes on the CPU (default 1; 0 lets
-    /// libavcodec use every core). Sessions x threads is the host cores CPU decoding may take:
-    /// with AV1 on the CPU, give the loader more sessions rather than more threads.
+    /// libavcodec threads per video a CPU decoder decodes (default 1; 0 lets libavcodec use
+    /// every core). CPU decoders x threads is the host cores CPU decoding may take: give the
+    /// loader more [`ClipLoaderBuilder::cpu_decoders`] rather than more threads.
     pub fn cpu_threads(mut self, n: usize) -> Self {
         self.routing.cpu_threads = n;
         self
@@ -147,10 +159,11 @@ impl ClipLoaderBuilder {
         self
     }
 
-    /// Decoding jobs submitted ahead of the one whose batches are being delivered (default:
-    /// sessions + 1; where NVDEC and the CPU share the dataset, 4 x sessions, so that NVDEC
-    /// sessions keep decoding past a slower CPU job at the head). Batches are delivered in
-    /// order whatever the value; each job holds its batches until then, so this bounds memory.
+    /// Decoding jobs submitted and not yet delivered, at most (default: decoders + 1; where
+    /// NVDEC and the CPU share the dataset, 4 x the decoders of both kinds, so that each kind
+    /// keeps decoding past a slower job of the other at the head). Each pool is kept fed with
+    /// its sessions + 1 jobs within this bound. Batches are delivered in order whatever the
+    /// value; a finished job holds its batches until then, so this bounds memory.
     pub fn jobs_in_flight(mut self, n: usize) -> Self {
         self.jobs_in_flight = Some(n.max(1));
         self
@@ -172,22 +185,25 @@ impl ClipLoaderBuilder {
         let (device, placement) = pick_device(&self.settings.placement)?;
         let (routes, decoders, gpu) = match &device {
             Some(device) => {
-                let sessions = self.sessions.unwrap_or(7);
                 let routes = routes(device, &self.dataset, self.routing)?;
-                let pool = DecoderPool::routed(device, sessions, None, self.routing)?;
-                (routes, Decoders::Gpu(pool), Some(GpuShared::new(device)))
+                let decoders = self.gpu_decoders(device, &routes)?;
+                (routes, decoders, Some(GpuShared::new(device)))
             }
             None => {
-                let (routes, pool) = self.cpu_decoders(&placement)?;
+                let (routes, pool) = self.host_decoders(&placement)?;
                 (routes, Decoders::Cpu(pool), None)
             }
         };
-        let sessions = decoders.sessions();
-        let mixed = routes.iter().any(|r| matches!(r, Ok(r) if r.is_cpu()))
-            && routes.iter().any(|r| matches!(r, Ok(r) if !r.is_cpu()));
-        let jobs_in_flight =
-            self.jobs_in_flight
-                .unwrap_or(if mixed { 4 * sessions } else { sessions + 1 });
+        let (nvdec, cpu) = decoders.split();
+        let jobs_in_flight = self.jobs_in_flight.unwrap_or(if nvdec > 0 && cpu > 0 {
+            4 * (nvdec + cpu)
+        } else {
+            nvdec + cpu + 1
+        });
+        let cpu_routed = routes
+            .iter()
+            .map(|r| matches!(r, Ok(r) if r.is_cpu()))
+            .collect();
         let batches_per_job = self
             .batches_per_job
             .unwrap_or(match self.settings.sampler.order {
@@ -203,6 +219,7 @@ impl ClipLoaderBuilder {
                 seed: self.settings.seed,
                 erasing: self.erasing,
                 replicate_chroma: self.replicate_chroma,
+                cpu_routed,
                 stats: Mutex::new(ClipStats::default()),
             }),
             settings: self.settings,
@@ -214,10 +231,32 @@ impl ClipLoaderBuilder {
         })
     }
 
+    /// A GPU's decoders for videos routed as `routes` say: NVDEC sessions where some video
+    /// goes to NVDEC (or none can be decoded, so that the refusals come from NVDEC), and
+    /// CPU-route sessions where some goes to the CPU.
+    fn gpu_decoders(&self, device: &Device, routes: &Routes) -> Result<Decoders, LoaderError> {
+        let to_cpu = routes.iter().any(|r| matches!(r, Ok(r) if r.is_cpu()));
+        let to_nvdec = routes.iter().any(|r| matches!(r, Ok(r) if !r.is_cpu()));
+        let nvdec = if to_nvdec || !to_cpu {
+            let n = self.sessions.unwrap_or(7);
+            Some(DecoderPool::routed(device, n, None, self.routing)?)
+        } else {
+            None
+        };
+        let cpu = if to_cpu {
+            let n = self.cpu_decoders.unwrap_or_else(crate::default_core_budget);
+            Some(DecoderPool::routed(device, n, None, self.routing)?)
+        } else {
+            None
+        };
+        Ok(Decoders::Gpu { nvdec, cpu })
+    }
+
     /// The CPU path's routes (every video on the CPU, `why` the loader runs there) and its
-    /// decoders: one per core unless [`ClipLoaderBuilder::sessions`] says otherwise.
+    /// decoders: the core budget unless [`ClipLoaderBuilder::cpu_decoders`] (or
+    /// [`ClipLoaderBuilder::sessions`]) says otherwise.
     /// `decoder = gpu` is refused: it asks for NVDEC.
-    fn cpu_decoders(&self, why: &str) -> Result<(Routes, WorkerPool<CpuDecoder>), LoaderError> {
+    fn host_decoders(&self, why: &str) -> Result<(Routes, WorkerPool<CpuDecoder>), LoaderError> {
         if self.routing.choice == DecoderChoice::Gpu {
             return Err(LoaderError::Config(format!(
                 "decoder = gpu asks for NVDEC, but the clip loader runs on the {why}"
@@ -227,9 +266,10 @@ impl ClipLoaderBuilder {
             reason: format!("the loader runs on the {why}"),
         };
         let routes = vec![Ok(route); self.dataset.videos.len()];
-        let n = self.sessions.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-        });
+        let n = self
+            .cpu_decoders
+            .or(self.sessions)
+            .unwrap_or_else(crate::default_core_budget);
         let threads = self.routing.cpu_threads;
         let pool = WorkerPool::new(n, "gm-clips-cpu", move |_| CpuDecoder::new(threads))?;
         Ok((routes, pool))
@@ -334,12 +374,20 @@ impl ClipLoader {
             .count()
     }
 
+    /// The loader's decoding threads: NVDEC sessions, and CPU decoders for the videos routed
+    /// to the CPU (on a machine without a GPU, none and the CPU decoders). A pool no video
+    /// needs is not started.
+    pub fn decoder_threads(&self) -> (usize, usize) {
+        self.decoders.split()
+    }
+
     /// Settings for a loader over `dataset`.
     pub fn builder(dataset: VideoDataset) -> ClipLoaderBuilder {
         ClipLoaderBuilder {
             dataset,
             settings: Settings::new(8),
             sessions: None,
+            cpu_decoders: None,
             chain: Compose::new(),
             batches_per_job: None,
             erasing: None,
@@ -436,11 +484,22 @@ impl ClipLoader {
             .batches_after(self.shared.dataset.len(), epoch, reshards);
         let end = batches.len();
         let todo: Vec<(usize, Vec<usize>)> = batches.into_iter().enumerate().skip(first).collect();
-        let sizes = job_sizes(todo.len(), self.decoders.sessions(), self.batches_per_job);
-        let jobs = cut(&todo, &sizes);
+        let jobs = if self.shared.mixes_routes() {
+            let shared = &self.shared;
+            let on_cpu = |b: &(usize, Vec<usize>)| shared.job_on_cpu(std::slice::from_ref(b));
+            let split = self.decoders.split();
+            cut_by_key(&todo, on_cpu, split, self.batches_per_job)
+        } else {
+            let sizes = job_sizes(todo.len(), self.decoders.sessions(), self.batches_per_job);
+            cut(&todo, &sizes)
+        };
+        let (nvdec, cpu) = self.decoders.split();
         ClipEpoch::spawn(
             jobs,
-            self.jobs_in_flight,
+            Limits {
+                in_flight: self.jobs_in_flight,
+                per_pool: [nvdec + 1, cpu + 1],
+            },
             &self.shared,
             &self.decoders,
             epoch,

@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     ///
     /// [`ClipLoaderBuilder::replicate_chroma`]: super::ClipLoaderBuilder::replicate_chroma
     pub(crate) replicate_chroma: bool,
+    /// Per video: decoded on the CPU (its route), which decides where its jobs go.
+    pub(crate) cpu_routed: Vec<bool>,
     pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
 }
@@ -147,6 +149,35 @@ impl Shared {
         } else {
             stream
         }
+    }
+
+    /// Whether the dataset has videos routed to the CPU and videos routed to NVDEC.
+    pub(crate) fn mixes_routes(&self) -> bool {
+        self.cpu_routed.contains(&true) && self.cpu_routed.contains(&false)
+    }
+
+    /// Whether a job of `batches` (position, episodes) goes to the CPU-route sessions: when
+    /// more of its frames come from videos routed to the CPU than from NVDEC's. A job is the
+    /// unit of scheduling, so a job that mixes routes is decoded where most of it belongs;
+    /// in a dataset that mixes routes, jobs are cut per route (see
+    /// [`cut_by_key`](super::jobs::cut_by_key)), each batch counted this way.
+    pub(crate) fn job_on_cpu(&self, batches: &[(usize, Vec<usize>)]) -> bool {
+        if !self.cpu_routed.contains(&true) {
+            return false;
+        }
+        let (mut cpu, mut nvdec) = (0usize, 0usize);
+        for (_, episodes) in batches {
+            for clip in episodes.iter().filter_map(|&e| self.dataset.clip(e)) {
+                for (v, frames) in &clip.cameras {
+                    if self.cpu_routed.get(*v).copied().unwrap_or(false) {
+                        cpu += frames.len();
+                    } else {
+                        nvdec += frames.len();
+                    }
+                }
+            }
+        }
+        cpu > nvdec
     }
 
     /// Decodes `batches` (position, episodes) of `epoch` on `decoder`, sending one

@@ -36,6 +36,34 @@ pub(crate) fn cut<T: Clone>(items: &[T], sizes: &[usize]) -> Vec<Vec<T>> {
         .collect()
 }
 
+/// `items` cut into jobs for two pools of decoders: the items whose `key` is false (NVDEC's)
+/// and those whose key is true (the CPU's) are each cut, in order, as [`job_sizes`] cuts them
+/// for that pool's `sessions` (false's, true's), and the jobs of both are ordered by their
+/// first item. A job therefore holds items of one key, consecutive among that key's items, so
+/// each pool gets whole rounds of equal jobs whatever the other holds (a job straddling a
+/// CPU-routed video and an NVDEC one would leave part of it on the wrong pool, and jobs cut
+/// where routes change are as unequal as the videos are long). Depends only on the items'
+/// keys, the sessions and the size; batches do not change with it.
+pub(crate) fn cut_by_key<T: Clone>(
+    items: &[T],
+    key: impl Fn(&T) -> bool,
+    sessions: (usize, usize),
+    most: usize,
+) -> Vec<Vec<T>> {
+    let keys: Vec<bool> = items.iter().map(key).collect();
+    let mut jobs: Vec<(usize, Vec<T>)> = Vec::new();
+    for (k, pool) in [(false, sessions.0), (true, sessions.1)] {
+        let mine: Vec<usize> = (0..items.len()).filter(|&i| keys[i] == k).collect();
+        for job in cut(&mine, &job_sizes(mine.len(), pool, most)) {
+            if let Some(&first) = job.first() {
+                jobs.push((first, job.iter().map(|&i| items[i].clone()).collect()));
+            }
+        }
+    }
+    jobs.sort_by_key(|(first, _)| *first);
+    jobs.into_iter().map(|(_, job)| job).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +102,26 @@ mod tests {
             let items: Vec<usize> = (0..batches).collect();
             let jobs = cut(&items, &s);
             prop_assert_eq!(jobs.concat(), items);
+        }
+
+        #[test]
+        fn jobs_by_key_hold_one_key_in_order_in_whole_rounds(
+            keys in proptest::collection::vec(any::<bool>(), 0..300),
+            pools in (1usize..8, 1usize..20), most in 1usize..12,
+        ) {
+            let items: Vec<(usize, bool)> = keys.iter().copied().enumerate().collect();
+            let jobs = cut_by_key(&items, |&(_, k)| k, pools, most);
+            let mut all: Vec<(usize, bool)> = jobs.concat();
+            all.sort_unstable();
+            prop_assert_eq!(&all, &items);
+            let firsts: Vec<usize> = jobs.iter().map(|j| j[0].0).collect();
+            prop_assert!(firsts.windows(2).all(|w| w[0] < w[1]));
+            for (k, pool) in [(false, pools.0), (true, pools.1)] {
+                let mine: Vec<&Vec<(usize, bool)>> = jobs.iter().filter(|j| j[0].1 == k).collect();
+                prop_assert!(mine.iter().all(|j| j.iter().all(|x| x.1 == k)));
+                let n = keys.iter().filter(|&&x| x == k).count();
+                prop_assert_eq!(mine.iter().map(|j| j.len()).collect::<Vec<_>>(), job_sizes(n, pool, most));
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ mod builder;
 mod dataset;
 mod decode;
 mod jobs;
+mod order;
 mod pipeline;
 mod stats;
 mod worker;

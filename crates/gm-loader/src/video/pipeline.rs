@@ -1,8 +1,7 @@
 //! The threads of a clip epoch: jobs of consecutive batches go to the decoders (NVDEC
-//! sessions, or CPU decoders), at most a few at once, and their batches come back to the
-//! consumer in order.
+//! sessions, sessions for CPU-routed videos, or CPU decoders), a few at once (see
+//! [`order`](super::order)), and their batches come back to the consumer in order.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -12,59 +11,13 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bo
 
 use super::batch::ClipBatch;
 use super::decode::{Outcome, Shared};
+use super::order::{Limits, order_jobs};
 use super::worker::Decoders;
 use crate::error::LoaderError;
 use crate::image::Waited;
 use crate::state::{Cursor, LoaderState};
 
-/// Submits jobs, at most `in_flight` at once, and forwards their batches in order.
-fn order_jobs(
-    jobs: Vec<Vec<(usize, Vec<usize>)>>,
-    in_flight: usize,
-    shared: &Arc<Shared>,
-    decoders: &Decoders,
-    epoch: u64,
-    tx: &Sender<Outcome>,
-    stop: &Arc<AtomicBool>,
-) {
-    let mut pending: VecDeque<(usize, Receiver<Outcome>, Receiver<gm_codec::Result<()>>)> =
-        VecDeque::new();
-    let mut next = jobs.into_iter();
-    loop {
-        while pending.len() < in_flight {
-            let Some(job) = next.next() else { break };
-            let count = job.len();
-            let (btx, brx) = bounded(count + 1);
-            let (shared, stop) = (shared.clone(), stop.clone());
-            let done = decoders.submit(move |decoder| {
-                shared.run_job(decoder, epoch, job, &btx, &stop);
-            });
-            pending.push_back((count, brx, done));
-        }
-        let Some((count, brx, done)) = pending.pop_front() else {
-            return;
-        };
-        for _ in 0..count {
-            let r = match brx.recv() {
-                Ok(r) => r,
-                // The job ended without sending: it panicked, or the pool is gone.
-                Err(_) => Err(match done.recv() {
-                    Ok(Err(e)) => LoaderError::Codec(e),
-                    _ => LoaderError::WorkerPanic {
-                        stage: "clip decoder",
-                        message: "a decoding job ended without its batches".into(),
-                    },
-                }),
-            };
-            let fatal = r.is_err();
-            if !send(tx, r, stop) || fatal {
-                return;
-            }
-        }
-    }
-}
-
-fn send(tx: &Sender<Outcome>, mut msg: Outcome, stop: &AtomicBool) -> bool {
+pub(super) fn send(tx: &Sender<Outcome>, mut msg: Outcome, stop: &AtomicBool) -> bool {
     loop {
         match tx.send_timeout(msg, Duration::from_millis(20)) {
             Ok(()) => return true,
@@ -88,7 +41,7 @@ impl ClipEpoch<'_> {
     /// Starts the thread that submits `jobs` of `epoch` and forwards their batches in order.
     pub(crate) fn spawn(
         jobs: Vec<Vec<(usize, Vec<usize>)>>,
-        in_flight: usize,
+        limits: Limits,
         shared: &Arc<Shared>,
         decoders: &Arc<Decoders>,
         epoch: u64,
@@ -99,7 +52,7 @@ impl ClipEpoch<'_> {
         let (shared2, decoders, stop2) = (shared.clone(), decoders.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("gm-loader-clips".into())
-            .spawn(move || order_jobs(jobs, in_flight, &shared2, &decoders, epoch, &tx, &stop2))
+            .spawn(move || order_jobs(jobs, limits, &shared2, &decoders, epoch, &tx, &stop2))
             .ok();
         ClipEpoch {
             rx: Some(rx),

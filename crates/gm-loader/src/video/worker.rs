@@ -9,11 +9,19 @@ use gm_cuda::Tensor;
 use gm_transforms::cpu::HostImage;
 use gm_transforms::{FusedOp, Matrix, Orientation, OutputSpec, PrePass};
 
-/// The decoders of a clip loader: NVDEC sessions on a GPU, or host threads each with a CPU
-/// decoder.
+/// The decoders of a clip loader: on a GPU, NVDEC sessions and, beside them, sessions for
+/// the videos routed to the CPU (a host thread per core of the loader's budget, so that CPU
+/// decoding gets the cores and NVDEC keeps its engines fed); on a machine without a GPU, host
+/// threads each with a CPU decoder.
 pub(crate) enum Decoders {
-    /// NVDEC sessions (streams NVDEC cannot take are routed to the CPU inside them).
-    Gpu(DecoderPool),
+    /// NVDEC sessions and CPU-route sessions, either absent when no video goes that way.
+    Gpu {
+        /// Sessions for jobs whose frames are mostly NVDEC's.
+        nvdec: Option<DecoderPool>,
+        /// Sessions for jobs whose frames are mostly the CPU's; each decodes a stray NVDEC
+        /// video of such a job on NVDEC, so every video keeps its route.
+        cpu: Option<DecoderPool>,
+    },
     /// CPU decoders, the loader running on the host.
     Cpu(WorkerPool<CpuDecoder>),
 }
@@ -27,24 +35,53 @@ pub(crate) enum JobDecoder<'a> {
 }
 
 impl Decoders {
-    /// Threads that decode.
+    /// Threads that decode, in all pools.
     pub(crate) fn sessions(&self) -> usize {
         match self {
-            Decoders::Gpu(p) => p.sessions(),
+            Decoders::Gpu { nvdec, cpu } => {
+                nvdec.as_ref().map_or(0, DecoderPool::sessions)
+                    + cpu.as_ref().map_or(0, DecoderPool::sessions)
+            }
             Decoders::Cpu(p) => p.workers(),
         }
     }
 
-    /// Runs `job` on the next free decoder.
-    pub(crate) fn submit<F>(&self, job: F) -> crossbeam_channel::Receiver<gm_codec::Result<()>>
+    /// NVDEC sessions and CPU-route sessions (on the CPU: none and the CPU decoders).
+    pub(crate) fn split(&self) -> (usize, usize) {
+        match self {
+            Decoders::Gpu { nvdec, cpu } => (
+                nvdec.as_ref().map_or(0, DecoderPool::sessions),
+                cpu.as_ref().map_or(0, DecoderPool::sessions),
+            ),
+            Decoders::Cpu(p) => (0, p.workers()),
+        }
+    }
+
+    /// Runs `job` on the next free decoder of the CPU-route pool when `on_cpu` (else of the
+    /// NVDEC pool), or of the other pool where the loader has only one.
+    pub(crate) fn submit<F>(
+        &self,
+        on_cpu: bool,
+        job: F,
+    ) -> crossbeam_channel::Receiver<gm_codec::Result<()>>
     where
         F: FnOnce(JobDecoder<'_>) + Send + 'static,
     {
         match self {
-            Decoders::Gpu(p) => p.submit(move |s| {
-                job(JobDecoder::Gpu(s));
-                Ok(())
-            }),
+            Decoders::Gpu { nvdec, cpu } => {
+                let (first, second) = if on_cpu { (cpu, nvdec) } else { (nvdec, cpu) };
+                match first.as_ref().or(second.as_ref()) {
+                    Some(p) => p.submit(move |s| {
+                        job(JobDecoder::Gpu(s));
+                        Ok(())
+                    }),
+                    None => {
+                        let (tx, rx) = crossbeam_channel::bounded(1);
+                        let _ = tx.send(Err(CodecError::Pool("a loader without decoders".into())));
+                        rx
+                    }
+                }
+            }
             Decoders::Cpu(p) => p.submit(move |d| {
                 job(JobDecoder::Cpu(d));
                 Ok(())

@@ -312,9 +312,10 @@ class ClipIterator(Iterator[ClipBatch]):
 
 class ClipLoader:
     """Batches of clips from a VideoDataset, decoded on a pool of NVDEC sessions and
-    transformed by the fused kernel (the same draws for every frame of a clip). With
-    device="cpu", or without a GPU, on CPU decoders (`sessions` of them, one per core by
-    default) and the kernels' CPU twins, the batches in host memory. Chroma is interpolated
+    transformed by the fused kernel (the same draws for every frame of a clip). Videos NVDEC
+    cannot take decode on `cpu_decoders` host threads (default: the process's share of the
+    node's cores) beside the sessions. With device="cpu", or without a GPU, on those CPU
+    decoders and the kernels' CPU twins, the batches in host memory. Chroma is interpolated
     at the stream's chroma location as ffmpeg's swscale does; replicate_chroma=True repeats
     each chroma sample instead (faster, not ffmpeg's RGB)."""
 
@@ -335,6 +336,7 @@ class ClipLoader:
         prefetch_next_epoch: bool = True,
         decoder: Literal["auto", "gpu", "cpu"] = "auto",
         replicate_chroma: bool = False,
+        cpu_decoders: Optional[int] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> ClipIterator: ...
