@@ -9,6 +9,7 @@
 //! [`Warp`]: crate::Warp
 
 use crate::plan::{PlanError, PlanState, SampleRng, Transform};
+use crate::targets::GeoStep;
 use crate::types::Interp;
 
 /// A row-major 3x3 matrix.
@@ -241,6 +242,13 @@ impl Transform for Affine {
                 format!("{self:?}: scale must be positive, all finite"),
             ));
         }
+        st.geometry.steps.push(GeoStep::Affine {
+            angle: self.angle,
+            translate: self.translate,
+            scale: self.scale,
+            shear: self.shear,
+            center: self.center,
+        });
         let (w, h) = (st.width, st.height);
         let center = self.center.map_or((0.0, 0.0), |(cx, cy)| {
             (cx - f64::from(w) * 0.5, cy - f64::from(h) * 0.5)
@@ -274,19 +282,35 @@ impl Transform for Rotate {
         if !self.angle.is_finite() {
             return Err(err(STEP, format!("angle {}", self.angle)));
         }
+        // torchvision moves targets by the affine of -angle even where its image takes a
+        // fast path below.
+        let target_step = GeoStep::Affine {
+            angle: -self.angle,
+            translate: (0.0, 0.0),
+            scale: 1.0,
+            shear: (0.0, 0.0),
+            center: self.center,
+        };
         let angle = self.angle.rem_euclid(360.0);
         if self.center.is_none() {
             // torchvision's fast paths: a copy, or torch.rot90 twice.
             if angle == 0.0 {
-                return st.check_geometry(STEP);
+                st.check_geometry(STEP)?;
+                st.geometry.steps.push(target_step);
+                return Ok(());
             }
             if angle == 180.0 {
                 st.check_geometry(STEP)?;
                 st.flip(true);
                 st.flip(false);
+                // The image's two flips, the targets' affine.
+                let n = st.geometry.steps.len();
+                st.geometry.steps.truncate(n.saturating_sub(2));
+                st.geometry.steps.push(target_step);
                 return Ok(());
             }
         }
+        st.geometry.steps.push(target_step);
         let (w, h) = (st.width, st.height);
         let center = self.center.map_or((0.0, 0.0), |(cx, cy)| {
             (cx - f64::from(w) * 0.5, cy - f64::from(h) * 0.5)
@@ -318,6 +342,9 @@ impl Transform for Perspective {
         if !self.coefficients.iter().all(|v| v.is_finite()) {
             return Err(err(STEP, format!("coefficients {:?}", self.coefficients)));
         }
+        st.geometry.steps.push(GeoStep::Perspective {
+            coefficients: self.coefficients,
+        });
         let grid = perspective_grid(self.coefficients, st.width, st.height);
         st.warp_current(STEP, grid, self.interpolation, self.fill)
     }

@@ -54,6 +54,7 @@ pub mod policies;
 mod policy_sequence;
 mod policy_tables;
 pub mod sample;
+pub mod targets;
 mod types;
 
 pub use batch_ops::{BATCH_OPS_PTX, BatchOpsKernel};

@@ -11,6 +11,7 @@ use gm_cuda::DType;
 
 use crate::colour::{ColourOp, ColourOps};
 use crate::geometry::{Mat3, affine, mul};
+use crate::targets::{GeoStep, TargetGeometry};
 use crate::types::{Crop, FusedOp, Interp, Layout, OutputSpec, Padding, PrePass, Warp};
 
 /// Why a chain cannot be planned for an image.
@@ -117,6 +118,9 @@ pub struct PlanState {
     /// The Gaussian noise drawn for this image, added in place to the finished float output
     /// ([`crate::GaussianNoise`]); later steps may only flip or set the output's layout.
     pub noise: Option<crate::Noise>,
+    /// Every geometric step so far as torchvision applies it to boxes and keypoints
+    /// ([`crate::targets`]).
+    pub geometry: TargetGeometry,
 }
 
 impl PlanState {
@@ -136,6 +140,7 @@ impl PlanState {
             pre: Vec::new(),
             blur: None,
             noise: None,
+            geometry: TargetGeometry::new(src_w, src_h),
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -153,6 +158,12 @@ impl PlanState {
     /// Keeps the region `(left, top, w, h)` of the current image (current pixel units),
     /// taking earlier flips into account.
     pub fn crop_current(&mut self, left: f32, top: f32, w: f32, h: f32) {
+        self.geometry.steps.push(GeoStep::Crop {
+            left,
+            top,
+            width: w.round() as u32,
+            height: h.round() as u32,
+        });
         if self.warp.is_some() {
             // torchvision crops the warped uint8 image: a grid composed with the crop would
             // land between its pixels' positions.
@@ -175,6 +186,7 @@ impl PlanState {
 
     /// Mirrors the current image left-right (`horizontal`) or top-bottom.
     pub fn flip(&mut self, horizontal: bool) {
+        self.geometry.steps.push(GeoStep::Flip { horizontal });
         if self.warp.is_some() {
             let (w, h) = (f64::from(self.width), f64::from(self.height));
             self.compose(if horizontal {
@@ -191,6 +203,10 @@ impl PlanState {
 
     /// Resizes the current image to `w` x `h`.
     pub fn resize_current(&mut self, w: u32, h: u32) {
+        self.geometry.steps.push(GeoStep::Resize {
+            width: w,
+            height: h,
+        });
         if self.warp.is_some() {
             // torchvision resamples the warped uint8 image again.
             self.cut();
@@ -427,6 +443,9 @@ pub struct Passes {
     pub blur: Option<crate::Blur>,
     /// The noise added in place to the finished output.
     pub noise: Option<crate::Noise>,
+    /// The geometry the image went through, to move its boxes and keypoints
+    /// ([`TargetGeometry::boxes`], [`TargetGeometry::keypoints`]).
+    pub geometry: TargetGeometry,
 }
 
 impl Passes {
@@ -581,6 +600,7 @@ impl Compose {
             pre: st.pre,
             blur: st.blur,
             noise: st.noise,
+            geometry: st.geometry,
         };
         Ok((op, spec, post))
     }
@@ -898,6 +918,12 @@ pub struct Pad {
 impl Transform for Pad {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
         st.begin_geometry("Pad")?;
+        st.geometry.steps.push(GeoStep::Pad {
+            left: self.left,
+            top: self.top,
+            right: self.right,
+            bottom: self.bottom,
+        });
         if !st.picks_source_pixels() {
             // After a resize, a warp or another pad, torchvision pads the uint8 image.
             st.cut();

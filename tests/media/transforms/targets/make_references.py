@@ -1,0 +1,125 @@
+"""Boxes and keypoints through torchvision.transforms.v2.functional's geometric kernels: the
+references for gm's targets (crates/gm-transforms/tests/targets.rs). Run with torch and
+torchvision installed: python make_references.py > cases.json (torchvision 0.29.2 made the
+committed file)."""
+import json
+import random
+
+import torch
+import torchvision
+from torchvision import tv_tensors
+from torchvision.transforms.v2 import functional as F
+
+FORMATS = ["XYXY", "XYWH", "CXCYWH"]
+
+# Each step as gm's chain spells it, applied by torchvision's functional ops.
+CHAINS = {
+    "hflip": [["hflip"]],
+    "vflip": [["vflip"]],
+    "crop": [["crop", 5, 7, 30, 40]],
+    "resize": [["resize", 100, 32]],
+    "pad": [["pad", 3, 5, 7, 2]],
+    "affine": [["affine", 30.0, [5.0, -3.0], 1.2, [10.0, 5.0], None]],
+    "affine_center": [["affine", -15.0, [0.0, 0.0], 0.8, [0.0, 0.0], [10.0, 20.0]]],
+    "rotate": [["rotate", 37.0, None]],
+    "rotate_180": [["rotate", 180.0, None]],
+    "rotate_0": [["rotate", 0.0, None]],
+    "rotate_center": [["rotate", 90.0, [20.0, 10.0]]],
+    "center_crop": [["center_crop", 30, 27]],
+    "center_crop_pad": [["center_crop", 80, 71]],
+    "resized_crop_flip": [["crop", 4, 6, 30, 40], ["resize", 32, 24], ["hflip"]],
+    "pad_crop_resize_vflip": [["pad", 4, 2, 0, 6], ["crop", 1, 3, 40, 50], ["resize", 25, 20],
+                              ["vflip"]],
+    "flip_then_crop": [["hflip"], ["crop", 2, 10, 25, 30]],
+    "affine_then_crop": [["affine", 12.0, [2.0, 4.0], 1.0, [0.0, 0.0], None],
+                         ["crop", 3, 3, 30, 30]],
+    "resize_rotate": [["resize", 50, 70], ["rotate", -23.0, None]],
+    "shear_x": [["affine", 0.0, [0.0, 0.0], 1.0, [17.5, 0.0], [0.0, 0.0]]],
+    # Corner offsets (top-left, top-right, bottom-right, bottom-left) of the first step's image.
+    "perspective": [["perspective", [[3, 2], [-4, 5], [-2, -3], [5, -1]]]],
+    "perspective_resize": [["perspective", [[-6, 0], [2, 7], [0, -4], [8, 3]]],
+                           ["resize", 40, 30]],
+}
+
+
+def apply(step, x):
+    op, args = step[0], step[1:]
+    if op == "hflip":
+        return F.horizontal_flip(x)
+    if op == "vflip":
+        return F.vertical_flip(x)
+    if op == "crop":  # gm: CropBox(left, top, width, height); torchvision: top, left, h, w
+        left, top, w, h = args
+        return F.crop(x, top, left, h, w)
+    if op == "resize":  # width, height
+        return F.resize(x, [args[1], args[0]])
+    if op == "pad":  # left, top, right, bottom
+        return F.pad(x, list(args))
+    if op == "affine":
+        angle, translate, scale, shear, center = args
+        return F.affine(x, angle=angle, translate=translate, scale=scale, shear=shear,
+                        center=center)
+    if op == "rotate":
+        angle, center = args
+        return F.rotate(x, angle, center=center)
+    if op == "perspective":
+        h, w = F.get_size(x)
+        start = [[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]]
+        end = [[a + d[0], b + d[1]] for (a, b), d in zip(start, args[0])]
+        return F.perspective(x, start, end)
+    if op == "center_crop":  # width, height
+        # torchvision pads an image smaller than the crop by (crop - size) // 2 on the left
+        # and top, but moves targets by -round((size - crop) / 2), a pixel more where the
+        # padding is odd: targets then leave their pixels. gm moves them with the pixels, so
+        # the reference pads the targets as the image kernel pads the image, then crops.
+        h, w = F.get_size(x)
+        cw, ch = args
+        if cw > w or ch > h:
+            dw, dh = max(cw - w, 0), max(ch - h, 0)
+            x = F.pad(x, [dw // 2, dh // 2, (dw + 1) // 2, (dh + 1) // 2])
+        return F.center_crop(x, [ch, cw])
+    raise ValueError(op)
+
+
+def boxes_for(w, h, rng):
+    """Boxes inside, across the edges, tiny and degenerate, as XYXY float32."""
+    out = []
+    for _ in range(7):
+        x1, y1 = rng.uniform(-10, w), rng.uniform(-10, h)
+        out.append([x1, y1, x1 + rng.uniform(0, w / 2), y1 + rng.uniform(0, h / 2)])
+    out += [[3.0, 4.0, 3.0, 9.0], [0.0, 0.0, float(w), float(h)], [w - 2.5, h - 1.25, w + 4.0,
+                                                                      h + 3.0]]
+    return torch.tensor(out, dtype=torch.float32)
+
+
+def case(name, chain, w, h, rng):
+    xyxy = boxes_for(w, h, rng)
+    formats = {}
+    for fmt in FORMATS:
+        b = tv_tensors.BoundingBoxes(xyxy, format="XYXY", canvas_size=(h, w))
+        b = F.convert_bounding_box_format(b, new_format=fmt)
+        x = b
+        for step in chain:
+            x = apply(step, x)
+        formats[fmt] = {"input": b.tolist(), "expected": x.tolist(),
+                        "canvas": [x.canvas_size[1], x.canvas_size[0]]}
+    pts = torch.tensor([[rng.uniform(-5, w + 5), rng.uniform(-5, h + 5)] for _ in range(9)]
+                       + [[0.0, 0.0], [w - 1.0, h - 1.0]], dtype=torch.float32)
+    k = tv_tensors.KeyPoints(pts, canvas_size=(h, w))
+    y = k
+    for step in chain:
+        y = apply(step, y)
+    return {"name": name, "width": w, "height": h, "chain": chain, "boxes": formats,
+            "keypoints": {"input": pts.tolist(), "expected": y.tolist(),
+                          "canvas": [y.canvas_size[1], y.canvas_size[0]]}}
+
+
+def main():
+    rng = random.Random(42)
+    cases = [case(f"{name}_{w}x{h}", chain, w, h, rng)
+             for (w, h) in [(64, 48), (37, 53)] for name, chain in CHAINS.items()]
+    print(json.dumps({"torchvision": torchvision.__version__, "cases": cases}))
+
+
+if __name__ == "__main__":
+    main()
