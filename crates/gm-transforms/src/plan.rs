@@ -618,7 +618,7 @@ impl Transform for Compose {
     }
 }
 
-/// Resize, like torchvision's `Resize`.
+/// Resize, like torchvision's `Resize` (its `size` and `max_size`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Resize {
     /// The shorter side becomes this many pixels; the longer keeps the aspect ratio
@@ -626,22 +626,64 @@ pub enum Resize {
     Shorter(u32),
     /// Exactly this width and height.
     Exact(u32, u32),
+    /// `Resize(shorter, max_size=max_size)`, the detection recipes' resize: the shorter side
+    /// becomes `shorter` unless the longer would then exceed `max_size`, in which case the
+    /// longer becomes `max_size` (`max_size` must exceed `shorter`).
+    ShorterMax {
+        /// The shorter side's target.
+        shorter: u32,
+        /// The longer side's limit.
+        max_size: u32,
+    },
+    /// `Resize(None, max_size=n)`: the longer side becomes `n`, the aspect ratio kept.
+    Longer(u32),
+}
+
+impl Resize {
+    /// The size (width, height) this resize gives a `width` x `height` image, as
+    /// torchvision's `_compute_resized_output_size` computes it.
+    pub fn output_size(&self, width: u32, height: u32) -> Result<(u32, u32), PlanError> {
+        let (short, long) = (width.min(height), width.max(height));
+        let (new_short, new_long) = match *self {
+            Resize::Exact(w, h) => return Ok((w, h)),
+            Resize::Shorter(s) => (
+                s,
+                (u64::from(s) * u64::from(long) / u64::from(short.max(1))) as u32,
+            ),
+            Resize::ShorterMax { shorter, max_size } => {
+                if max_size <= shorter {
+                    return Err(PlanError::Step {
+                        step: "Resize",
+                        reason: format!(
+                            "max_size {max_size} must exceed the shorter side's {shorter}"
+                        ),
+                    });
+                }
+                let new_long = (f64::from(shorter) * f64::from(long) / f64::from(short)) as u32;
+                if new_long > max_size {
+                    let s = f64::from(max_size) * f64::from(shorter) / f64::from(new_long);
+                    (s as u32, max_size)
+                } else {
+                    (shorter, new_long)
+                }
+            }
+            Resize::Longer(n) => (
+                (f64::from(n) * f64::from(short) / f64::from(long)) as u32,
+                n,
+            ),
+        };
+        Ok(if width <= height {
+            (new_short, new_long)
+        } else {
+            (new_long, new_short)
+        })
+    }
 }
 
 impl Transform for Resize {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
         st.begin_geometry("Resize")?;
-        let (w, h) = match *self {
-            Resize::Exact(w, h) => (w, h),
-            Resize::Shorter(s) if st.width <= st.height => (
-                s,
-                (u64::from(s) * u64::from(st.height) / u64::from(st.width)) as u32,
-            ),
-            Resize::Shorter(s) => (
-                (u64::from(s) * u64::from(st.width) / u64::from(st.height)) as u32,
-                s,
-            ),
-        };
+        let (w, h) = self.output_size(st.width, st.height)?;
         if w == 0 || h == 0 {
             return Err(PlanError::Step {
                 step: "Resize",

@@ -10,7 +10,8 @@ use gm_transforms::geometry::{corners, perspective_coefficients};
 use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, SanitizeBoundingBoxes};
 use gm_transforms::{
     Affine, CenterCrop, Compose, CropBox, HorizontalFlip, Interp, Pad, Perspective, RandomAffine,
-    RandomPerspective, RandomResizedCrop, RandomRotation, Resize, Rotate, SampleRng, VerticalFlip,
+    RandomPerspective, RandomResizedCrop, RandomRotation, RandomShortestSize, RandomZoomOut,
+    Resize, Rotate, SampleRng, ScaleJitter, VerticalFlip,
 };
 use serde_json::Value;
 
@@ -49,6 +50,11 @@ fn chain(steps: &[Value], w: u32, h: u32) -> Compose {
                 height: int(&a[4]),
             }),
             "resize" => c.push(Resize::Exact(int(&a[1]), int(&a[2]))),
+            "resize_max" => c.push(Resize::ShorterMax {
+                shorter: int(&a[1]),
+                max_size: int(&a[2]),
+            }),
+            "resize_longer" => c.push(Resize::Longer(int(&a[1]))),
             "pad" => c.push(Pad {
                 left: int(&a[1]),
                 top: int(&a[2]),
@@ -113,7 +119,7 @@ fn boxes_and_keypoints_move_as_torchvision_moves_them() {
     let text = std::fs::read_to_string(fixtures().join("cases.json")).unwrap();
     let all: Value = serde_json::from_str(&text).unwrap();
     let cases = all["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 42);
+    assert_eq!(cases.len(), 48);
     let mut report = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap();
@@ -252,6 +258,18 @@ fn random_chains_move_boxes_with_their_pixels() {
                 .then(HorizontalFlip(0.5))
                 .then(CenterCrop(80, 70))
                 .then(Resize::Exact(50, 40)),
+        ),
+        (
+            "RandomShortestSize + RandomZoomOut",
+            Compose::new()
+                .then(RandomShortestSize::new(&[48, 64, 80], Some(100)).unwrap())
+                .then(RandomZoomOut::new([0.0; 3], (1.0, 2.5), 0.5).unwrap()),
+        ),
+        (
+            "ScaleJitter + flip",
+            Compose::new()
+                .then(ScaleJitter::new((64, 64), (0.3, 1.5)).unwrap())
+                .then(HorizontalFlip(0.5)),
         ),
         (
             "RandomPerspective",

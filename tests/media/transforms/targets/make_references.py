@@ -35,6 +35,9 @@ CHAINS = {
                          ["crop", 3, 3, 30, 30]],
     "resize_rotate": [["resize", 50, 70], ["rotate", -23.0, None]],
     "shear_x": [["affine", 0.0, [0.0, 0.0], 1.0, [17.5, 0.0], [0.0, 0.0]]],
+    "resize_max": [["resize_max", 40, 60]],
+    "resize_max_capped": [["resize_max", 50, 55]],
+    "resize_longer": [["resize_longer", 30]],
     # Corner offsets (top-left, top-right, bottom-right, bottom-left) of the first step's image.
     "perspective": [["perspective", [[3, 2], [-4, 5], [-2, -3], [5, -1]]]],
     "perspective_resize": [["perspective", [[-6, 0], [2, 7], [0, -4], [8, 3]]],
@@ -53,6 +56,10 @@ def apply(step, x):
         return F.crop(x, top, left, h, w)
     if op == "resize":  # width, height
         return F.resize(x, [args[1], args[0]])
+    if op == "resize_max":  # shorter side, max_size
+        return F.resize(x, [args[0]], max_size=args[1])
+    if op == "resize_longer":  # max_size
+        return F.resize(x, None, max_size=args[0])
     if op == "pad":  # left, top, right, bottom
         return F.pad(x, list(args))
     if op == "affine":
