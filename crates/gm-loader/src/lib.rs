@@ -52,6 +52,7 @@
 //! ```
 
 mod bad_samples;
+pub mod coco;
 mod elastic;
 mod epochs;
 mod error;

@@ -24,6 +24,7 @@ pub use batch::Batch;
 pub use builder::{LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, Loader, LoaderBuilder};
 pub use cache::{DeviceCache, cached_size};
 pub use cores::{CorePlan, ENGINES_ONLY_BELOW, default_core_budget, local_loaders};
+pub(crate) use dataset::read_file;
 pub use dataset::{Dataset, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile};
 pub use pipeline::{Epoch, Waited};
 pub use stats::{PathTotals, Stats};

@@ -1,0 +1,226 @@
+//! A COCO file and its image folder as a dataset of images with targets.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints};
+
+use super::annotations::{CocoAnnotations, CocoImage, CocoObject};
+use super::rle::Rle;
+use super::{CocoError, CocoIssue};
+use crate::image::{Dataset, Label};
+
+/// What to do with images that have no object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyImages {
+    /// Keep them (torchvision's `CocoDetection`; negatives for the detector).
+    Keep,
+    /// Leave them out (torchvision's detection references do, for training).
+    Drop,
+}
+
+/// The targets of one image, in torchvision's layout: boxes XYXY on the image's canvas,
+/// `labels` the category ids, one mask per object and `keypoints` per object where the file
+/// has them. Crowd regions are apart (`crowd_*`), as COCO's evaluation keeps them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CocoTargets {
+    /// COCO's image id.
+    pub image_id: i64,
+    /// One box per object, XYXY.
+    pub boxes: BoundingBoxes,
+    /// Category id per object.
+    pub labels: Vec<i64>,
+    /// One mask per object (runs; [`Rle::decode`] gives the pixels), where every object has
+    /// an outline; `None` otherwise.
+    pub masks: Option<Vec<Rle>>,
+    /// Every object's keypoints in turn (`keypoints_per_object` each; visible where COCO's
+    /// `v > 0`), where the objects have them.
+    pub keypoints: Option<KeyPoints>,
+    /// Keypoints per object.
+    pub keypoints_per_object: usize,
+    /// Crowd regions' boxes, XYXY.
+    pub crowd_boxes: BoundingBoxes,
+    /// Crowd regions' category ids.
+    pub crowd_labels: Vec<i64>,
+    /// Crowd regions' masks, where they have outlines.
+    pub crowd_masks: Option<Vec<Rle>>,
+}
+
+/// Images of a COCO annotation file, read from a folder, with their targets
+/// ([`CocoDataset::targets`]). As a [`Dataset`] its label is the image's first object's
+/// category (-1 without one) and its name the image's path.
+#[derive(Debug, Clone)]
+pub struct CocoDataset {
+    annotations: Arc<CocoAnnotations>,
+    root: PathBuf,
+    /// Image index in the file per sample.
+    order: Vec<usize>,
+}
+
+impl CocoDataset {
+    /// The images of `annotations` (a COCO JSON) under `root`, those without objects kept or
+    /// left out.
+    pub fn open(
+        annotations: &Path,
+        root: &Path,
+        empty: EmptyImages,
+    ) -> Result<CocoDataset, CocoError> {
+        Ok(CocoDataset::new(
+            Arc::new(CocoAnnotations::open(annotations)?),
+            root,
+            empty,
+        ))
+    }
+
+    /// The images of checked annotations under `root`.
+    pub fn new(annotations: Arc<CocoAnnotations>, root: &Path, empty: EmptyImages) -> CocoDataset {
+        let order = (0..annotations.images.len())
+            .filter(|&i| empty == EmptyImages::Keep || !annotations.is_empty_image(i))
+            .collect();
+        CocoDataset {
+            annotations,
+            root: root.to_path_buf(),
+            order,
+        }
+    }
+
+    /// The annotation file's contents.
+    pub fn annotations(&self) -> &CocoAnnotations {
+        &self.annotations
+    }
+
+    /// Sample `index`'s image record.
+    pub fn image(&self, index: usize) -> Option<&CocoImage> {
+        self.order.get(index).map(|&i| &self.annotations.images[i])
+    }
+
+    /// Sample `index`'s file.
+    pub fn path(&self, index: usize) -> Option<PathBuf> {
+        self.image(index).map(|im| self.root.join(&im.file_name))
+    }
+
+    /// Sample `index`'s targets, or why one of its annotations is bad.
+    pub fn targets(&self, index: usize) -> Result<CocoTargets, CocoError> {
+        let i = *self.order.get(index).ok_or_else(|| CocoError::Format {
+            path: self.annotations.path.clone(),
+            reason: format!("sample {index} of {}", self.order.len()),
+        })?;
+        let im = &self.annotations.images[i];
+        let objects = self.annotations.objects(i)?;
+        let fail = |o: &CocoObject, issue: CocoIssue| CocoError::Annotation {
+            file: self.annotations.path.clone(),
+            image_id: im.id,
+            image: im.file_name.clone(),
+            annotation_id: o.id,
+            issue,
+        };
+        let (crowd, single): (Vec<&CocoObject>, Vec<&CocoObject>) =
+            objects.iter().partition(|o| o.crowd);
+        let (boxes, labels, masks) = group(&single, im).map_err(|(o, e)| fail(o, e))?;
+        let (crowd_boxes, crowd_labels, crowd_masks) =
+            group(&crowd, im).map_err(|(o, e)| fail(o, e))?;
+        let per_object = single
+            .iter()
+            .find_map(|o| o.keypoints.as_ref().map(Vec::len))
+            .unwrap_or(0);
+        let keypoints = keypoints(&single, im, per_object);
+        Ok(CocoTargets {
+            image_id: im.id,
+            boxes,
+            labels,
+            masks,
+            keypoints,
+            keypoints_per_object: per_object,
+            crowd_boxes,
+            crowd_labels,
+            crowd_masks,
+        })
+    }
+}
+
+/// Boxes (XYXY), labels and masks (where every object has an outline) of some objects.
+type Group = (BoundingBoxes, Vec<i64>, Option<Vec<Rle>>);
+
+/// [`Group`] of `objects`, or the object whose mask failed and why.
+fn group<'a>(
+    objects: &[&'a CocoObject],
+    im: &CocoImage,
+) -> Result<Group, (&'a CocoObject, CocoIssue)> {
+    let boxes = objects
+        .iter()
+        .map(|o| {
+            let b = o.bbox;
+            [
+                b[0] as f32,
+                b[1] as f32,
+                (b[0] + b[2]) as f32,
+                (b[1] + b[3]) as f32,
+            ]
+        })
+        .collect();
+    let boxes = BoundingBoxes {
+        format: BoxFormat::Xyxy,
+        canvas: (im.width, im.height),
+        boxes,
+    };
+    let labels = objects.iter().map(|o| o.category_id).collect();
+    let masks = if !objects.is_empty() && objects.iter().all(|o| o.segmentation.is_some()) {
+        let mut out = Vec::with_capacity(objects.len());
+        for o in objects {
+            if let Some(s) = &o.segmentation {
+                out.push(s.mask(im.height, im.width).map_err(|e| (*o, e))?);
+            }
+        }
+        Some(out)
+    } else {
+        None
+    };
+    Ok((boxes, labels, masks))
+}
+
+/// Every object's keypoints in turn, where every object has `per_object` of them.
+fn keypoints(objects: &[&CocoObject], im: &CocoImage, per_object: usize) -> Option<KeyPoints> {
+    if per_object == 0 {
+        return None;
+    }
+    let mut points = Vec::with_capacity(objects.len() * per_object);
+    let mut visible = Vec::with_capacity(points.capacity());
+    for o in objects {
+        let k = o.keypoints.as_ref().filter(|k| k.len() == per_object)?;
+        for p in k {
+            points.push([p[0], p[1]]);
+            visible.push(p[2] > 0.0);
+        }
+    }
+    Some(KeyPoints {
+        canvas: (im.width, im.height),
+        points,
+        visible,
+    })
+}
+
+impl Dataset for CocoDataset {
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn label(&self, index: usize) -> Label {
+        self.order
+            .get(index)
+            .and_then(|&i| self.annotations.objects(i).ok())
+            .and_then(|o| o.first())
+            .map_or(-1, |o| o.category_id)
+    }
+
+    fn name(&self, index: usize) -> String {
+        self.path(index)
+            .map_or_else(|| format!("sample {index}"), |p| p.display().to_string())
+    }
+
+    fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+        let path = self.path(index).ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, format!("sample {index}"))
+        })?;
+        crate::image::read_file(&path, buf)
+    }
+}

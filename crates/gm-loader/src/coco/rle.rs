@@ -1,0 +1,179 @@
+//! COCO's run-length masks: runs of 0s and 1s alternating (0s first) down the columns of an
+//! `h` x `w` mask, in the text form of COCO's JSON (LEB128-like 5-bit groups, each count
+//! after the second stored relative to the one two before) or as a plain list of counts.
+//! Masks decode to the layout torchvision's `Mask` has: rows of bytes, 0 or 1.
+
+use super::CocoIssue;
+
+/// The largest mask gm decodes, in pixels (16384 x 16384): a file claiming more is refused
+/// rather than allocated.
+pub const MAX_MASK_PIXELS: u64 = 1 << 28;
+
+/// Refuses masks above [`MAX_MASK_PIXELS`].
+pub(crate) fn check_size(height: u32, width: u32) -> Result<(), CocoIssue> {
+    let pixels = u64::from(height) * u64::from(width);
+    if pixels > MAX_MASK_PIXELS {
+        return Err(CocoIssue::Mask(format!(
+            "a {width}x{height} mask, above the {MAX_MASK_PIXELS} pixels gm decodes"
+        )));
+    }
+    Ok(())
+}
+
+/// A mask as runs: `counts` alternate 0s and 1s down the columns, summing to `h * w`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rle {
+    /// Height.
+    pub height: u32,
+    /// Width.
+    pub width: u32,
+    /// Run lengths, 0s first.
+    pub counts: Vec<u32>,
+}
+
+impl Rle {
+    /// Runs from a plain list of counts, checked to cover the mask exactly.
+    pub fn new(height: u32, width: u32, counts: Vec<u32>) -> Result<Rle, CocoIssue> {
+        check_size(height, width)?;
+        let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+        if total != u64::from(height) * u64::from(width) {
+            return Err(CocoIssue::Mask(format!(
+                "run lengths sum to {total}, not {height} x {width} = {}",
+                u64::from(height) * u64::from(width)
+            )));
+        }
+        Ok(Rle {
+            height,
+            width,
+            counts,
+        })
+    }
+
+    /// Runs from COCO's compressed text (`"counts": "..."` with `"size": [h, w]`).
+    pub fn from_text(height: u32, width: u32, text: &str) -> Result<Rle, CocoIssue> {
+        let bad = |why: &str| CocoIssue::Mask(format!("compressed RLE: {why}"));
+        let mut counts: Vec<u32> = Vec::new();
+        let mut bytes = text.bytes().peekable();
+        while bytes.peek().is_some() {
+            let (mut x, mut shift) = (0i64, 0u32);
+            loop {
+                let b = bytes.next().ok_or_else(|| bad("a count ends mid-way"))?;
+                if !(48..48 + 64).contains(&b) || shift > 30 {
+                    return Err(bad(
+                        "a character outside the 64 it uses, or a count too long",
+                    ));
+                }
+                let c = i64::from(b - 48);
+                x |= (c & 0x1f) << shift;
+                shift += 5;
+                if c & 0x20 == 0 {
+                    if c & 0x10 != 0 {
+                        x |= -1i64 << shift;
+                    }
+                    break;
+                }
+            }
+            if counts.len() > 2 {
+                x += i64::from(counts[counts.len() - 2]);
+            }
+            counts.push(u32::try_from(x).map_err(|_| bad("a negative run length"))?);
+        }
+        Rle::new(height, width, counts)
+    }
+
+    /// COCO's compressed text of these runs.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for (i, &c) in self.counts.iter().enumerate() {
+            let mut x = i64::from(c);
+            if i > 2 {
+                x -= i64::from(self.counts[i - 2]);
+            }
+            loop {
+                let mut group = x & 0x1f;
+                x >>= 5;
+                let more = if group & 0x10 != 0 { x != -1 } else { x != 0 };
+                if more {
+                    group |= 0x20;
+                }
+                out.push(char::from(48 + group as u8));
+                if !more {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// The mask, row by row, one byte (0 or 1) per pixel.
+    pub fn decode(&self) -> Vec<u8> {
+        let (h, w) = (self.height as usize, self.width as usize);
+        let mut mask = vec![0u8; h * w];
+        let (mut at, mut value) = (0usize, 0u8);
+        for &run in &self.counts {
+            if value == 1 {
+                for k in at..at + run as usize {
+                    // Column-major position k: column k / h, row k % h.
+                    mask[(k % h) * w + k / h] = 1;
+                }
+            }
+            at += run as usize;
+            value ^= 1;
+        }
+        mask
+    }
+
+    /// The union of several masks of one size (pycocotools' `merge`); `None` for none.
+    pub fn union(masks: &[Rle]) -> Result<Option<Rle>, CocoIssue> {
+        let Some(first) = masks.first() else {
+            return Ok(None);
+        };
+        let (h, w) = (first.height, first.width);
+        if let Some(m) = masks.iter().find(|m| (m.height, m.width) != (h, w)) {
+            return Err(CocoIssue::Mask(format!(
+                "masks of {}x{} and {}x{} in one object",
+                w, h, m.width, m.height
+            )));
+        }
+        let mut column_major = vec![0u8; h as usize * w as usize];
+        for m in masks {
+            let mut at = 0usize;
+            for (i, &run) in m.counts.iter().enumerate() {
+                if i % 2 == 1 {
+                    column_major[at..at + run as usize].fill(1);
+                }
+                at += run as usize;
+            }
+        }
+        Ok(Some(Rle {
+            height: h,
+            width: w,
+            counts: runs(&column_major),
+        }))
+    }
+
+    /// The number of pixels set.
+    pub fn area(&self) -> u64 {
+        self.counts
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&c| u64::from(c))
+            .sum()
+    }
+}
+
+/// The runs of a column-major 0/1 sequence, 0s first.
+pub(crate) fn runs(values: &[u8]) -> Vec<u32> {
+    let mut counts = Vec::new();
+    let (mut current, mut n) = (0u8, 0u32);
+    for &v in values {
+        if v != current {
+            counts.push(n);
+            (current, n) = (v, 0);
+        }
+        n += 1;
+    }
+    counts.push(n);
+    counts
+}

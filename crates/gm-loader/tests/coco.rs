@@ -1,0 +1,284 @@
+//! COCO: masks equal to pycocotools' (tests/media/coco/masks.json, make_masks.py), and a
+//! small instances file over committed photos read as torchvision's CocoDetection wrapped for
+//! transforms v2 reads it (expected.json, make_instances.py), with the bad annotation named.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use gm_loader::Dataset;
+use gm_loader::coco::{CocoAnnotations, CocoDataset, CocoError, EmptyImages, Rle, polygon_mask};
+use serde_json::Value;
+
+fn media() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+}
+
+fn json(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(media().join("coco").join(name)).unwrap())
+        .unwrap()
+}
+
+fn u32s(v: &Value) -> Vec<u32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect()
+}
+
+/// Row-major pixels back to COCO's column-major runs.
+fn runs_of(mask: &[u8], h: u32, w: u32) -> Vec<u32> {
+    let (h, w) = (h as usize, w as usize);
+    let column_major: Vec<u8> = (0..w * h).map(|k| mask[(k % h) * w + k / h]).collect();
+    let mut counts = Vec::new();
+    let (mut cur, mut n) = (0u8, 0u32);
+    for v in column_major {
+        if v != cur {
+            counts.push(n);
+            (cur, n) = (v, 0);
+        }
+        n += 1;
+    }
+    counts.push(n);
+    counts
+}
+
+#[test]
+fn masks_equal_pycocotools() {
+    let cases = json("masks.json");
+    let cases = cases.as_array().unwrap();
+    assert_eq!(cases.len(), 240);
+    for (i, c) in cases.iter().enumerate() {
+        let (w, h) = (
+            c["width"].as_u64().unwrap() as u32,
+            c["height"].as_u64().unwrap() as u32,
+        );
+        let text = c["counts"].as_str().unwrap();
+        let area = c["area"].as_u64().unwrap();
+        let rle = match c.get("polygons") {
+            Some(polys) => {
+                let rles: Vec<Rle> = polys
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        let xy: Vec<f64> = p
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|v| v.as_f64().unwrap())
+                            .collect();
+                        polygon_mask(&xy, h, w).unwrap()
+                    })
+                    .collect();
+                Rle::union(&rles).unwrap().unwrap()
+            }
+            None => Rle::new(h, w, u32s(&c["uncompressed"])).unwrap(),
+        };
+        assert_eq!(rle.to_text(), text, "case {i} ({w}x{h})");
+        assert_eq!(rle.area(), area, "case {i}");
+        let back = Rle::from_text(h, w, text).unwrap();
+        assert_eq!(back.counts, rle.counts, "case {i}");
+        let pixels = back.decode();
+        assert_eq!(pixels.iter().map(|&v| u64::from(v)).sum::<u64>(), area);
+        assert_eq!(
+            runs_of(&pixels, h, w),
+            Rle::union(&[back]).unwrap().unwrap().counts
+        );
+    }
+}
+
+#[test]
+fn broken_masks_are_refused_with_a_reason() {
+    assert!(Rle::from_text(4, 4, "5").is_err(), "runs short of 16");
+    assert!(
+        Rle::from_text(4, 4, "0\u{7f}").is_err(),
+        "a character COCO does not use"
+    );
+    assert!(Rle::from_text(4, 4, "`").is_err(), "a count cut short");
+    assert!(Rle::new(2, 2, vec![1, 2]).is_err());
+    assert!(
+        polygon_mask(&[1.0, 2.0, 3.0, 4.0], 5, 5).is_err(),
+        "two points"
+    );
+    assert!(polygon_mask(&[1.0, 2.0, 3.0, f64::NAN, 0.0, 0.0], 5, 5).is_err());
+}
+
+#[test]
+fn coco_targets_equal_torchvisions() {
+    let root = media().join("jpeg");
+    let file = media().join("coco/instances.json");
+    let expected = json("expected.json");
+    let targets = expected["targets"].as_array().unwrap();
+    let all = CocoDataset::open(&file, &root, EmptyImages::Keep).unwrap();
+    assert_eq!(all.len(), 4);
+    for (k, want) in targets.iter().enumerate() {
+        let t = all.targets(k).unwrap();
+        assert_eq!(t.image_id, want["image_id"].as_i64().unwrap());
+        let Some(boxes) = want.get("boxes") else {
+            assert!(t.boxes.boxes.is_empty() && t.crowd_boxes.boxes.is_empty());
+            assert_eq!(all.label(k), -1);
+            continue;
+        };
+        // torchvision lists crowd objects among the others; gm keeps them apart.
+        let crowd: Vec<bool> = want["iscrowd"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64() == Some(1))
+            .collect();
+        let pick = |is_crowd: bool| -> Vec<usize> {
+            (0..crowd.len()).filter(|&i| crowd[i] == is_crowd).collect()
+        };
+        let rows = |v: &Value, idx: &[usize]| -> Vec<[f32; 4]> {
+            idx.iter()
+                .map(|&i| std::array::from_fn(|c| v[i][c].as_f64().unwrap() as f32))
+                .collect()
+        };
+        let (single, crowds) = (pick(false), pick(true));
+        assert_eq!(t.boxes.boxes, rows(boxes, &single), "image {k}");
+        assert_eq!(t.crowd_boxes.boxes, rows(boxes, &crowds), "image {k}");
+        let canvas = &want["canvas"];
+        let canvas = (
+            canvas[1].as_u64().unwrap() as u32,
+            canvas[0].as_u64().unwrap() as u32,
+        );
+        assert_eq!(t.boxes.canvas, canvas);
+        let labels: Vec<i64> = want["labels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        assert_eq!(
+            t.labels,
+            single.iter().map(|&i| labels[i]).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            t.crowd_labels,
+            crowds.iter().map(|&i| labels[i]).collect::<Vec<_>>()
+        );
+        let masks = want["masks"].as_array().unwrap();
+        let text = |m: &Option<Vec<Rle>>| -> Vec<String> {
+            m.as_ref().unwrap().iter().map(Rle::to_text).collect()
+        };
+        let want_text = |idx: &[usize]| -> Vec<String> {
+            idx.iter()
+                .map(|&i| masks[i].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(text(&t.masks), want_text(&single), "image {k} masks");
+        if !crowds.is_empty() {
+            assert_eq!(
+                text(&t.crowd_masks),
+                want_text(&crowds),
+                "image {k} crowd masks"
+            );
+        }
+        let kps = &want["keypoints"];
+        match &t.keypoints {
+            None => assert!(single.iter().all(|&i| kps[i].is_null()), "image {k}"),
+            Some(p) => {
+                let mut flat = Vec::new();
+                for &i in &single {
+                    for trio in kps[i].as_array().unwrap().chunks(3) {
+                        let v: Vec<f64> = trio.iter().map(|x| x.as_f64().unwrap()).collect();
+                        flat.push(([v[0] as f32, v[1] as f32], v[2] > 0.0));
+                    }
+                }
+                assert_eq!(t.keypoints_per_object, 5);
+                let got: Vec<([f32; 2], bool)> = p
+                    .points
+                    .iter()
+                    .copied()
+                    .zip(p.visible.iter().copied())
+                    .collect();
+                assert_eq!(got, flat, "image {k} keypoints");
+            }
+        }
+    }
+    // The fourth image's box reaches 39 pixels past its edge: a bad sample, named.
+    let err = all.targets(3).unwrap_err();
+    let CocoError::Annotation {
+        image_id,
+        annotation_id,
+        ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert_eq!((*image_id, *annotation_id), (14, 401));
+    let text = err.to_string();
+    assert!(
+        text.contains("instances.json") && text.contains("baboon-201x151-440.jpg"),
+        "{text}"
+    );
+    assert!(text.contains("outside its 201x151 image"), "{text}");
+    // Without empty images: image 13 left out; reads give the photos' bytes.
+    let kept = CocoDataset::open(&file, &root, EmptyImages::Drop).unwrap();
+    assert_eq!(kept.len(), 3);
+    assert_eq!(
+        (0..3)
+            .map(|i| kept.image(i).unwrap().id)
+            .collect::<Vec<_>>(),
+        vec![11, 12, 14]
+    );
+    let mut buf = Vec::new();
+    kept.read(1, &mut buf).unwrap();
+    assert_eq!(
+        buf,
+        std::fs::read(root.join("baboon-201x151-422.jpg")).unwrap()
+    );
+}
+
+#[test]
+fn malformed_files_name_the_file_and_the_problem() {
+    let p = Path::new("bad.json");
+    let cases: [(&str, &str); 4] = [
+        ("{", "not a COCO annotation file"),
+        (
+            r#"{"images": [{"id": 1, "file_name": "a", "width": 2, "height": 2}, {"id": 1, "file_name": "b", "width": 2, "height": 2}]}"#,
+            "appears twice",
+        ),
+        (
+            r#"{"images": [], "annotations": [{"id": 5, "image_id": 9, "category_id": 1, "bbox": [0,0,1,1]}]}"#,
+            "does not list",
+        ),
+        (r#"{"images": 3}"#, "not a COCO annotation file"),
+    ];
+    for (text, why) in cases {
+        let err = CocoAnnotations::parse(p, text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bad.json") && err.contains(why), "{err}");
+    }
+    // Per object: an unknown category, keypoints of the wrong length, runs of another size.
+    let file = r#"{"images": [{"id": 1, "file_name": "a.jpg", "width": 4, "height": 3}],
+      "categories": [{"id": 1, "name": "p", "keypoints": ["a", "b"]}],
+      "annotations": [OBJ]}"#;
+    let objects = [
+        (
+            r#"{"id": 7, "image_id": 1, "category_id": 2, "bbox": [0,0,1,1]}"#,
+            "category 2",
+        ),
+        (
+            r#"{"id": 7, "image_id": 1, "category_id": 1, "bbox": [0,0,1,1], "keypoints": [1,1,2]}"#,
+            "3 numbers for a category of 2",
+        ),
+        (
+            r#"{"id": 7, "image_id": 1, "category_id": 1, "bbox": [0,0,1,1], "segmentation": {"size": [4, 4], "counts": [16]}}"#,
+            "runs of 4x4 on a 4x3",
+        ),
+        (
+            r#"{"id": 7, "image_id": 1, "category_id": 1, "bbox": [0,0,-1,1]}"#,
+            "negative size",
+        ),
+    ];
+    for (obj, why) in objects {
+        let a = CocoAnnotations::parse(p, file.replace("OBJ", obj).as_bytes()).unwrap();
+        let err = a.objects(0).unwrap_err().to_string();
+        assert!(err.contains("annotation 7") && err.contains(why), "{err}");
+    }
+}
