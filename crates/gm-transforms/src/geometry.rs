@@ -284,11 +284,8 @@ impl Transform for Rotate {
         }
         // torchvision moves targets by the affine of -angle even where its image takes a
         // fast path below.
-        let target_step = GeoStep::Affine {
-            angle: -self.angle,
-            translate: (0.0, 0.0),
-            scale: 1.0,
-            shear: (0.0, 0.0),
+        let target_step = GeoStep::Rotate {
+            angle: self.angle,
             center: self.center,
         };
         let angle = self.angle.rem_euclid(360.0);
@@ -303,7 +300,7 @@ impl Transform for Rotate {
                 st.check_geometry(STEP)?;
                 st.flip(true);
                 st.flip(false);
-                // The image's two flips, the targets' affine.
+                // The image's two flips, the targets' rotation.
                 let n = st.geometry.steps.len();
                 st.geometry.steps.truncate(n.saturating_sub(2));
                 st.geometry.steps.push(target_step);

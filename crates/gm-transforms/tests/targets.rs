@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use gm_transforms::cpu::{HostImage, fused_passes};
 use gm_transforms::geometry::{corners, perspective_coefficients};
-use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, SanitizeBoundingBoxes};
+use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, Mask, SanitizeBoundingBoxes};
 use gm_transforms::{
     Affine, CenterCrop, Compose, CropBox, HorizontalFlip, Interp, Pad, Perspective, RandomAffine,
     RandomPerspective, RandomResizedCrop, RandomRotation, RandomShortestSize, RandomZoomOut,
@@ -114,6 +114,26 @@ fn worst<const N: usize>(ours: &[[f32; N]], theirs: &[[f32; N]]) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// The references' label map: labels 0..6 in 5x4 blocks.
+fn label_map(w: u32, h: u32) -> Mask {
+    let data = (0..h)
+        .flat_map(|y| (0..w).map(move |x| ((x / 5 + 3 * (y / 4)) % 7) as u8))
+        .collect();
+    Mask {
+        width: w,
+        height: h,
+        data,
+    }
+}
+
+/// FNV-1a (64 bits) of the bytes, as make_references.py hashes torchvision's masks.
+fn fnv1a(data: &[u8]) -> String {
+    let h = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{h:016x}")
+}
+
 #[test]
 fn boxes_and_keypoints_move_as_torchvision_moves_them() {
     let text = std::fs::read_to_string(fixtures().join("cases.json")).unwrap();
@@ -156,6 +176,21 @@ fn boxes_and_keypoints_move_as_torchvision_moves_them() {
                 report.join("\n")
             );
         }
+        // Masks: every byte as torchvision's (its hash and sum).
+        let m = geometry.mask(&label_map(w, h)).unwrap();
+        let want = &case["mask"];
+        assert_eq!(
+            (m.width, m.height),
+            (int(&want["width"]), int(&want["height"])),
+            "{name}"
+        );
+        let sum: u64 = m.data.iter().map(|&v| u64::from(v)).sum();
+        assert_eq!(sum, want["sum"].as_u64().unwrap(), "{name} mask sum");
+        assert_eq!(
+            fnv1a(&m.data),
+            want["fnv1a"].as_str().unwrap(),
+            "{name} mask"
+        );
         let k = &case["keypoints"];
         let pts: Vec<[f32; 2]> = rows(&k["input"]);
         let n = pts.len();

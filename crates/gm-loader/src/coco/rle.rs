@@ -152,6 +152,17 @@ impl Rle {
         }))
     }
 
+    /// The mask as the transforms take it ([`TargetGeometry::mask`] moves it with its image).
+    ///
+    /// [`TargetGeometry::mask`]: gm_transforms::targets::TargetGeometry::mask
+    pub fn to_mask(&self) -> gm_transforms::targets::Mask {
+        gm_transforms::targets::Mask {
+            width: self.width,
+            height: self.height,
+            data: self.decode(),
+        }
+    }
+
     /// The number of pixels set.
     pub fn area(&self) -> u64 {
         self.counts

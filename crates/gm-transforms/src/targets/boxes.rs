@@ -82,14 +82,17 @@ impl BoundingBoxes {
             }
             GeoStep::Crop { left, top, .. } => self.map(|b| shift(b, f, -left, -top)),
             GeoStep::Pad { left, top, .. } => self.map(|b| shift(b, f, left as f32, top as f32)),
-            GeoStep::Affine { .. } => match forward_affine(step, self.canvas) {
-                Some(m) => self.map(|b| {
-                    let warp =
-                        |[x, y]: [f32; 2]| [x * m[0] + y * m[1] + m[2], x * m[3] + y * m[4] + m[5]];
-                    from_xyxy(hull(to_xyxy(b, f), warp), f)
-                }),
-                None => self.boxes.clone(),
-            },
+            GeoStep::Affine { .. } | GeoStep::Rotate { .. } => {
+                match forward_affine(step, self.canvas) {
+                    Some(m) => self.map(|b| {
+                        let warp = |[x, y]: [f32; 2]| {
+                            [x * m[0] + y * m[1] + m[2], x * m[3] + y * m[4] + m[5]]
+                        };
+                        from_xyxy(hull(to_xyxy(b, f), warp), f)
+                    }),
+                    None => self.boxes.clone(),
+                }
+            }
             GeoStep::Perspective { coefficients } => match inverse_perspective(&coefficients) {
                 Some(m) => {
                     self.map(|b| from_xyxy(hull(to_xyxy(b, f), |p| perspective_point(&m, p)), f))
@@ -107,6 +110,7 @@ impl BoundingBoxes {
             GeoStep::Crop { .. }
             | GeoStep::Pad { .. }
             | GeoStep::Affine { .. }
+            | GeoStep::Rotate { .. }
             | GeoStep::Perspective { .. } => moved.clamped(),
             GeoStep::Flip { .. } | GeoStep::Resize { .. } => moved,
         }

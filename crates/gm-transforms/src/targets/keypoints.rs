@@ -63,10 +63,14 @@ impl KeyPoints {
             }
             GeoStep::Crop { left, top, .. } => map(&|p| [p[0] - left, p[1] - top]),
             GeoStep::Pad { left, top, .. } => map(&|p| [p[0] + left as f32, p[1] + top as f32]),
-            GeoStep::Affine { .. } => match forward_affine(step, self.canvas) {
-                Some(m) => map(&|[x, y]| [x * m[0] + y * m[1] + m[2], x * m[3] + y * m[4] + m[5]]),
-                None => self.points.clone(),
-            },
+            GeoStep::Affine { .. } | GeoStep::Rotate { .. } => {
+                match forward_affine(step, self.canvas) {
+                    Some(m) => {
+                        map(&|[x, y]| [x * m[0] + y * m[1] + m[2], x * m[3] + y * m[4] + m[5]])
+                    }
+                    None => self.points.clone(),
+                }
+            }
             GeoStep::Perspective { coefficients } => match inverse_perspective(&coefficients) {
                 Some(m) => map(&|p| perspective_point(&m, p)),
                 None => self.points.clone(),

@@ -13,9 +13,11 @@
 
 mod boxes;
 mod keypoints;
+mod masks;
 
 pub use boxes::{BoundingBoxes, BoxFormat, SanitizeBoundingBoxes};
 pub use keypoints::KeyPoints;
+pub use masks::Mask;
 
 /// One geometric step as torchvision applies it to targets, in the coordinates of the image
 /// the step sees.
@@ -55,7 +57,15 @@ pub enum GeoStep {
         /// Bottom.
         bottom: u32,
     },
-    /// `F.affine` (and `F.rotate` as an affine of `-angle`), `expand=False`.
+    /// `F.rotate` (`expand=False`): targets move by the affine of `-angle`; masks take
+    /// torchvision's fast paths (a copy, a half turn, quarter turns of a square).
+    Rotate {
+        /// Angle in degrees, counter-clockwise.
+        angle: f64,
+        /// Centre in pixels (the image centre when `None`).
+        center: Option<(f64, f64)>,
+    },
+    /// `F.affine`, `expand=False`.
     Affine {
         /// Rotation in degrees.
         angle: f64,
@@ -154,22 +164,26 @@ pub(crate) fn after(step: GeoStep, canvas: (u32, u32)) -> (u32, u32) {
             right,
             bottom,
         } => (canvas.0 + left + right, canvas.1 + top + bottom),
-        GeoStep::Flip { .. } | GeoStep::Affine { .. } | GeoStep::Perspective { .. } => canvas,
+        GeoStep::Flip { .. }
+        | GeoStep::Rotate { .. }
+        | GeoStep::Affine { .. }
+        | GeoStep::Perspective { .. } => canvas,
     }
 }
 
 /// torchvision's forward affine matrix (`_get_inverse_affine_matrix(..., inverted=False)`)
 /// for `step` on a `canvas`, rounded to float32 as torchvision builds its tensor.
 pub(crate) fn forward_affine(step: GeoStep, canvas: (u32, u32)) -> Option<[f32; 6]> {
-    let GeoStep::Affine {
-        angle,
-        translate,
-        scale,
-        shear,
-        center,
-    } = step
-    else {
-        return None;
+    let (angle, translate, scale, shear, center) = match step {
+        GeoStep::Affine {
+            angle,
+            translate,
+            scale,
+            shear,
+            center,
+        } => (angle, translate, scale, shear, center),
+        GeoStep::Rotate { angle, center } => (-angle, (0.0, 0.0), 1.0, (0.0, 0.0), center),
+        _ => return None,
     };
     let (cx, cy) = center.unwrap_or((f64::from(canvas.0) * 0.5, f64::from(canvas.1) * 0.5));
     let rot = angle.to_radians();

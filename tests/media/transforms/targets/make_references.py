@@ -99,6 +99,19 @@ def boxes_for(w, h, rng):
     return torch.tensor(out, dtype=torch.float32)
 
 
+def label_map(w, h):
+    """Labels in 5x4 blocks (0..6), so that nearest sampling shows where it reads."""
+    y, x = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+    return ((x // 5 + 3 * (y // 4)) % 7).to(torch.uint8)
+
+
+def fnv1a(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
 def case(name, chain, w, h, rng):
     xyxy = boxes_for(w, h, rng)
     formats = {}
@@ -116,7 +129,12 @@ def case(name, chain, w, h, rng):
     y = k
     for step in chain:
         y = apply(step, y)
-    return {"name": name, "width": w, "height": h, "chain": chain, "boxes": formats,
+    m = tv_tensors.Mask(label_map(w, h))
+    for step in chain:
+        m = apply(step, m)
+    mask = {"width": m.shape[-1], "height": m.shape[-2], "fnv1a": fnv1a(m.flatten().tolist()),
+            "sum": int(m.sum())}
+    return {"name": name, "width": w, "height": h, "chain": chain, "boxes": formats, "mask": mask,
             "keypoints": {"input": pts.tolist(), "expected": y.tolist(),
                           "canvas": [y.canvas_size[1], y.canvas_size[0]]}}
 
