@@ -56,6 +56,7 @@ pub mod coco;
 mod elastic;
 mod epochs;
 mod error;
+mod grouped;
 mod image;
 mod lerobot;
 mod progress;
@@ -71,6 +72,7 @@ pub use bad_samples::{BadSamplePolicy, MAX_SUBSTITUTES};
 pub use elastic::Reshard;
 pub use epochs::{EpochSource, Epochs, PRESTART_AT};
 pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
+pub use grouped::{GroupedBatchSampler, aspect_ratio_groups};
 pub use image::{
     Batch, Dataset, DeviceCache, Epoch, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile,
     Loader, LoaderBuilder, PathTotals, Stats, Waited, cached_size,
