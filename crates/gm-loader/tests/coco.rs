@@ -282,3 +282,70 @@ fn malformed_files_name_the_file_and_the_problem() {
         assert!(err.contains("annotation 7") && err.contains(why), "{err}");
     }
 }
+
+/// The loader's batches carry each image's geometry: the same as planning that image alone
+/// from (seed, epoch, index), so its boxes, keypoints and masks move with its pixels.
+fn check_batches_carry_geometry(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
+    use gm_transforms::{Compose, HorizontalFlip, RandomResizedCrop, SampleRng};
+    let chain = || {
+        Compose::new()
+            .then(RandomResizedCrop::new(64, 48))
+            .then(HorizontalFlip(0.5))
+    };
+    let mut loader = builder
+        .sampler(gm_loader::Sampler::shuffled(2))
+        .seed(5)
+        .batch_size(2)
+        .transforms(chain())
+        .build()
+        .unwrap();
+    let mut seen = 0;
+    for epoch in 0..3 {
+        for batch in loader.epoch(epoch) {
+            let batch = batch.unwrap();
+            assert_eq!(batch.geometry.len(), batch.indices.len());
+            for (k, &i) in batch.indices.iter().enumerate() {
+                let im = dataset.image(i).unwrap();
+                let mut rng = SampleRng::new(5, epoch, i as u64);
+                let (_, _, alone) = chain().plan_post(im.width, im.height, &mut rng).unwrap();
+                assert_eq!(
+                    batch.geometry[k], alone.geometry,
+                    "epoch {epoch}, sample {i}"
+                );
+                assert_eq!(batch.geometry[k].canvas(), (64, 48));
+                if let Ok(t) = dataset.targets(i) {
+                    let moved = batch.geometry[k].boxes(&t.boxes).unwrap();
+                    assert_eq!(
+                        (moved.canvas, moved.boxes.len()),
+                        ((64, 48), t.boxes.boxes.len())
+                    );
+                    for m in t.masks.iter().flatten() {
+                        let mask = batch.geometry[k].mask(&m.to_mask()).unwrap();
+                        assert_eq!((mask.width, mask.height), (64, 48));
+                    }
+                }
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, 3 * 3);
+}
+
+#[test]
+fn cpu_batches_carry_each_images_geometry() {
+    let root = media().join("jpeg");
+    let file = media().join("coco/instances.json");
+    let d = CocoDataset::open(&file, &root, EmptyImages::Drop).unwrap();
+    let builder = gm_loader::Loader::builder(d.clone()).cpu().workers(2);
+    check_batches_carry_geometry(builder, &d);
+}
+
+#[test]
+fn gpu_batches_carry_each_images_geometry() {
+    let device = gm_cuda::gpu_test_device!("gpu_batches_carry_each_images_geometry");
+    let root = media().join("jpeg");
+    let file = media().join("coco/instances.json");
+    let d = CocoDataset::open(&file, &root, EmptyImages::Drop).unwrap();
+    let builder = gm_loader::Loader::builder(d.clone()).device(&device);
+    check_batches_carry_geometry(builder, &d);
+}

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use gm_cuda::{CudaError, Event, Stream};
+use gm_transforms::targets::TargetGeometry;
 
 use super::dataset::Label;
 use crate::error::LoaderError;
@@ -34,6 +35,12 @@ pub struct Batch {
     /// ([`Loader::streaming`](crate::Loader::streaming)), whose indices name no file; `None`
     /// for other datasets (their [`Dataset::name`](crate::Dataset::name) does).
     pub names: Option<Vec<String>>,
+    /// Each image's geometry: the crops, resizes, flips, pads and warps its pixels went
+    /// through, to move its boxes, keypoints and masks the same way
+    /// ([`TargetGeometry::boxes`](gm_transforms::targets::TargetGeometry::boxes),
+    /// [`keypoints`](gm_transforms::targets::TargetGeometry::keypoints),
+    /// [`mask`](gm_transforms::targets::TargetGeometry::mask)).
+    pub geometry: Vec<TargetGeometry>,
     /// The epoch.
     pub epoch: u64,
     /// Position of this batch in the epoch, from 0.
@@ -62,6 +69,7 @@ impl Batch {
             soft_labels: None,
             indices,
             names: None,
+            geometry: Vec::new(),
             epoch,
             position,
             ready_event,
@@ -72,6 +80,12 @@ impl Batch {
     /// The batch with its images' names.
     pub(crate) fn with_names(mut self, names: Option<Vec<String>>) -> Batch {
         self.names = names;
+        self
+    }
+
+    /// The batch with its images' geometry.
+    pub(crate) fn with_geometry(mut self, geometry: Vec<TargetGeometry>) -> Batch {
+        self.geometry = geometry;
         self
     }
 

@@ -1,6 +1,7 @@
 //! The CPU path: decoding on the host and the transforms' CPU twins, into a host tensor.
 
 use gm_transforms::OutputSpec;
+use gm_transforms::targets::TargetGeometry;
 
 use super::augment::{draw_erases, draw_mix};
 use super::batch::Batch;
@@ -16,6 +17,7 @@ struct Good {
     index: usize,
     data: Vec<u8>,
     spec: OutputSpec,
+    geometry: TargetGeometry,
 }
 
 /// Finishes one batch on the CPU: bad samples per the policy, then the images stacked.
@@ -58,8 +60,18 @@ fn fill_slot(
     let mut attempt = 0u32;
     loop {
         let reason = match prepared {
-            Prepared::Pixels { data, spec } => {
-                return Ok(Some((Good { index, data, spec }, attempt)));
+            Prepared::Pixels {
+                data,
+                spec,
+                geometry,
+            } => {
+                let good = Good {
+                    index,
+                    data,
+                    spec,
+                    geometry,
+                };
+                return Ok(Some((good, attempt)));
             }
             Prepared::Failed(reason) => reason,
             Prepared::Bytes(b) => {
@@ -92,9 +104,11 @@ fn stack(
     };
     let mut data = Vec::with_capacity(good.len() * spec.image_bytes());
     let mut indices = Vec::with_capacity(good.len());
-    for g in &good {
+    let mut geometry = Vec::with_capacity(good.len());
+    for g in good {
         data.extend_from_slice(&g.data);
         indices.push(g.index);
+        geometry.push(g.geometry);
     }
     let labels: Vec<_> = indices.iter().map(|&i| shared.dataset.label(i)).collect();
     if let Some(erases) = draw_erases(shared, epoch, &spec, &indices)? {
@@ -102,14 +116,14 @@ fn stack(
     }
     let soft = match draw_mix(shared, epoch, position, &spec, &indices, &labels)? {
         Some((mix, soft)) => {
-            gm_transforms::mix_batch(&mut data, good.len(), &spec, &mix);
+            gm_transforms::mix_batch(&mut data, indices.len(), &spec, &mix);
             Some(soft)
         }
         None => None,
     };
     let batch = Batch::new(
         Images::Host(HostTensor {
-            shape: batch_shape(good.len(), &spec),
+            shape: batch_shape(indices.len(), &spec),
             dtype: spec.dtype,
             data,
         }),
@@ -120,5 +134,6 @@ fn stack(
         None,
     );
     let names = shared.names_of(&batch.indices);
-    Ok(Some(batch.with_soft_labels(soft).with_names(names)))
+    let batch = batch.with_soft_labels(soft).with_names(names);
+    Ok(Some(batch.with_geometry(geometry)))
 }

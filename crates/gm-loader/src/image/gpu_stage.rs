@@ -300,6 +300,7 @@ impl GpuStage {
             self.post.noise(&stream, &spec, &tensor, &noises)?;
         }
         let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
+        let geometry = ready.into_iter().map(|r| r.post.geometry).collect();
         let labels: Vec<_> = indices.iter().map(|&i| shared.dataset.label(i)).collect();
         if let Some(erases) = draw_erases(shared, epoch, &spec, &indices)? {
             self.batch_ops.erase(&stream, &spec, &tensor, &erases)?;
@@ -324,7 +325,8 @@ impl GpuStage {
             Some((event, stream)),
         );
         let names = shared.names_of(&batch.indices);
-        Ok(Some(batch.with_soft_labels(soft).with_names(names)))
+        let batch = batch.with_soft_labels(soft).with_names(names);
+        Ok(Some(batch.with_geometry(geometry)))
     }
 }
 

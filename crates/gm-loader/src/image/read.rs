@@ -2,6 +2,7 @@
 
 use gm_codec::jpeg::{DecoderOptions, decode_host_with};
 use gm_transforms::cpu::{HostImage, fused_passes};
+use gm_transforms::targets::TargetGeometry;
 use gm_transforms::{Blur, OutputSpec, SampleRng, blur_image, noise_image};
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +15,11 @@ pub(crate) enum Prepared {
     /// Encoded bytes, for the GPU decoder.
     Bytes(Vec<u8>),
     /// The transformed image (CPU path).
-    Pixels { data: Vec<u8>, spec: OutputSpec },
+    Pixels {
+        data: Vec<u8>,
+        spec: OutputSpec,
+        geometry: TargetGeometry,
+    },
     /// Could not be read (or, on the CPU path, decoded or transformed).
     Failed(SampleErrorKind),
     /// Served from the device cache: nothing to read.
@@ -69,7 +74,11 @@ fn prepare_read(
     let out = decode_and_transform(shared, epoch, index, &buf);
     shared.give_buffer(buf);
     match out {
-        Ok((data, spec)) => Prepared::Pixels { data, spec },
+        Ok((data, spec, geometry)) => Prepared::Pixels {
+            data,
+            spec,
+            geometry,
+        },
         Err(reason) => Prepared::Failed(reason),
     }
 }
@@ -80,7 +89,7 @@ fn decode_and_transform(
     epoch: u64,
     index: usize,
     data: &[u8],
-) -> Result<(Vec<u8>, OutputSpec), SampleErrorKind> {
+) -> Result<(Vec<u8>, OutputSpec, TargetGeometry), SampleErrorKind> {
     let options = DecoderOptions {
         max_pixels: shared.max_pixels,
         apply_orientation: shared.apply_orientation,
@@ -106,5 +115,5 @@ fn decode_and_transform(
     if let Some(noise) = &post.noise {
         noise_image(&mut out, &spec, noise);
     }
-    Ok((out, spec))
+    Ok((out, spec, post.geometry))
 }
