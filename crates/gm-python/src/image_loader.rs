@@ -43,6 +43,8 @@ use crate::tensor::{Elem, Tensor, Uploads};
 #[pyclass(module = "gm")]
 pub struct ImageLoader {
     inner: Arc<Mutex<Inner<Loader>>>,
+    /// The COCO source, whose targets each batch moves with its images.
+    coco: Option<Arc<gm_loader::coco::CocoDataset>>,
     batches: Option<usize>,
     on_gpu: bool,
     placement: String,
@@ -52,6 +54,7 @@ pub struct ImageLoader {
 #[pyclass(module = "gm")]
 pub struct BatchIterator {
     inner: Arc<Mutex<Inner<Loader>>>,
+    coco: Option<Arc<gm_loader::coco::CocoDataset>>,
     generation: u64,
 }
 
@@ -83,6 +86,11 @@ pub struct Batch {
     /// Position of the batch in its epoch, from 0.
     #[pyo3(get)]
     position: usize,
+    /// With a `gm.CocoDataset` source: each image's targets (a dict as
+    /// `CocoDataset.targets` gives, moved with its pixels onto the output canvas), `None`
+    /// for an image whose annotations are bad; else `None`.
+    #[pyo3(get)]
+    targets: Option<Vec<Option<Py<PyDict>>>>,
 }
 
 pub(crate) fn policy_named(name: &str) -> PyResult<BadSamplePolicy> {
@@ -191,6 +199,15 @@ impl ImageLoader {
         epoch_batches: Option<usize>,
     ) -> PyResult<ImageLoader> {
         logging::sync_level(py)?;
+        let coco = source
+            .cast::<crate::coco::CocoDataset>()
+            .ok()
+            .map(|c| c.get().inner.clone());
+        if coco.is_some() && stream {
+            return Err(PyValueError::new_err(
+                "stream=True reads WebDataset shards; a gm.CocoDataset is read by index",
+            ));
+        }
         let truncated = crate::decode::parse_truncated(truncated)?;
         let storage = crate::storage::from_dict(storage)?;
         let start = if stream {
@@ -217,7 +234,10 @@ impl ImageLoader {
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
             Loader::streaming(s)
         } else {
-            let dataset = crate::storage::image_dataset(py, source, storage)?;
+            let dataset = match &coco {
+                Some(c) => c.clone() as Arc<dyn gm_loader::Dataset>,
+                None => crate::storage::image_dataset(py, source, storage)?,
+            };
             let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
             Loader::builder_shared(dataset)
                 .sampler(sampler)
@@ -287,6 +307,7 @@ impl ImageLoader {
             on_gpu: loader.on_gpu(),
             placement: loader.placement().to_string(),
             inner: Arc::new(Mutex::new(Inner::new(loader, uploads, prefetch_next_epoch))),
+            coco,
         })
     }
 
@@ -309,6 +330,7 @@ impl ImageLoader {
             .map_err(|e| loader_error(py, e))?;
         Ok(BatchIterator {
             inner: self.inner.clone(),
+            coco: self.coco.clone(),
             generation,
         })
     }
@@ -410,6 +432,16 @@ impl BatchIterator {
         let indices = std::mem::take(&mut b.indices);
         let names = b.names.take();
         let (epoch, position) = (b.epoch, b.position);
+        let targets = match &self.coco {
+            Some(d) => Some(
+                indices
+                    .iter()
+                    .zip(&b.geometry)
+                    .map(|(&i, g)| crate::coco::moved_targets(py, d, i, g))
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+            None => None,
+        };
         let images = match &mut b.images {
             Images::Host(h) => {
                 let data = std::mem::take(&mut h.data);
@@ -451,6 +483,7 @@ impl BatchIterator {
             names,
             epoch,
             position,
+            targets,
         })
     }
 }

@@ -6,6 +6,7 @@
 //! release ordered after the consumer's reads.
 
 mod clips;
+mod coco;
 mod decode;
 mod device;
 mod errors;
@@ -51,6 +52,7 @@ fn _gm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<image_loader::ImageLoader>()?;
     m.add_class::<image_loader::BatchIterator>()?;
     m.add_class::<image_loader::Batch>()?;
+    m.add_class::<coco::CocoDataset>()?;
     m.add_class::<clips::VideoDataset>()?;
     m.add_class::<clips::ClipLoader>()?;
     m.add_class::<clips::ClipIterator>()?;

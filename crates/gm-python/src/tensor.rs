@@ -30,6 +30,12 @@ impl Elem {
         name: "int64",
     };
 
+    /// DLPack's bool, one byte per element.
+    pub(crate) const BOOL: Elem = Elem {
+        dl: DLDataType::new(DLDataTypeCode::BOOL, 8, 1),
+        name: "bool",
+    };
+
     /// The element type of a gm tensor.
     pub(crate) fn of(d: DType) -> Elem {
         let name = match d {

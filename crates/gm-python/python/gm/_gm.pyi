@@ -91,6 +91,10 @@ class Batch:
     epoch: int
     position: int
     """Position of the batch in its epoch, from 0."""
+    targets: Optional[List[Optional[Dict[str, Any]]]]
+    """With a CocoDataset source: each image's targets moved with its pixels (as
+    CocoDataset.targets gives them, on the output canvas), None for an image whose annotations
+    are bad; else None."""
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Tensor]: ...
 
@@ -309,6 +313,22 @@ class ClipIterator(Iterator[ClipBatch]):
     def __iter__(self) -> "ClipIterator": ...
     def __next__(self) -> ClipBatch: ...
     def __len__(self) -> int: ...
+
+class CocoDataset:
+    """A COCO instances or keypoints file and its image folder, read as torchvision's
+    CocoDetection wrapped for transforms v2 reads it. targets(i) gives "boxes" (float32 [N, 4],
+    XYXY), "labels" (int64 [N], category ids), "masks" (uint8 [N, H, W], as pycocotools makes
+    them) where every object has an outline, "keypoints" (float32 [N, K, 2]) and
+    "keypoints_visible" (bool [N, K]) where the objects have them, and the crowd regions apart
+    ("crowd_boxes", "crowd_labels"). A bad annotation raises gm.GmError naming the file, image
+    and annotation. As an ImageLoader source, each batch's `targets` holds every image's
+    targets moved with its pixels."""
+
+    def __init__(self, annotations: Union[str, PathLike], root: Union[str, PathLike], *,
+                 drop_empty: bool = False) -> None: ...
+    def __len__(self) -> int: ...
+    def image(self, i: int) -> Dict[str, Any]: ...
+    def targets(self, i: int) -> Dict[str, Any]: ...
 
 class ClipLoader:
     """Batches of clips from a VideoDataset, decoded on a pool of NVDEC sessions and

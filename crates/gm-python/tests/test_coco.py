@@ -1,0 +1,83 @@
+"""gm.CocoDataset: targets as torchvision reads them, and batches whose targets move with
+their images (tests/media/coco: instances.json over committed photos, expected.json from
+torchvision 0.29.2 and pycocotools)."""
+import json
+
+import numpy as np
+import pytest
+
+import gm
+from conftest import MEDIA
+
+COCO = MEDIA / "coco"
+JPEG = MEDIA / "jpeg"
+
+
+def arr(t):
+    return np.from_dlpack(t)
+
+
+def test_targets_equal_torchvisions():
+    d = gm.CocoDataset(COCO / "instances.json", JPEG)
+    assert len(d) == 4
+    expected = json.loads((COCO / "expected.json").read_text())["targets"]
+    for i, want in enumerate(expected):
+        t = d.targets(i)
+        assert t["image_id"] == want["image_id"] == d.image(i)["id"]
+        if "boxes" not in want:
+            assert arr(t["boxes"]).shape == (0, 4)
+            continue
+        single = [k for k, c in enumerate(want["iscrowd"]) if not c]
+        crowd = [k for k, c in enumerate(want["iscrowd"]) if c]
+        boxes = np.array(want["boxes"], dtype=np.float32)
+        assert np.array_equal(arr(t["boxes"]), boxes[single])
+        assert np.array_equal(arr(t["crowd_boxes"]), boxes[crowd])
+        assert arr(t["labels"]).tolist() == [want["labels"][k] for k in single]
+        masks = arr(t["masks"])
+        assert masks.shape == (len(single), 151, 201) and set(np.unique(masks)) <= {0, 1}
+        if "keypoints" in t:
+            kp = arr(t["keypoints"])
+            vis = arr(t["keypoints_visible"])
+            raw = np.array([want["keypoints"][k] for k in single], dtype=np.float32).reshape(len(single), -1, 3)
+            assert np.array_equal(kp, raw[..., :2]) and np.array_equal(vis, raw[..., 2] > 0)
+    with pytest.raises(gm.GmError, match=r"instances.json.*baboon-201x151-440.jpg.*annotation 401"):
+        d.targets(3)
+
+
+def nearest(n_in, n_out):
+    """torch's nearest source index (interpolate(mode="nearest"))."""
+    scale = np.float32(n_in) / np.float32(n_out)
+    return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * scale), n_in - 1).astype(int)
+
+
+def test_loader_batches_move_targets_with_their_pixels():
+    d = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True)
+    assert len(d) == 3
+    T = gm.transforms
+    chain = [T.Resize((48, 64)), T.RandomHorizontalFlip(p=1.0)]
+    loader = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu")
+    seen = 0
+    for batch in loader:
+        assert len(batch.targets) == len(batch)
+        for i, t in zip(batch.indices, batch.targets):
+            seen += 1
+            if d.image(i)["id"] == 14:
+                assert t is None  # a bad annotation: no targets, the image stays
+                continue
+            alone = d.targets(i)
+            b = arr(alone["boxes"])
+            sx, sy = np.float32(64 / 201), np.float32(48 / 151)
+            scaled = b * np.array([sx, sy, sx, sy], dtype=np.float32)
+            flipped = np.stack([64 - scaled[:, 2], scaled[:, 1], 64 - scaled[:, 0], scaled[:, 3]], 1)
+            assert np.allclose(arr(t["boxes"]), flipped, atol=1e-4)
+            assert arr(t["labels"]).tolist() == arr(alone["labels"]).tolist()
+            m = arr(alone["masks"])[:, nearest(151, 48)][:, :, nearest(201, 64)][:, :, ::-1]
+            assert np.array_equal(arr(t["masks"]), m)
+    assert seen == 3
+
+
+def test_a_coco_source_does_not_stream():
+    d = gm.CocoDataset(COCO / "instances.json", JPEG)
+    with pytest.raises(ValueError, match="CocoDataset"):
+        gm.ImageLoader(d, batch_size=2, transforms=[gm.transforms.Resize((8, 8))], device="cpu",
+                       stream=True)
