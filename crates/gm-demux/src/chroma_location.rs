@@ -169,7 +169,13 @@ fn hevc_chroma_loc_type(nal: &[u8]) -> ParseResult<Option<u32>> {
     }
     b.ue()?;
     b.ue()?; // bit depths
-    let poc_lsb_bits = b.ue()? + 4;
+    let poc_lsb_minus4 = b.ue()?;
+    if poc_lsb_minus4 > 12 {
+        return Err(crate::error::invalid!(
+            "HEVC SPS: log2_max_pic_order_cnt_lsb_minus4 of {poc_lsb_minus4} (at most 12)"
+        ));
+    }
+    let poc_lsb_bits = poc_lsb_minus4 + 4;
     let all = b.bit()?; // sps_sub_layer_ordering_info_present_flag
     for _ in (if all { 0 } else { sub_layers })..=sub_layers {
         for _ in 0..3 {

@@ -6,7 +6,10 @@ mod common;
 use std::sync::Arc;
 
 use common::fixtures;
-use gm_demux::{BitstreamScan, DemuxError, IndexOptions, IndexingDemuxer, MemSource, VideoIndex};
+use gm_demux::{
+    BitstreamScan, Codec, CodecInfo, DemuxError, IndexOptions, IndexingDemuxer, MemSource,
+    VideoIndex,
+};
 use proptest::prelude::*;
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
@@ -193,6 +196,22 @@ fn fuzz_regressions_stay_fixed() {
         if path.ends_with("mkv_no_frames.webm") {
             // A WebM whose video track has no blocks: an error, not an index of nothing.
             expect_error("mkv_no_frames.webm", bytes.clone(), "has no frames");
+        }
+        // As the index fuzzer feeds them: also as each codec's parameter set.
+        for codec in [Codec::H264, Codec::Hevc, Codec::Av1] {
+            let info = CodecInfo {
+                codec,
+                fourcc: String::new(),
+                profile_idc: 0,
+                level_idc: 0,
+                chroma_format: 1,
+                bit_depth: 8,
+                width: 0,
+                height: 0,
+                nal_length_size: 4,
+                parameter_sets: vec![bytes.clone()],
+            };
+            let _ = info.signalled_chroma_location();
         }
         exercise(bytes);
         n += 1;
