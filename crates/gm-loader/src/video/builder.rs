@@ -484,16 +484,17 @@ impl ClipLoader {
             .batches_after(self.shared.dataset.len(), epoch, reshards);
         let end = batches.len();
         let todo: Vec<(usize, Vec<usize>)> = batches.into_iter().enumerate().skip(first).collect();
+        let (nvdec, cpu) = self.decoders.split();
         let jobs = if self.shared.mixes_routes() {
             let shared = &self.shared;
             let on_cpu = |b: &(usize, Vec<usize>)| shared.job_on_cpu(std::slice::from_ref(b));
-            let split = self.decoders.split();
-            cut_by_key(&todo, on_cpu, split, self.batches_per_job)
+            cut_by_key(&todo, on_cpu, (nvdec, cpu), self.batches_per_job)
         } else {
-            let sizes = job_sizes(todo.len(), self.decoders.sessions(), self.batches_per_job);
-            cut(&todo, &sizes)
+            cut(
+                &todo,
+                &job_sizes(todo.len(), nvdec + cpu, self.batches_per_job),
+            )
         };
-        let (nvdec, cpu) = self.decoders.split();
         ClipEpoch::spawn(
             jobs,
             Limits {

@@ -162,8 +162,9 @@ impl Shared {
     /// in a dataset that mixes routes, jobs are cut per route (see
     /// [`cut_by_key`](super::jobs::cut_by_key)), each batch counted this way.
     pub(crate) fn job_on_cpu(&self, batches: &[(usize, Vec<usize>)]) -> bool {
-        if !self.cpu_routed.contains(&true) {
-            return false;
+        // One route for the whole dataset: no clip to look at (this runs for every job).
+        if !self.mixes_routes() {
+            return self.cpu_routed.contains(&true);
         }
         let (mut cpu, mut nvdec) = (0usize, 0usize);
         for (_, episodes) in batches {

@@ -35,17 +35,6 @@ pub(crate) enum JobDecoder<'a> {
 }
 
 impl Decoders {
-    /// Threads that decode, in all pools.
-    pub(crate) fn sessions(&self) -> usize {
-        match self {
-            Decoders::Gpu { nvdec, cpu } => {
-                nvdec.as_ref().map_or(0, DecoderPool::sessions)
-                    + cpu.as_ref().map_or(0, DecoderPool::sessions)
-            }
-            Decoders::Cpu(p) => p.workers(),
-        }
-    }
-
     /// NVDEC sessions and CPU-route sessions (on the CPU: none and the CPU decoders).
     pub(crate) fn split(&self) -> (usize, usize) {
         match self {
