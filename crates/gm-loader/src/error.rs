@@ -75,7 +75,8 @@ pub enum SampleErrorKind {
     /// The sample's output differs in size or type from the rest of its batch.
     #[error(
         "the output is {}x{} {:?} {:?} but the batch's is {}x{} {:?} {:?}: end the chain \
-         with a fixed-size step (CenterCrop, RandomResizedCrop, Resize to width and height)",
+         with a fixed-size step (CenterCrop, RandomResizedCrop, Resize to width and height) \
+         or let batches hold many sizes (LoaderBuilder::batch_sizes, batch_sizes=)",
         got.width, got.height, got.dtype, got.layout,
         want.width, want.height, want.dtype, want.layout
     )]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use gm_codec::jpeg::DecoderOptions;
 use gm_loader::shards::{StreamOptions, WebDatasetStream};
 use gm_loader::{
-    BadSamplePolicy, Batch as RustBatch, CorePlan, DeviceCache, Images, Loader, Sampler,
+    BadSamplePolicy, Batch as RustBatch, BatchSizes, CorePlan, DeviceCache, Images, Loader, Sampler,
 };
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
@@ -37,6 +37,14 @@ use crate::tensor::{Elem, Tensor, Uploads};
 /// back with no index, as `webdataset` does: a seeded shard order split across ranks, in
 /// `streams` streams each with a shuffle buffer of `shuffle_buffer` samples (1 without
 /// `shuffle`) that draws once it holds `shuffle_initial` and grows as it draws;
+/// `batch_sizes` says how a batch holds images whose outputs differ in size (a chain ending
+/// in `Resize(size, max_size=...)`, `RandomShortestSize` or `ScaleJitter`, as detection
+/// trains): `"uniform"` (one size; another is a bad sample), `"padded"` (one tensor of the
+/// largest height and width, each rounded up to `size_divisible`, the rest `pad_value`, as
+/// torchvision's `GeneralizedRCNNTransform` batches; `valid_mask()` marks the images) or
+/// `"ragged"` (`images` is a list of tensors of their own sizes, views of one buffer).
+/// Batches give each image's `(height, width)` in `image_sizes`.
+///
 /// `epoch_batches` fixes the batches per epoch (the data repeats), else an epoch is one pass
 /// and has no `len()`. Batches say each image's `shard#key` in `names`.
 /// `state_dict()` resumes a streamed epoch exactly. `drop_last` does not apply.
@@ -58,15 +66,22 @@ pub struct BatchIterator {
     generation: u64,
 }
 
-/// One batch: `images` (`[B, C, H, W]`, or `[B, H, W, C]`), `labels` (`int64 [B]`), with
+/// One batch: `images` (`[B, C, H, W]`, or `[B, H, W, C]`; with `batch_sizes="ragged"` a
+/// list of `[C, h, w]` tensors), `image_sizes` (each image's `(height, width)`), `labels`
+/// (`int64 [B]`), with
 /// `mix=` the `soft_labels` (`float32 [B, num_classes]`), the dataset `indices` of the
 /// images, the `epoch` and the batch's `position` in it. Unpacks as `images, labels = batch`
 /// (the soft labels when mixing, as torchvision's MixUp/CutMix return them).
 #[pyclass(module = "gm", frozen)]
 pub struct Batch {
-    /// The images.
+    /// The images: one tensor, or a list of them for a ragged batch.
     #[pyo3(get)]
-    images: Py<Tensor>,
+    images: Py<PyAny>,
+    /// Each image's own `(height, width)` (inside its slot in a padded batch).
+    #[pyo3(get)]
+    image_sizes: Vec<(u32, u32)>,
+    /// The images are `[B, H, W, C]`.
+    channels_last: bool,
     /// The labels.
     #[pyo3(get)]
     labels: Py<Tensor>,
@@ -91,6 +106,22 @@ pub struct Batch {
     /// for an image whose annotations are bad; else `None`.
     #[pyo3(get)]
     targets: Option<Vec<Option<Py<PyDict>>>>,
+}
+
+/// `batch_sizes=` and its padding as the loader's setting.
+fn sizes_named(name: &str, size_divisible: u32, pad_value: f32) -> PyResult<BatchSizes> {
+    match name {
+        "uniform" => Ok(BatchSizes::Uniform),
+        "ragged" => Ok(BatchSizes::Ragged),
+        "padded" if size_divisible >= 1 => Ok(BatchSizes::Padded {
+            multiple: size_divisible,
+            fill: pad_value,
+        }),
+        "padded" => Err(PyValueError::new_err("size_divisible must be at least 1")),
+        other => Err(PyValueError::new_err(format!(
+            "batch_sizes={other:?}: expected \"uniform\", \"padded\" or \"ragged\""
+        ))),
+    }
 }
 
 pub(crate) fn policy_named(name: &str) -> PyResult<BadSamplePolicy> {
@@ -167,7 +198,8 @@ impl ImageLoader {
         rank=None, world_size=None, drop_last=false, bad_samples="skip", workers=None, stages=None,
         prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
         truncated="refuse", storage=None, cores=None, stream=false, shuffle_buffer=1000,
-        shuffle_initial=100, streams=4, epoch_batches=None
+        shuffle_initial=100, streams=4, epoch_batches=None, batch_sizes="uniform",
+        size_divisible=32, pad_value=0.0
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -197,7 +229,11 @@ impl ImageLoader {
         shuffle_initial: usize,
         streams: usize,
         epoch_batches: Option<usize>,
+        batch_sizes: &str,
+        size_divisible: u32,
+        pad_value: f32,
     ) -> PyResult<ImageLoader> {
+        let sizes = sizes_named(batch_sizes, size_divisible, pad_value)?;
         logging::sync_level(py)?;
         let coco = source
             .cast::<crate::coco::CocoDataset>()
@@ -261,6 +297,7 @@ impl ImageLoader {
         let plan = cores.map_or_else(CorePlan::from_env, CorePlan::for_cores_here);
         let mut b = start
             .transforms(chain)
+            .batch_sizes(sizes)
             .bad_samples(policy_named(bad_samples)?)
             .prefetch(prefetch)
             .decoder(DecoderOptions {
@@ -432,6 +469,12 @@ impl BatchIterator {
         let indices = std::mem::take(&mut b.indices);
         let names = b.names.take();
         let (epoch, position) = (b.epoch, b.position);
+        let image_sizes = b.sizes.clone();
+        let channels_last = b.layout() == Some(gm_transforms::Layout::Hwc);
+        let ragged = b.images.shape().len() == 1;
+        let parts: Vec<(usize, Vec<usize>)> = (0..image_sizes.len())
+            .filter_map(|k| Some((*b.offsets.get(k)?, b.image_shape(k)?)))
+            .collect();
         let targets = match &self.coco {
             Some(d) => Some(
                 indices
@@ -452,6 +495,20 @@ impl BatchIterator {
                 let t = t.clone();
                 Tensor::from_device(&t, Arc::new(Owner::Batch(Mutex::new(b))))
             }
+        };
+        let images = if ragged {
+            let views = parts
+                .iter()
+                .map(|(offset, shape)| {
+                    let part = images.part(*offset, shape).ok_or_else(|| {
+                        PyValueError::new_err("a ragged batch's image reaches past its buffer")
+                    })?;
+                    Py::new(py, part)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, views)?.into_any().unbind()
+        } else {
+            Py::new(py, images)?.into_any()
         };
         let labels = {
             let g = self.inner.lock();
@@ -476,7 +533,9 @@ impl BatchIterator {
             }
         };
         Ok(Batch {
-            images: Py::new(py, images)?,
+            images,
+            image_sizes,
+            channels_last,
             labels: Py::new(py, labels)?,
             soft_labels,
             indices,
@@ -511,12 +570,27 @@ impl Batch {
         pair.try_iter().map(Bound::into_any)
     }
 
-    fn __repr__(&self) -> String {
+    /// For a padded batch: `bool [B, H, W]` on the images' device, True where a pixel is
+    /// an image's and False on padding (DETR's mask inverted). Needs torch.
+    fn valid_mask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("gm._sizes")?.call_method1(
+            "valid_mask",
+            (
+                self.images.bind(py),
+                self.image_sizes.clone(),
+                self.channels_last,
+            ),
+        )
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let images = match self.images.bind(py).cast::<Tensor>() {
+            Ok(t) => t.get().describe(),
+            Err(_) => format!("[{} tensors]", self.image_sizes.len()),
+        };
         format!(
-            "gm.Batch(epoch={}, position={}, images={})",
-            self.epoch,
-            self.position,
-            self.images.get().describe()
+            "gm.Batch(epoch={}, position={}, images={images})",
+            self.epoch, self.position
         )
     }
 }

@@ -8,8 +8,8 @@ use gm_transforms::{
     CenterCrop, ColorJitter, Compose, Filter, GaussianBlur, GaussianNoise, Grey, HorizontalFlip,
     Interp, Layout, Normalize, Pad, PlanError, RandomAdjustSharpness, RandomAffine,
     RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert, RandomPerspective,
-    RandomPosterize, RandomResizedCrop, RandomRotation, RandomSolarize, Resize, ToDtype,
-    TrivialAugmentWide, VerticalFlip,
+    RandomPosterize, RandomResizedCrop, RandomRotation, RandomShortestSize, RandomSolarize, Resize,
+    ScaleJitter, ToDtype, TrivialAugmentWide, VerticalFlip,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -32,6 +32,26 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
             "resize_shorter" => {
                 let (s,): (u32,) = args.extract()?;
                 chain.push(Resize::Shorter(s));
+            }
+            "resize_shorter_max" => {
+                let (shorter, max_size): (u32, u32) = args.extract()?;
+                chain.push(Resize::ShorterMax { shorter, max_size });
+            }
+            "resize_longer" => {
+                let (n,): (u32,) = args.extract()?;
+                chain.push(Resize::Longer(n));
+            }
+            "random_shortest_size" => {
+                let (min_size, max_size): (Vec<u32>, Option<u32>) = args.extract()?;
+                let t = RandomShortestSize::new(&min_size, max_size)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(t);
+            }
+            "scale_jitter" => {
+                let (w, h, lo, hi): (u32, u32, f64, f64) = args.extract()?;
+                let t = ScaleJitter::new((w, h), (lo, hi))
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(t);
             }
             "center_crop" => {
                 let (w, h): (u32, u32) = args.extract()?;

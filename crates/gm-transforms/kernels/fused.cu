@@ -55,6 +55,9 @@ struct GmFusedParams {
     float colour_b[GM_MAX_COLOUR_OPS];  // 1 - factor, for the blends
     int orient;                     // display orientation: bit 0 flip x, 1 flip y, 2 transpose
     int chroma;                     // 0 replicate, else 1 | x_pos << 1 | y_pos << 10 (chroma.rs)
+    int slot_w, slot_h;             // the image's slot in the batch: rows of slot_w, slot_h rows
+    float slot_fill;                // output value of the slot's pixels right of or below the image
+    int unused;                     // keeps the size a multiple of the u64 fields' alignment
 };
 
 // Chroma sample (cx, cy) as U and V.
@@ -421,9 +424,22 @@ __device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, flo
 
 #include "colour.cuh"
 
+// Stores channel c of slot pixel (x, y) in the image's layout and type; rows of the slot's
+// width, so that a padded batch's images sit in slots larger than themselves.
+__device__ __forceinline__ void store_value(const GmFusedParams& p, int x, int y, int c, int channels, int plane, float v) {
+    long long idx = p.layout == 0 ? (long long)c * plane + (long long)y * p.slot_w + x
+                                  : ((long long)y * p.slot_w + x) * channels + c;
+    switch (p.dtype) {
+        case 0: ((unsigned char*)p.dst)[idx] = (unsigned char)fminf(fmaxf(rintf(v), 0.0f), 255.0f); break;
+        case 1: ((unsigned short*)p.dst)[idx] = to_f16(v); break;
+        case 2: ((unsigned short*)p.dst)[idx] = to_bf16(v); break;
+        default: ((float*)p.dst)[idx] = v; break;
+    }
+}
+
 // Normalizes rgb and stores output pixel (x, y) in the image's layout and type.
 __device__ __forceinline__ void store(const GmFusedParams& p, int x, int y, float rgb[3]) {
-    int plane = p.out_w * p.out_h;
+    int plane = p.slot_w * p.slot_h;
     int channels = 3;
     if (p.grey) {
         rgb[0] = 0.2989f * rgb[0] + 0.587f * rgb[1] + 0.114f * rgb[2];
@@ -432,15 +448,14 @@ __device__ __forceinline__ void store(const GmFusedParams& p, int x, int y, floa
     for (int c = 0; c < channels; ++c) {
         int src_c = p.grey ? 0 : (p.bgr_out ? 2 - c : c);
         float v = rgb[src_c] * p.scale[c] + p.bias[c];
-        long long idx = p.layout == 0 ? (long long)c * plane + (long long)y * p.out_w + x
-                                      : ((long long)y * p.out_w + x) * channels + c;
-        switch (p.dtype) {
-            case 0: ((unsigned char*)p.dst)[idx] = (unsigned char)fminf(fmaxf(rintf(v), 0.0f), 255.0f); break;
-            case 1: ((unsigned short*)p.dst)[idx] = to_f16(v); break;
-            case 2: ((unsigned short*)p.dst)[idx] = to_bf16(v); break;
-            default: ((float*)p.dst)[idx] = v; break;
-        }
+        store_value(p, x, y, c, channels, plane, v);
     }
+}
+
+// Fills slot pixel (x, y), outside the image, with the slot's fill (a padded batch).
+__device__ __forceinline__ void store_fill(const GmFusedParams& p, int x, int y) {
+    int channels = p.grey ? 1 : 3;
+    for (int c = 0; c < channels; ++c) store_value(p, x, y, c, channels, p.slot_w * p.slot_h, p.slot_fill);
 }
 
 // Which colour code a fused entry point compiles in, chosen per batch by FusedKernel::run
@@ -463,7 +478,10 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
     const GmFusedParams& p = sp;
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= p.out_w || y >= p.out_h) return;
+    if (x >= p.out_w || y >= p.out_h) {
+        if (x < p.slot_w && y < p.slot_h) store_fill(p, x, y);
+        return;
+    }
     float rgb[3];
     sample<INTERP>(p, x, y, rgb);
     if constexpr (COLOUR != GM_COLOUR_NONE) {

@@ -561,6 +561,61 @@ fn bilinear(src: &HostImage<'_>, win: &Window, at: &At) -> [f32; 3] {
     })
 }
 
+/// The CPU twin of one slot of [`FusedKernel::run_slots`](crate::FusedKernel::run_slots):
+/// copies `image` (one image of `spec`) into the top-left corner of `slot` in `out` and sets
+/// the slot's other pixels to its fill, stored as the kernel stores an output value. Refuses
+/// an `image` that is not one image of `spec`, an image larger than the slot, and a slot that
+/// ends past `out`.
+pub fn place_in_slot(
+    image: &[u8],
+    spec: &OutputSpec,
+    slot: &crate::Slot,
+    out: &mut [u8],
+) -> Result<(), crate::PlanError> {
+    let e = spec.dtype.size();
+    let ch = spec.channels();
+    let (w, h) = (spec.width as usize, spec.height as usize);
+    let (sw, sh) = (slot.width as usize, slot.height as usize);
+    let end = slot.offset + slot.bytes(spec);
+    if image.len() != spec.image_bytes() || w > sw || h > sh || end > out.len() {
+        return Err(crate::PlanError::Step {
+            step: "batch slot",
+            reason: format!(
+                "{} bytes of a {w}x{h} image do not fit {slot:?} of a {}-byte batch",
+                image.len(),
+                out.len()
+            ),
+        });
+    }
+    let dst = &mut out[slot.offset..end];
+    if w < sw || h < sh {
+        let mut fill = vec![0u8; e];
+        crate::elements::store(
+            spec.dtype,
+            &mut fill,
+            0,
+            slot.fill,
+            crate::elements::ToU8::Round,
+        );
+        for px in dst.chunks_exact_mut(e) {
+            px.copy_from_slice(&fill);
+        }
+    }
+    // Rows of the image, each a run of elements in the slot's rows.
+    let (planes, run, src_row, dst_row, dst_plane) = match spec.layout {
+        Layout::Chw => (ch, w * e, w * e, sw * e, sw * sh * e),
+        Layout::Hwc => (1, w * ch * e, w * ch * e, sw * ch * e, 0),
+    };
+    for p in 0..planes {
+        for y in 0..h {
+            let from = (p * h + y) * src_row;
+            let to = p * dst_plane + y * dst_row;
+            dst[to..to + run].copy_from_slice(&image[from..from + run]);
+        }
+    }
+    Ok(())
+}
+
 /// Normalizes `rgb` and writes output pixel (`x`, `y`) in the spec's layout and type.
 fn store(spec: &OutputSpec, out: &mut [u8], x: usize, y: usize, mut rgb: [f32; 3]) {
     let (ow, oh) = (spec.width as usize, spec.height as usize);
@@ -599,6 +654,32 @@ fn store(spec: &OutputSpec, out: &mut [u8], x: usize, y: usize, mut rgb: [f32; 3
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An image in the top-left corner of a larger slot, rows of the slot's width, the rest
+    /// the fill; CHW and HWC; a slot past the buffer refused.
+    #[test]
+    fn place_in_slot_pads_right_and_below() {
+        let mut spec = OutputSpec::normalized(2, 1, DType::U8, [0.0; 3], [1.0; 3]);
+        let image: Vec<u8> = (1..=6).collect();
+        let slot = crate::Slot {
+            offset: 1,
+            width: 3,
+            height: 2,
+            fill: 9.4,
+        };
+        let mut out = vec![0u8; 1 + 18];
+        place_in_slot(&image, &spec, &slot, &mut out).unwrap();
+        #[rustfmt::skip]
+        let chw = [0, 1, 2, 9, 9, 9, 9, 3, 4, 9, 9, 9, 9, 5, 6, 9, 9, 9, 9];
+        assert_eq!(out, chw);
+        spec.layout = Layout::Hwc;
+        place_in_slot(&image, &spec, &slot, &mut out).unwrap();
+        let mut hwc = vec![0u8];
+        hwc.extend([1, 2, 3, 4, 5, 6]);
+        hwc.extend([9; 12]);
+        assert_eq!(out, hwc);
+        assert!(place_in_slot(&image, &spec, &slot, &mut out[..18]).is_err());
+    }
 
     fn rgb_image(w: u32, h: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Vec<u8> {
         let mut v = Vec::new();

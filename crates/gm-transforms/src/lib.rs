@@ -82,5 +82,5 @@ pub use plan::{
 pub use policies::{AugmentOp, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide};
 pub use types::{
     Crop, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec, Padding, PixelFormat, PrePass,
-    SourceImage, Warp,
+    Slot, SourceImage, Warp,
 };

@@ -452,6 +452,40 @@ pub enum Layout {
     Hwc,
 }
 
+/// Where one image of a batch of many sizes lands ([`FusedKernel::run_slots`](crate::FusedKernel::run_slots)):
+/// a slot of `width` x `height` pixels at `offset` bytes into the output, with rows (and, in
+/// CHW, planes) of the slot's size. The image fills the slot's top-left corner; the rest of
+/// the slot is set to `fill`, an output value (after normalization), as torchvision's
+/// detection models pad a batch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slot {
+    /// Bytes from the start of the output.
+    pub offset: usize,
+    /// Pixels per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Value of the slot's pixels outside the image.
+    pub fill: f32,
+}
+
+impl Slot {
+    /// The slot that is exactly image `k` of a batch of `spec` images.
+    pub fn tight(spec: &OutputSpec, k: usize) -> Slot {
+        Slot {
+            offset: k * spec.image_bytes(),
+            width: spec.width,
+            height: spec.height,
+            fill: 0.0,
+        }
+    }
+
+    /// Bytes the slot spans for images of `spec`'s channels and type.
+    pub fn bytes(&self, spec: &OutputSpec) -> usize {
+        self.width as usize * self.height as usize * spec.channels() * spec.dtype.size()
+    }
+}
+
 /// What the batch tensor holds for every image.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OutputSpec {

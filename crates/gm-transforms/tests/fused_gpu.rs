@@ -10,10 +10,10 @@
 mod common;
 
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
-use gm_transforms::cpu::{HostImage, fused};
+use gm_transforms::cpu::{HostImage, fused, place_in_slot};
 use gm_transforms::{
     ChromaFilter, Crop, FusedKernel, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec,
-    Padding, PixelFormat, SourceImage,
+    Padding, PixelFormat, Slot, SourceImage,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -515,5 +515,134 @@ fn dlpack_imported_frames_feed_the_fused_kernel() {
         let got = out.to_host_bytes(&stream).unwrap();
         let (d, at) = compare(DType::F32, &got, &want);
         assert!(d <= 1.0, "difference {d} at element {at}");
+    }
+}
+
+/// Uploads `cases` and describes them as kernel sources (the buffers must outlive the launch).
+fn upload_cases(
+    device: &gm_cuda::Device,
+    stream: &Stream,
+    cases: &[Case],
+) -> (Vec<(DeviceBuffer, DeviceBuffer)>, Vec<SourceImage>) {
+    let mut bufs = Vec::new();
+    let mut images = Vec::new();
+    for c in cases {
+        let mut d = DeviceBuffer::alloc(device, c.data.len()).unwrap();
+        stream.upload(&c.data, &mut d, 0).unwrap();
+        let mut ch = DeviceBuffer::alloc(device, c.chroma.len()).unwrap();
+        stream.upload(&c.chroma, &mut ch, 0).unwrap();
+        images.push(SourceImage {
+            data: d.device_ptr(),
+            chroma: ch.device_ptr(),
+            pitch: c.pitch,
+            width: c.width,
+            height: c.height,
+            format: c.format,
+            matrix: c.matrix,
+            full_range: c.full_range,
+            orientation: c.orientation,
+            chroma_filter: c.chroma_filter,
+        });
+        bufs.push((d, ch));
+    }
+    (bufs, images)
+}
+
+/// The slots of a padded batch (each the largest size rounded up to `multiple`) or, with
+/// `multiple == 0`, of a ragged one (each image packed after the one before).
+fn slots_for(specs: &[OutputSpec], multiple: u32, fill: f32) -> (Vec<Slot>, usize) {
+    let mut slots = Vec::new();
+    let mut offset = 0;
+    let w = specs.iter().map(|s| s.width).max().unwrap();
+    let h = specs.iter().map(|s| s.height).max().unwrap();
+    for s in specs {
+        let (sw, sh) = if multiple == 0 {
+            (s.width, s.height)
+        } else {
+            (w.next_multiple_of(multiple), h.next_multiple_of(multiple))
+        };
+        let slot = Slot {
+            offset,
+            width: sw,
+            height: sh,
+            fill,
+        };
+        offset += slot.bytes(s);
+        slots.push(slot);
+    }
+    (slots, offset)
+}
+
+/// Images of many output sizes written into padded and packed slots in one launch: every
+/// element equals the CPU twin's image placed in the same slot (fill included).
+#[test]
+fn slots_of_many_sizes_match_the_cpu_twin() {
+    let device = gpu_test_device!("slots_of_many_sizes_match_the_cpu_twin");
+    let seed = rand::rng().next_u64();
+    eprintln!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("slots test"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let sizes = [(3, 7), (17, 9), (64, 48), (333, 211)];
+    for round in 0..40 {
+        let mut base = random_spec(&mut rng);
+        if base.interp == Interp::Antialias {
+            base.interp = Interp::Bilinear;
+        }
+        let n = rng.random_range(1..=5);
+        let cases: Vec<Case> = (0..n).map(|_| random_case(&mut rng, &sizes)).collect();
+        let specs: Vec<OutputSpec> = (0..n)
+            .map(|_| OutputSpec {
+                width: rng.random_range(1..=70),
+                height: rng.random_range(1..=50),
+                ..base
+            })
+            .collect();
+        let multiple = [0, 1, 8, 32][rng.random_range(0..4)];
+        let fill = [0.0, -1.5, 114.0][rng.random_range(0..3)];
+        let (slots, bytes) = slots_for(&specs, multiple, fill);
+        let (bufs, images) = upload_cases(&device, &stream, &cases);
+        let out = Tensor::empty(&pool, &stream, &[bytes / base.dtype.size()], base.dtype).unwrap();
+        let poison = vec![0xA5u8; bytes];
+        stream
+            .upload(&poison, &mut PoolView(out.data_ptr(), bytes), 0)
+            .unwrap();
+        let ops: Vec<FusedOp> = cases.iter().map(|c| c.op).collect();
+        let pre: Vec<&[gm_transforms::PrePass]> = vec![&[]; n];
+        kernel
+            .run_slots(&stream, &images, &pre, &ops, &specs, &slots, &out)
+            .unwrap();
+        let got = out.to_host_bytes(&stream).unwrap();
+        let mut want = vec![0u8; bytes];
+        for ((c, spec), slot) in cases.iter().zip(&specs).zip(&slots) {
+            let host = HostImage {
+                data: &c.data,
+                chroma: &c.chroma,
+                pitch: c.pitch,
+                width: c.width,
+                height: c.height,
+                format: c.format,
+                matrix: c.matrix,
+                full_range: c.full_range,
+                orientation: c.orientation,
+                chroma_filter: c.chroma_filter,
+            };
+            let mut image = vec![0u8; spec.image_bytes()];
+            fused(&host, &c.op, spec, &mut image);
+            place_in_slot(&image, spec, slot, &mut want).unwrap();
+        }
+        let (d, at) = compare(base.dtype, &got, &want);
+        assert!(
+            d == 0.0,
+            "round {round}: {:?} {:?} multiple {multiple}, sizes {:?}: difference {d} at element {at}",
+            base.dtype,
+            base.layout,
+            specs
+                .iter()
+                .map(|s| (s.width, s.height))
+                .collect::<Vec<_>>()
+        );
+        drop(bufs);
     }
 }

@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use gm_cuda::{CudaError, Event, Stream};
+use gm_transforms::Layout;
 use gm_transforms::targets::TargetGeometry;
 
 use super::dataset::Label;
+use super::sizes::{Placement, image_shape};
 use crate::error::LoaderError;
 use crate::release::Release;
 use crate::tensors::{HostTensor, Images};
@@ -41,6 +43,15 @@ pub struct Batch {
     /// [`keypoints`](gm_transforms::targets::TargetGeometry::keypoints),
     /// [`mask`](gm_transforms::targets::TargetGeometry::mask)).
     pub geometry: Vec<TargetGeometry>,
+    /// Each image's own (height, width), torchvision's `image_sizes`: in a padded batch
+    /// ([`BatchSizes::Padded`](crate::BatchSizes::Padded)) the image is the top-left corner
+    /// of its slot, in a ragged one ([`BatchSizes::Ragged`](crate::BatchSizes::Ragged)) the
+    /// whole of it.
+    pub sizes: Vec<(u32, u32)>,
+    /// Where each image's slot starts in `images`, in elements.
+    pub offsets: Vec<usize>,
+    /// The images' layout and channels, for [`Batch::image_shape`].
+    layout: Option<(Layout, usize)>,
     /// The epoch.
     pub epoch: u64,
     /// Position of this batch in the epoch, from 0.
@@ -70,6 +81,9 @@ impl Batch {
             indices,
             names: None,
             geometry: Vec::new(),
+            sizes: Vec::new(),
+            offsets: Vec::new(),
+            layout: None,
             epoch,
             position,
             ready_event,
@@ -87,6 +101,27 @@ impl Batch {
     pub(crate) fn with_geometry(mut self, geometry: Vec<TargetGeometry>) -> Batch {
         self.geometry = geometry;
         self
+    }
+
+    /// The batch with where its images lie.
+    pub(crate) fn with_placement(mut self, p: &Placement) -> Batch {
+        self.sizes = p.sizes.clone();
+        self.offsets = p.offsets.clone();
+        self.layout = Some((p.spec.layout, p.spec.channels()));
+        self
+    }
+
+    /// Image `i`'s own shape (`[C, h, w]` or `[h, w, C]`): in a ragged batch, the
+    /// contiguous `images[offsets[i]..]` holds exactly that; in a padded one, the top-left
+    /// corner of slot `i`.
+    pub fn image_shape(&self, i: usize) -> Option<Vec<usize>> {
+        let (layout, channels) = self.layout?;
+        Some(image_shape(layout, channels, *self.sizes.get(i)?))
+    }
+
+    /// The images' layout (`None` for a batch built without one).
+    pub fn layout(&self) -> Option<Layout> {
+        self.layout.map(|(l, _)| l)
     }
 
     /// The batch with its mixed labels.

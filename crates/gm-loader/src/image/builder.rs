@@ -13,6 +13,7 @@ use super::cores::CorePlan;
 use super::dataset::Dataset;
 use super::gpu_stage::GpuStage;
 use super::pipeline::{Epoch, EpochPlan};
+use super::sizes::BatchSizes;
 use super::stats::Stats;
 use super::stream_feed::{Feed, StreamProgress, StreamSlots};
 use crate::bad_samples::BadSamplePolicy;
@@ -50,6 +51,7 @@ pub struct LoaderBuilder {
     progress: Option<Arc<Progress>>,
     erasing: Option<RandomErasing>,
     mix: Option<BatchMix>,
+    sizes: BatchSizes,
     stream: Option<Streamed>,
 }
 
@@ -76,6 +78,17 @@ impl LoaderBuilder {
     /// [`LoaderError::Plan`] naming the sample.
     pub fn batch_mix(mut self, mix: BatchMix) -> Self {
         self.mix = Some(mix);
+        self
+    }
+
+    /// How a batch holds images whose outputs differ in size, for chains that end without a
+    /// fixed size (detection's `Resize::ShorterMax`, `RandomShortestSize`, `ScaleJitter`):
+    /// padded to the largest ([`BatchSizes::Padded`], [`BatchSizes::DETECTION`]) or packed
+    /// ([`BatchSizes::Ragged`]); [`Batch::sizes`](crate::Batch::sizes) gives each image's
+    /// size. Default [`BatchSizes::Uniform`]. RandomErasing and MixUp/CutMix work on batches
+    /// of one size only.
+    pub fn batch_sizes(mut self, sizes: BatchSizes) -> Self {
+        self.sizes = sizes;
         self
     }
 
@@ -227,6 +240,13 @@ impl LoaderBuilder {
         if self.settings.batch_size == 0 {
             return Err(LoaderError::Config("batch size must be at least 1".into()));
         }
+        if self.sizes != BatchSizes::Uniform && (self.erasing.is_some() || self.mix.is_some()) {
+            return Err(LoaderError::Config(format!(
+                "RandomErasing and MixUp/CutMix draw over a batch of one size; this loader's \
+                 batches hold images of many sizes ({:?})",
+                self.sizes
+            )));
+        }
         match &self.stream {
             Some(s) => self.check_stream(s.stream.options())?,
             None if self.dataset.is_empty() => {
@@ -300,6 +320,7 @@ impl LoaderBuilder {
             region_decode: self.region_decode,
             erasing: self.erasing,
             mix: self.mix,
+            sizes: self.sizes,
             named: self.stream.is_some(),
         });
         Ok(Loader {
@@ -430,6 +451,7 @@ impl Loader {
             progress: None,
             erasing: None,
             mix: None,
+            sizes: BatchSizes::Uniform,
             stream: None,
         }
     }

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) erasing: Option<RandomErasing>,
     /// MixUp/CutMix of each batch (per batch: seed, epoch, position).
     pub(crate) mix: Option<BatchMix>,
+    /// How a batch holds images of many sizes.
+    pub(crate) sizes: super::sizes::BatchSizes,
     /// Batches carry their samples' names (a stream's: its indices name nothing lasting).
     pub(crate) named: bool,
 }

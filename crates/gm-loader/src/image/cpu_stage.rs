@@ -1,13 +1,14 @@
 //! The CPU path: decoding on the host and the transforms' CPU twins, into a host tensor.
 
 use gm_transforms::OutputSpec;
+use gm_transforms::cpu::place_in_slot;
 use gm_transforms::targets::TargetGeometry;
 
 use super::augment::{draw_erases, draw_mix};
 use super::batch::Batch;
 use super::context::Shared;
-use super::output::{batch_shape, common_spec};
 use super::read::{Prepared, prepare};
+use super::sizes::place;
 use crate::bad_samples::{Next, Tally};
 use crate::error::{LoaderError, SampleErrorKind};
 use crate::tensors::{HostTensor, Images};
@@ -97,16 +98,19 @@ fn stack(
     position: usize,
     good: Vec<Good>,
 ) -> Result<Option<Batch>, LoaderError> {
-    let spec = match common_spec(good.iter().map(|g| &g.spec)) {
-        Ok(Some(spec)) => spec,
+    let specs: Vec<OutputSpec> = good.iter().map(|g| g.spec).collect();
+    let placed = match place(shared.sizes, &specs) {
+        Ok(Some(p)) => p,
         Ok(None) => return Ok(None),
         Err((k, reason)) => return Err(shared.plan_error(good[k].index, reason)),
     };
-    let mut data = Vec::with_capacity(good.len() * spec.image_bytes());
+    let spec = placed.spec;
+    let mut data = vec![0u8; placed.bytes()];
     let mut indices = Vec::with_capacity(good.len());
     let mut geometry = Vec::with_capacity(good.len());
-    for g in good {
-        data.extend_from_slice(&g.data);
+    for (g, slot) in good.into_iter().zip(&placed.slots) {
+        place_in_slot(&g.data, &g.spec, slot, &mut data)
+            .map_err(|e| shared.plan_error(g.index, e.into()))?;
         indices.push(g.index);
         geometry.push(g.geometry);
     }
@@ -123,7 +127,7 @@ fn stack(
     };
     let batch = Batch::new(
         Images::Host(HostTensor {
-            shape: batch_shape(indices.len(), &spec),
+            shape: placed.shape.clone(),
             dtype: spec.dtype,
             data,
         }),
@@ -135,5 +139,5 @@ fn stack(
     );
     let names = shared.names_of(&batch.indices);
     let batch = batch.with_soft_labels(soft).with_names(names);
-    Ok(Some(batch.with_geometry(geometry)))
+    Ok(Some(batch.with_geometry(geometry).with_placement(&placed)))
 }

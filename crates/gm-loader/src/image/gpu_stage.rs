@@ -15,8 +15,9 @@ use super::augment::{draw_erases, draw_mix};
 use super::batch::Batch;
 use super::cache::{Cache, Entry};
 use super::context::Shared;
-use super::output::{batch_shape, common_spec};
+use super::output::batch_shape;
 use super::read::Prepared;
+use super::sizes::{BatchSizes, place};
 use crate::bad_samples::{Next, Tally};
 use crate::error::{LoaderError, SampleErrorKind};
 use crate::tensors::Images;
@@ -262,18 +263,15 @@ impl GpuStage {
         decoded: &[DecodedBatch],
     ) -> Result<Option<Batch>, LoaderError> {
         ready.sort_by_key(|r| r.slot);
-        let spec = match common_spec(ready.iter().map(|r| &r.spec)) {
-            Ok(Some(spec)) => spec,
+        let specs: Vec<OutputSpec> = ready.iter().map(|r| r.spec).collect();
+        let placed = match place(shared.sizes, &specs) {
+            Ok(Some(p)) => p,
             Ok(None) => return Ok(None),
             Err((k, reason)) => return Err(shared.plan_error(ready[k].index, reason)),
         };
+        let spec = placed.spec;
         let stream = self.decoder.stream().clone();
-        let mut tensor = Tensor::empty(
-            &self.pool,
-            &stream,
-            &batch_shape(ready.len(), &spec),
-            spec.dtype,
-        )?;
+        let mut tensor = Tensor::empty(&self.pool, &stream, &placed.shape, spec.dtype)?;
         for d in decoded {
             stream.wait(d.ready_event())?;
         }
@@ -282,7 +280,25 @@ impl GpuStage {
         let ops: Vec<FusedOp> = ready.iter().map(|r| r.op).collect();
         let pre: Vec<&[PrePass]> = ready.iter().map(|r| r.post.pre.as_slice()).collect();
         let blurs: Vec<Option<Blur>> = ready.iter().map(|r| r.post.blur).collect();
-        if blurs.iter().any(Option::is_some) {
+        let noisy = ready.iter().any(|r| r.post.noise.is_some());
+        if shared.sizes != BatchSizes::Uniform {
+            if noisy || blurs.iter().any(Option::is_some) {
+                return Err(LoaderError::Config(
+                    "GaussianBlur and GaussianNoise run on batches of one size on the GPU; \
+                     this loader's batches hold images of many sizes"
+                        .into(),
+                ));
+            }
+            self.kernel.run_slots(
+                &stream,
+                &sources,
+                &pre,
+                &ops,
+                &specs,
+                &placed.slots,
+                &tensor,
+            )?;
+        } else if blurs.iter().any(Option::is_some) {
             // The fused kernel writes the pre-blur u8 HWC images; the blur pass the batch.
             // Dropping the scratch fences it on the stream (pool buffers carry a fence).
             let fspec = Blur::fused_spec(&spec);
@@ -296,7 +312,7 @@ impl GpuStage {
                 .run_passes(&stream, &sources, &pre, &ops, &spec, &tensor, 0)?;
         }
         let noises: Vec<_> = ready.iter().map(|r| r.post.noise).collect();
-        if noises.iter().any(Option::is_some) {
+        if noisy {
             self.post.noise(&stream, &spec, &tensor, &noises)?;
         }
         let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
@@ -326,7 +342,7 @@ impl GpuStage {
         );
         let names = shared.names_of(&batch.indices);
         let batch = batch.with_soft_labels(soft).with_names(names);
-        Ok(Some(batch.with_geometry(geometry)))
+        Ok(Some(batch.with_geometry(geometry).with_placement(&placed)))
     }
 }
 

@@ -2,7 +2,7 @@
 //! stages decoding and transforming them into batches.
 //!
 //! Imports point one way: `builder` -> `pipeline` -> the stages (`gpu_stage`, `cpu_stage`)
-//! (and `augment`, their draws after the chain) -> `read` -> `context` -> the value types (`cache`, `batch`, `output`, `dataset`, `stats`).
+//! (and `augment`, their draws after the chain) -> `read` -> `context` -> the value types (`cache`, `batch`, `output`, `sizes`, `dataset`, `stats`).
 
 mod augment;
 mod batch;
@@ -17,6 +17,7 @@ mod gpu_stage;
 mod output;
 mod pipeline;
 mod read;
+mod sizes;
 mod stats;
 mod stream_feed;
 
@@ -27,4 +28,5 @@ pub use cores::{CorePlan, ENGINES_ONLY_BELOW, default_core_budget, local_loaders
 pub(crate) use dataset::read_file;
 pub use dataset::{Dataset, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile};
 pub use pipeline::{Epoch, Waited};
+pub use sizes::BatchSizes;
 pub use stats::{PathTotals, Stats};

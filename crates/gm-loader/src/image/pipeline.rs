@@ -41,8 +41,8 @@ struct ReadBatch {
 /// What a stage hands the consumer.
 enum Delivery {
     /// Batch `position`: the batch, `None` when every sample of it was bad and skipped, or
-    /// the error that ends the epoch.
-    Batch(usize, Result<Option<Batch>, LoaderError>),
+    /// the error that ends the epoch (boxed: a batch is far larger than the other variant).
+    Batch(usize, Box<Result<Option<Batch>, LoaderError>>),
     /// An error that belongs to no batch (a stage that panicked or could not start): it ends
     /// the epoch at once.
     Fatal(LoaderError),
@@ -316,7 +316,7 @@ impl Epoch<'_> {
                     return Waited::Ready(Some(Err(e)));
                 }
                 Ok(Delivery::Batch(pos, r)) => {
-                    self.early.insert(pos, r);
+                    self.early.insert(pos, *r);
                 }
                 Err(RecvTimeoutError::Timeout) => return Waited::Pending,
                 Err(RecvTimeoutError::Disconnected) => {
@@ -467,7 +467,7 @@ fn stage_loop(
             s.samples += b.len() as u64;
         }
         let fatal = result.is_err();
-        if !deliver(out, Delivery::Batch(position, result), stop) || fatal {
+        if !deliver(out, Delivery::Batch(position, Box::new(result)), stop) || fatal {
             return;
         }
     }

@@ -77,8 +77,12 @@ class Batch:
     """One batch: ``images, labels = batch`` (the labels are the soft labels when the loader
     mixes, as torchvision's MixUp/CutMix return them)."""
 
-    images: Tensor
-    """``[B, C, H, W]`` (or ``[B, H, W, C]``) of the chain's output type."""
+    images: Union[Tensor, List[Tensor]]
+    """``[B, C, H, W]`` (or ``[B, H, W, C]``) of the chain's output type; padded to the
+    largest image with ``batch_sizes="padded"``; with ``batch_sizes="ragged"`` a list of each
+    image's ``[C, h, w]`` (views of one buffer)."""
+    image_sizes: List[Tuple[int, int]]
+    """Each image's own ``(height, width)`` (torchvision's ``image_sizes``)."""
     labels: Tensor
     """``int64 [B]``, on the same device as the images."""
     soft_labels: Optional[Tensor]
@@ -97,6 +101,9 @@ class Batch:
     are bad; else None."""
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Tensor]: ...
+    def valid_mask(self) -> Any:
+        """Padded batch: a torch ``bool [B, H, W]`` on the images' device, True on each
+        image's pixels and False on the padding."""
 
 class BatchIterator(Iterator[Batch]):
     """One epoch of an ImageLoader. Waiting releases the GIL; Ctrl-C interrupts it."""
@@ -149,6 +156,12 @@ class ImageLoader:
     image in ``Batch.names``; ``state_dict()`` resumes a streamed epoch exactly; a shard that
     cannot be read or ends early is one bad sample; ``drop_last`` and "substitute" do not
     apply.
+
+    ``batch_sizes`` says how a batch holds images of different sizes (a chain ending in
+    ``Resize(size, max_size=...)``, ``RandomShortestSize`` or ``ScaleJitter``): "uniform" (one
+    size), "padded" (the largest height and width rounded up to ``size_divisible``, the rest
+    ``pad_value``, as torchvision's detection models batch; ``valid_mask()``) or "ragged"
+    (``images`` a list of each image's tensor).
     """
 
     def __init__(
@@ -179,6 +192,9 @@ class ImageLoader:
         shuffle_initial: int = 100,
         streams: int = 4,
         epoch_batches: Optional[int] = None,
+        batch_sizes: Literal["uniform", "padded", "ragged"] = "uniform",
+        size_divisible: int = 32,
+        pad_value: float = 0.0,
     ) -> None: ...
     def __len__(self) -> int:
         """Batches per epoch (for this rank); a stream without ``epoch_batches`` raises

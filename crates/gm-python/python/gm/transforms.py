@@ -41,7 +41,7 @@ import collections.abc
 import numbers
 import warnings
 from enum import Enum
-from typing import Any, List, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "IMAGENET_MEAN",
@@ -73,9 +73,11 @@ __all__ = [
     "RandomPosterize",
     "RandomResizedCrop",
     "RandomRotation",
+    "RandomShortestSize",
     "RandomSolarize",
     "RandomVerticalFlip",
     "Resize",
+    "ScaleJitter",
     "ToDtype",
     "ToImage",
     "Transform",
@@ -169,24 +171,70 @@ class PILToTensor(ToImage):
 
 class Resize(Transform):
     """Resizes to ``size``: an int resizes the shorter side to it (keeping the aspect ratio),
-    ``(height, width)`` resizes to exactly that."""
+    ``(height, width)`` resizes to exactly that. ``max_size`` caps the longer side of an int
+    ``size`` (or, with ``size=None``, resizes the longer side to it), as torchvision does:
+    outputs then differ in size, for a loader with ``batch_sizes="padded"`` or ``"ragged"``."""
 
-    def __init__(self, size: Size, interpolation: Any = InterpolationMode.BILINEAR,
-                 max_size: Any = None, antialias: bool = True):
-        if max_size is not None:
-            raise NotImplementedError("Resize(max_size=...) is not supported by gm")
+    def __init__(self, size: Optional[Size], interpolation: Any = InterpolationMode.BILINEAR,
+                 max_size: Optional[int] = None, antialias: bool = True):
+        single = size is None or isinstance(size, numbers.Integral) or len(list(size)) == 1
+        if max_size is not None and not single:
+            raise ValueError("Resize: max_size goes with an int size (or None), not (h, w)")
+        if size is None and max_size is None:
+            raise ValueError("Resize: size=None needs max_size")
         self.size = size
+        self.max_size = max_size
         self.interpolation = _interp_name(interpolation)
         self.antialias = bool(antialias)
 
     def _plan(self, plan: "_Planner") -> None:
         plan.interp(self.interpolation, self.antialias)
-        if isinstance(self.size, numbers.Integral) or len(list(self.size)) == 1:
+        if self.size is None:
+            plan.steps.append(("resize_longer", int(self.max_size)))
+        elif isinstance(self.size, numbers.Integral) or len(list(self.size)) == 1:
             side = self.size if isinstance(self.size, numbers.Integral) else list(self.size)[0]
-            plan.steps.append(("resize_shorter", int(side)))
+            if self.max_size is None:
+                plan.steps.append(("resize_shorter", int(side)))
+            else:
+                plan.steps.append(("resize_shorter_max", int(side), int(self.max_size)))
         else:
             h, w = _hw(self.size, "Resize")
             plan.steps.append(("resize", w, h))
+
+
+class RandomShortestSize(Transform):
+    """torchvision's detection resize: the shorter side drawn from ``min_size`` per sample,
+    the longer capped by ``max_size``."""
+
+    def __init__(self, min_size: Union[int, Sequence[int]], max_size: Optional[int] = None,
+                 interpolation: Any = InterpolationMode.BILINEAR, antialias: bool = True):
+        sizes = [min_size] if isinstance(min_size, numbers.Integral) else list(min_size)
+        self.min_size = [int(v) for v in sizes]
+        self.max_size = None if max_size is None else int(max_size)
+        self.interpolation = _interp_name(interpolation)
+        self.antialias = bool(antialias)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.interp(self.interpolation, self.antialias)
+        plan.steps.append(("random_shortest_size", self.min_size, self.max_size))
+
+
+class ScaleJitter(Transform):
+    """Large-scale jitter: the image fitted into ``target_size`` ``(height, width)``, times a
+    scale drawn per sample from ``scale_range``."""
+
+    def __init__(self, target_size: Sequence[int], scale_range: Sequence[float] = (0.1, 2.0),
+                 interpolation: Any = InterpolationMode.BILINEAR, antialias: bool = True):
+        self.target = _hw(target_size, "ScaleJitter")
+        lo, hi = scale_range
+        self.scale_range = (float(lo), float(hi))
+        self.interpolation = _interp_name(interpolation)
+        self.antialias = bool(antialias)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.interp(self.interpolation, self.antialias)
+        h, w = self.target
+        plan.steps.append(("scale_jitter", w, h, *self.scale_range))
 
 
 class CenterCrop(Transform):

@@ -354,3 +354,34 @@ def test_streamed_shards_on_the_gpu_into_torch_match_the_cpu_path(tmp_path, good
         assert min(psnr(x[i], cx[i]) for i in range(len(x))) >= 35.0
         seen += len(x)
     assert seen == len(files)
+
+
+def test_detection_batches_of_many_sizes_on_the_gpu(no_dist_env):
+    """A detection chain on the GPU: padded batches (valid_mask from torch on the device) and
+    ragged ones (a list of views) hold the same images; the padding is pad_value."""
+    coco = gm.CocoDataset(MEDIA / "coco" / "instances.json", MEDIA / "jpeg")
+    chain = [T.RandomShortestSize([24, 32, 40], max_size=90), T.RandomHorizontalFlip(),
+             T.ToDtype(torch.float32, scale=True), T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD)]
+
+    def load(**kw):
+        out = {}
+        for b in gm.ImageLoader(coco, batch_size=3, transforms=chain, shuffle=True, seed=9,
+                                device="cuda", **kw):
+            out[b.position] = b
+        return out
+
+    padded, ragged = load(batch_sizes="padded", pad_value=-7.0), load(batch_sizes="ragged")
+    assert padded.keys() == ragged.keys()
+    for pos, p in padded.items():
+        r = ragged[pos]
+        assert p.indices == r.indices and p.image_sizes == r.image_sizes
+        x = torch.from_dlpack(p.images)
+        assert x.is_cuda and x.shape[2] % 32 == 0 and x.shape[3] % 32 == 0
+        mask = p.valid_mask()
+        assert mask.is_cuda and mask.shape == (x.shape[0], x.shape[2], x.shape[3])
+        for k, (h, w) in enumerate(p.image_sizes):
+            assert int(mask[k].sum()) == h * w and bool(mask[k, :h, :w].all())
+            part = torch.from_dlpack(r.images[k])
+            assert part.is_cuda and part.shape == (3, h, w)
+            assert torch.equal(x[k, :, :h, :w], part)
+            assert bool((x[k][:, ~mask[k]] == -7.0).all())
