@@ -120,6 +120,9 @@ pub enum SampleErrorKind {
     /// A substitute clip has another number of cameras than the clip it replaces.
     #[error("substitute {0} has another shape")]
     SubstituteShape(usize),
+    /// The sample's annotations are bad (a transform that draws from its boxes needs them).
+    #[error("annotations: {0}")]
+    Targets(String),
     /// A state the loader does not expect (a bug).
     #[error("internal: {0}")]
     Internal(&'static str),

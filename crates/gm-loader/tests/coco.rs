@@ -349,3 +349,82 @@ fn gpu_batches_carry_each_images_geometry() {
     let builder = gm_loader::Loader::builder(d.clone()).device(&device);
     check_batches_carry_geometry(builder, &d);
 }
+
+/// A chain that draws from each sample's boxes (RandomIoUCrop): the loader plans every image
+/// with its own boxes, as planning it alone with them does, the sanitize step's kept objects
+/// are sound on the output canvas, and an image whose annotations are bad is a bad sample.
+fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
+    use gm_transforms::targets::SanitizeBoundingBoxes;
+    use gm_transforms::{Compose, RandomIoUCrop, Resize, SampleRng};
+    let chain = || {
+        Compose::new()
+            .then(RandomIoUCrop::default())
+            .then(SanitizeBoundingBoxes::default())
+            .then(Resize::Exact(64, 48))
+    };
+    let mut loader = builder
+        .seed(9)
+        .batch_size(2)
+        .transforms(chain())
+        .build()
+        .unwrap();
+    let (mut cropped, mut seen) = (0, 0);
+    for epoch in 0..8 {
+        for batch in loader.epoch(epoch) {
+            let batch = batch.unwrap();
+            for (k, &i) in batch.indices.iter().enumerate() {
+                let im = dataset.image(i).unwrap();
+                let boxes = dataset.boxes(i).unwrap().unwrap();
+                let mut rng = SampleRng::new(9, epoch, i as u64);
+                let (_, _, alone) = chain()
+                    .plan_with_boxes(im.width, im.height, Some(&boxes), &mut rng)
+                    .unwrap();
+                let g = &batch.geometry[k];
+                assert_eq!(*g, alone.geometry, "epoch {epoch}, sample {i}");
+                cropped += usize::from(g.steps.len() > 2);
+                let moved = g.boxes(&boxes).unwrap();
+                for (b, keep) in moved.boxes.iter().zip(g.kept(&boxes).unwrap()) {
+                    if keep {
+                        assert!(b[0] < b[2] && b[1] < b[3] && b[2] <= 64.0 && b[3] <= 48.0);
+                    }
+                }
+                seen += 1;
+            }
+        }
+    }
+    // The image with a bad annotation cannot be cropped around its boxes: a bad sample,
+    // named, skipped every epoch.
+    assert_eq!(seen, 8 * 2);
+    let stats = loader.stats();
+    assert_eq!(stats.bad, 8);
+    let why = stats.first_errors[0].to_string();
+    assert!(why.contains("annotation 401"), "{why}");
+    assert!(cropped > 0, "no sample was cropped");
+}
+
+#[test]
+fn cpu_iou_crops_draw_from_each_samples_boxes() {
+    let root = media().join("jpeg");
+    let d = CocoDataset::open(
+        &media().join("coco/instances.json"),
+        &root,
+        EmptyImages::Drop,
+    )
+    .unwrap();
+    let builder = gm_loader::Loader::builder(d.clone()).cpu().workers(2);
+    check_iou_crops(builder, &d);
+}
+
+#[test]
+fn gpu_iou_crops_draw_from_each_samples_boxes() {
+    let device = gm_cuda::gpu_test_device!("gpu_iou_crops_draw_from_each_samples_boxes");
+    let root = media().join("jpeg");
+    let d = CocoDataset::open(
+        &media().join("coco/instances.json"),
+        &root,
+        EmptyImages::Drop,
+    )
+    .unwrap();
+    let builder = gm_loader::Loader::builder(d.clone()).device(&device);
+    check_iou_crops(builder, &d);
+}

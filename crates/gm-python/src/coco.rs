@@ -110,16 +110,24 @@ fn targets_dict<'py>(
     g: &TargetGeometry,
 ) -> PyResult<Bound<'py, PyDict>> {
     let fail = |e: gm_transforms::targets::TargetError| GmError::new_err(e.to_string());
+    // Objects a FixedSizeCrop left empty or a SanitizeBoundingBoxes dropped go with their
+    // labels, masks and keypoints.
+    let kept = g.kept(&t.boxes).map_err(fail)?;
     let d = PyDict::new(py);
     d.set_item("image_id", t.image_id)?;
-    d.set_item("boxes", boxes(py, &g.boxes(&t.boxes).map_err(fail)?)?)?;
-    d.set_item("labels", labels(py, &t.labels)?)?;
+    let mut moved = g.boxes(&t.boxes).map_err(fail)?;
+    moved.boxes = pick(&moved.boxes, &kept, 1);
+    d.set_item("boxes", boxes(py, &moved)?)?;
+    d.set_item("labels", labels(py, &pick(&t.labels, &kept, 1))?)?;
     if let Some(m) = &t.masks {
-        d.set_item("masks", masks(py, m, g)?)?;
+        d.set_item("masks", masks(py, &pick(m, &kept, 1), g)?)?;
     }
     if let Some(k) = &t.keypoints {
-        let moved = g.keypoints(k).map_err(fail)?;
-        let (xy, vis) = keypoints(py, &moved, t.keypoints_per_object)?;
+        let mut moved = g.keypoints(k).map_err(fail)?;
+        let per = t.keypoints_per_object;
+        moved.points = pick(&moved.points, &kept, per);
+        moved.visible = pick(&moved.visible, &kept, per);
+        let (xy, vis) = keypoints(py, &moved, per)?;
         d.set_item("keypoints", xy)?;
         d.set_item("keypoints_visible", vis)?;
     }
@@ -129,6 +137,16 @@ fn targets_dict<'py>(
     )?;
     d.set_item("crowd_labels", labels(py, &t.crowd_labels)?)?;
     Ok(d)
+}
+
+/// The items of the kept objects, `per` items an object.
+fn pick<T: Clone>(items: &[T], kept: &[bool], per: usize) -> Vec<T> {
+    items
+        .chunks(per.max(1))
+        .zip(kept)
+        .filter(|(_, k)| **k)
+        .flat_map(|(c, _)| c.iter().cloned())
+        .collect()
 }
 
 fn boxes(py: Python<'_>, b: &BoundingBoxes) -> PyResult<Py<Tensor>> {

@@ -2,14 +2,15 @@
 //! Rust transform chain that the fused kernel and its CPU twin run.
 
 use gm_cuda::DType;
+use gm_transforms::targets::SanitizeBoundingBoxes;
 use gm_transforms::{AutoAugment, AutoAugmentPolicy, RandAugment};
 use gm_transforms::{BatchMix, ErasingValue, RandomErasing};
 use gm_transforms::{
-    CenterCrop, ColorJitter, Compose, Filter, GaussianBlur, GaussianNoise, Grey, HorizontalFlip,
-    Interp, Layout, Normalize, Pad, PlanError, RandomAdjustSharpness, RandomAffine,
-    RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert, RandomPerspective,
-    RandomPosterize, RandomResizedCrop, RandomRotation, RandomShortestSize, RandomSolarize, Resize,
-    ScaleJitter, ToDtype, TrivialAugmentWide, VerticalFlip,
+    CenterCrop, ColorJitter, Compose, Filter, FixedSizeCrop, GaussianBlur, GaussianNoise, Grey,
+    HorizontalFlip, Interp, Layout, Normalize, Pad, PlanError, RandomAdjustSharpness, RandomAffine,
+    RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert, RandomIoUCrop,
+    RandomPerspective, RandomPosterize, RandomResizedCrop, RandomRotation, RandomShortestSize,
+    RandomSolarize, Resize, ScaleJitter, ToDtype, TrivialAugmentWide, VerticalFlip,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -46,6 +47,26 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
                 let t = RandomShortestSize::new(&min_size, max_size)
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 chain.push(t);
+            }
+            "random_iou_crop" => {
+                let (lo, hi, alo, ahi, options, trials): (f32, f32, f64, f64, Vec<f32>, u32) =
+                    args.extract()?;
+                chain.push(RandomIoUCrop {
+                    scale: (lo, hi),
+                    aspect_ratio: (alo, ahi),
+                    options,
+                    trials,
+                });
+            }
+            "fixed_size_crop" => {
+                let (w, h, fill): (u32, u32, [f32; 3]) = args.extract()?;
+                let t = FixedSizeCrop::new(w, h, fill)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(t);
+            }
+            "sanitize_boxes" => {
+                let (min_size, min_area): (f32, f32) = args.extract()?;
+                chain.push(SanitizeBoundingBoxes { min_size, min_area });
             }
             "scale_jitter" => {
                 let (w, h, lo, hi): (u32, u32, f64, f64) = args.extract()?;

@@ -81,3 +81,68 @@ def test_a_coco_source_does_not_stream():
     with pytest.raises(ValueError, match="CocoDataset"):
         gm.ImageLoader(d, batch_size=2, transforms=[gm.transforms.Resize((8, 8))], device="cpu",
                        stream=True)
+
+
+def check_objects(t, canvas_hw):
+    """A target dict's objects agree with each other and lie on the canvas."""
+    b = arr(t["boxes"])
+    n = b.shape[0]
+    assert arr(t["labels"]).shape == (n,)
+    if "masks" in t:
+        assert arr(t["masks"]).shape == (n, *canvas_hw)
+    h, w = canvas_hw
+    assert np.all(b[:, 0] >= 0) and np.all(b[:, 2] <= w) and np.all(b[:, 1] >= 0) and np.all(b[:, 3] <= h)
+    return b
+
+
+def test_ssd_chain_crops_around_boxes_and_sanitizes_them():
+    d = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True)
+    T = gm.transforms
+    chain = [T.RandomIoUCrop(), T.RandomHorizontalFlip(), T.SanitizeBoundingBoxes(),
+             T.Resize((48, 64))]
+    loader = gm.ImageLoader(d, batch_size=3, transforms=chain, shuffle=True, seed=2, device="cpu")
+    counts = set()
+    for epoch in range(12):
+        loader.set_epoch(epoch)
+        for batch in loader:
+            for t in batch.targets:
+                if t is None:
+                    continue
+                b = check_objects(t, (48, 64))
+                # Sanitized on the crop's canvas (at least a pixel wide and high), then resized.
+                assert np.all(b[:, 2] > b[:, 0]) and np.all(b[:, 3] > b[:, 1])
+                counts.add(b.shape[0])
+    assert len(counts) >= 2, f"crops never dropped an object: {counts}"
+
+
+def test_lsj_chain_gives_fixed_size_batches_with_their_objects():
+    d = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True)
+    T = gm.transforms
+    chain = [T.ScaleJitter((60, 60), scale_range=(0.3, 2.0)), T.FixedSizeCrop(60, fill=114),
+             T.RandomHorizontalFlip()]
+    loader = gm.ImageLoader(d, batch_size=3, transforms=chain, seed=5, device="cpu")
+    padded = cropped = 0
+    for epoch in range(6):
+        loader.set_epoch(epoch)
+        for batch in loader:
+            images = arr(batch.images)
+            assert images.shape[1:] == (3, 60, 60)
+            for k, t in enumerate(batch.targets):
+                if t is None:
+                    continue
+                b = check_objects(t, (60, 60))
+                assert np.all(b[:, 2] > b[:, 0]) and np.all(b[:, 3] > b[:, 1])
+                # A small jitter pads with the fill at the bottom-right corner.
+                if np.all(images[k, :, -1, -1] == 114):
+                    padded += 1
+                else:
+                    cropped += 1
+    assert padded and cropped, (padded, cropped)
+
+
+def test_iou_crop_without_boxes_names_the_sample(good_folder):
+    T = gm.transforms
+    loader = gm.ImageLoader(str(good_folder), batch_size=2, transforms=[T.RandomIoUCrop()],
+                            device="cpu", bad_samples="fail")
+    with pytest.raises(gm.GmError, match="RandomIoUCrop.*bounding boxes"):
+        next(iter(loader))

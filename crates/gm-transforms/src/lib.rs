@@ -63,7 +63,7 @@ pub use blur::{Blur, GaussianBlur, blur_batch, blur_image, gaussian_kernel1d};
 pub use blur_kernel::{BLUR_PTX, BlurKernel};
 pub use chroma::{ChromaFilter, ChromaTaps, chroma_taps};
 pub use colour::{ColourOp, ColourOps};
-pub use detection::{RandomShortestSize, RandomZoomOut, ScaleJitter};
+pub use detection::{FixedSizeCrop, RandomIoUCrop, RandomShortestSize, RandomZoomOut, ScaleJitter};
 pub use erase::{
     Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,
 };

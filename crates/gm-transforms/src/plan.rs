@@ -121,6 +121,9 @@ pub struct PlanState {
     /// Every geometric step so far as torchvision applies it to boxes and keypoints
     /// ([`crate::targets`]).
     pub geometry: TargetGeometry,
+    /// The sample's boxes on the source's canvas, for steps that draw from them
+    /// ([`crate::RandomIoUCrop`]; [`Compose::plan_with_boxes`]).
+    pub boxes: Option<crate::targets::BoundingBoxes>,
 }
 
 impl PlanState {
@@ -141,6 +144,7 @@ impl PlanState {
             blur: None,
             noise: None,
             geometry: TargetGeometry::new(src_w, src_h),
+            boxes: None,
             spec: OutputSpec {
                 width: src_w,
                 height: src_h,
@@ -478,6 +482,12 @@ fn refuse_pre(passes: &Passes) -> Result<(), PlanError> {
 pub trait Transform: std::fmt::Debug + Send + Sync {
     /// Updates the plan; random steps draw from `rng`.
     fn plan(&self, state: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError>;
+
+    /// Whether planning draws from the sample's boxes ([`PlanState::boxes`]), which the
+    /// loaders then fetch from the dataset.
+    fn needs_boxes(&self) -> bool {
+        false
+    }
 }
 
 /// Steps applied in order.
@@ -584,7 +594,20 @@ impl Compose {
         height: u32,
         rng: &mut SampleRng,
     ) -> Result<(FusedOp, OutputSpec, Passes), PlanError> {
+        self.plan_with_boxes(width, height, None, rng)
+    }
+
+    /// [`Compose::plan_post`] for a sample whose `boxes` (on its `width` x `height` canvas)
+    /// steps may draw from ([`Transform::needs_boxes`]: RandomIoUCrop).
+    pub fn plan_with_boxes(
+        &self,
+        width: u32,
+        height: u32,
+        boxes: Option<&crate::targets::BoundingBoxes>,
+        rng: &mut SampleRng,
+    ) -> Result<(FusedOp, OutputSpec, Passes), PlanError> {
         let mut st = PlanState::new(width, height);
+        st.boxes = boxes.cloned();
         self.plan(&mut st, rng)?;
         if st.width == 0 || st.height == 0 {
             return Err(PlanError::Step {
@@ -615,6 +638,10 @@ impl From<Vec<Box<dyn Transform>>> for Compose {
 impl Transform for Compose {
     fn plan(&self, state: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
         self.0.iter().try_for_each(|t| t.plan(state, rng))
+    }
+
+    fn needs_boxes(&self) -> bool {
+        self.0.iter().any(|t| t.needs_boxes())
     }
 }
 

@@ -1,12 +1,14 @@
 //! The detection recipes' random steps: sizes and draws as torchvision's `RandomShortestSize`,
-//! `ScaleJitter` and `RandomZoomOut` make them (their effect on boxes is in targets.rs).
+//! `ScaleJitter`, `RandomZoomOut` and `RandomIoUCrop` and the references' `FixedSizeCrop` make
+//! them (their effect on boxes, for given draws, is in targets.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::collections::BTreeSet;
 
+use gm_transforms::targets::{BoundingBoxes, BoxFormat, GeoStep};
 use gm_transforms::{
-    Compose, PlanState, RandomShortestSize, RandomZoomOut, Resize, SampleRng, ScaleJitter,
-    Transform,
+    Compose, FixedSizeCrop, PlanState, RandomIoUCrop, RandomShortestSize, RandomZoomOut, Resize,
+    SampleRng, ScaleJitter, Transform,
 };
 
 /// The planned (width, height) and the geometry's steps for sample `i`.
@@ -106,4 +108,172 @@ fn resize_with_max_size_refuses_a_limit_below_the_shorter_side() {
         .unwrap(),
         (1199, 800)
     );
+}
+
+/// Random XYXY boxes on a `w` x `h` canvas.
+fn random_boxes(w: u32, h: u32, n: usize, seed: u64) -> BoundingBoxes {
+    let mut rng = SampleRng::new(seed, 0, 0);
+    let boxes = (0..n)
+        .map(|_| {
+            let x = rng.uniform(0.0, f64::from(w) - 2.0) as f32;
+            let y = rng.uniform(0.0, f64::from(h) - 2.0) as f32;
+            let bw = rng.uniform(1.0, f64::from(w) / 2.0) as f32;
+            let bh = rng.uniform(1.0, f64::from(h) / 2.0) as f32;
+            [x, y, (x + bw).min(w as f32), (y + bh).min(h as f32)]
+        })
+        .collect();
+    BoundingBoxes::new(BoxFormat::Xyxy, (w, h), boxes).unwrap()
+}
+
+fn iou(a: &[f32; 4], b: &[f32; 4]) -> f32 {
+    let area = |x: &[f32; 4]| (x[2] - x[0]) * (x[3] - x[1]);
+    let iw = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
+    let ih = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
+    iw * ih / (area(a) + area(b) - iw * ih)
+}
+
+#[test]
+fn random_iou_crop_keeps_torchvisions_constraints() {
+    let step = RandomIoUCrop::default();
+    let chain = Compose::new().then(step.clone());
+    assert!(chain.needs_boxes());
+    let (w, h) = (200u32, 150u32);
+    let mut whole = 0;
+    for i in 0..1500u64 {
+        let boxes = random_boxes(w, h, 1 + (i % 5) as usize, i);
+        let (_, spec, passes) = chain
+            .plan_with_boxes(w, h, Some(&boxes), &mut SampleRng::new(8, 0, i))
+            .unwrap();
+        let g = &passes.geometry;
+        let [zero, crop] = g.steps.as_slice() else {
+            assert!(g.steps.is_empty() && (spec.width, spec.height) == (w, h));
+            whole += 1;
+            continue;
+        };
+        let (
+            GeoStep::ZeroOutside {
+                left,
+                top,
+                right,
+                bottom,
+            },
+            GeoStep::Crop { width, height, .. },
+        ) = (zero, crop)
+        else {
+            panic!("sample {i}: {:?}", g.steps);
+        };
+        let (cw, ch) = (*width, *height);
+        assert_eq!((spec.width, spec.height), (cw, ch));
+        // Each side 0.3..1 of the image's, aspect ratio 0.5..2, inside the image.
+        assert!(cw >= (w as f32 * 0.3) as u32 && ch >= (h as f32 * 0.3) as u32);
+        let aspect = f64::from(cw) / f64::from(ch);
+        assert!((0.5..=2.0).contains(&aspect), "sample {i}: {cw}x{ch}");
+        assert!(*right <= w as f32 && *bottom <= h as f32);
+        // Some box's centre is inside; the others become zeros after the crop.
+        let region = [*left, *top, *right, *bottom];
+        let centred: Vec<bool> = boxes
+            .boxes
+            .iter()
+            .map(|b| {
+                let (cx, cy) = (0.5 * (b[0] + b[2]), 0.5 * (b[1] + b[3]));
+                region[0] < cx && cx < region[2] && region[1] < cy && cy < region[3]
+            })
+            .collect();
+        assert!(centred.contains(&true), "sample {i}");
+        let moved = g.boxes(&boxes).unwrap();
+        for (b, c) in moved.boxes.iter().zip(&centred) {
+            if !c {
+                assert_eq!(*b, [0.0; 4], "sample {i}");
+            }
+        }
+        // The best overlap reaches at least the lowest threshold that is not "no crop".
+        let best = boxes
+            .boxes
+            .iter()
+            .zip(&centred)
+            .filter(|(_, c)| **c)
+            .map(|(b, _)| iou(b, &region))
+            .fold(0.0f32, f32::max);
+        assert!(best > 0.0, "sample {i}");
+    }
+    // Whole images come from the "no crop" threshold, drawn again after every threshold
+    // that found no crop in 40 trials: torchvision's own RandomIoUCrop leaves 31.8% of 3,000
+    // samples of this box distribution whole (torchvision 0.29.2, its generator).
+    let share = f64::from(whole) / 1500.0;
+    assert!(
+        (0.27..0.37).contains(&share),
+        "no crop for {share} of samples"
+    );
+}
+
+#[test]
+fn random_iou_crop_needs_boxes_and_ends_without_any() {
+    let step = RandomIoUCrop::default();
+    let mut st = PlanState::new(64, 48);
+    let err = step
+        .plan(&mut st, &mut SampleRng::new(0, 0, 0))
+        .unwrap_err();
+    assert!(err.to_string().contains("bounding boxes"), "{err}");
+    // No box, thresholds all below 1: torchvision would draw forever; gm leaves it whole.
+    let hopeless = RandomIoUCrop {
+        options: vec![0.5],
+        ..RandomIoUCrop::default()
+    };
+    let none = BoundingBoxes::new(BoxFormat::Xyxy, (64, 48), Vec::new()).unwrap();
+    let (_, spec, passes) = Compose::new()
+        .then(hopeless)
+        .plan_with_boxes(64, 48, Some(&none), &mut SampleRng::new(0, 0, 1))
+        .unwrap();
+    assert_eq!((spec.width, spec.height), (64, 48));
+    assert!(passes.geometry.steps.is_empty());
+}
+
+#[test]
+fn fixed_size_crop_places_one_draw_on_both_axes_and_pads_the_rest() {
+    let step = FixedSizeCrop::new(100, 80, [1.0, 2.0, 3.0]).unwrap();
+    let mut offsets = BTreeSet::new();
+    for i in 0..200 {
+        // Larger on both axes: a crop at the same fraction of the room on each.
+        let st = planned(&step, 300, 180, i);
+        assert_eq!((st.width, st.height), (100, 80));
+        let [GeoStep::Crop { left, top, .. }, GeoStep::Keep(_)] = st.geometry.steps.as_slice()
+        else {
+            panic!("{:?}", st.geometry.steps);
+        };
+        let (rx, ry) = (left / 200.0, top / 100.0);
+        assert!((rx - ry).abs() <= 0.01 + 1.0 / 100.0, "{left}, {top}");
+        offsets.insert(*left as u32);
+        // Larger across, smaller down: cropped across, padded below.
+        let st = planned(&step, 130, 50, i);
+        assert_eq!((st.width, st.height), (100, 80));
+        assert!(matches!(
+            st.geometry.steps.as_slice(),
+            [
+                GeoStep::Crop {
+                    top: 0.0,
+                    height: 50,
+                    ..
+                },
+                GeoStep::Keep(_),
+                GeoStep::Pad {
+                    right: 0,
+                    bottom: 30,
+                    ..
+                }
+            ]
+        ));
+        // Smaller: only padded.
+        let st = planned(&step, 60, 70, i);
+        assert_eq!(
+            st.geometry.steps,
+            vec![GeoStep::Pad {
+                left: 0,
+                top: 0,
+                right: 40,
+                bottom: 10
+            }]
+        );
+    }
+    assert!(offsets.len() > 50, "the window moves: {}", offsets.len());
+    assert!(FixedSizeCrop::new(0, 5, [0.0; 3]).is_err());
 }

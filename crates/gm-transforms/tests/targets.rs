@@ -7,11 +7,14 @@ use std::path::{Path, PathBuf};
 
 use gm_transforms::cpu::{HostImage, fused_passes};
 use gm_transforms::geometry::{corners, perspective_coefficients};
-use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, Mask, SanitizeBoundingBoxes};
+use gm_transforms::targets::{
+    BoundingBoxes, BoxFormat, GeoStep, KeyPoints, Mask, SanitizeBoundingBoxes,
+};
 use gm_transforms::{
-    Affine, CenterCrop, Compose, CropBox, HorizontalFlip, Interp, Pad, Perspective, RandomAffine,
-    RandomPerspective, RandomResizedCrop, RandomRotation, RandomShortestSize, RandomZoomOut,
-    Resize, Rotate, SampleRng, ScaleJitter, VerticalFlip,
+    Affine, CenterCrop, Compose, CropBox, FixedSizeCrop, HorizontalFlip, Interp, Pad, Perspective,
+    PlanError, PlanState, RandomAffine, RandomPerspective, RandomResizedCrop, RandomRotation,
+    RandomShortestSize, RandomZoomOut, Resize, Rotate, SampleRng, ScaleJitter, Transform,
+    VerticalFlip,
 };
 use serde_json::Value;
 
@@ -32,6 +35,26 @@ fn pair(v: &Value) -> Option<(f64, f64)> {
 
 fn int(v: &Value) -> u32 {
     v.as_u64().expect("a count") as u32
+}
+
+/// RandomIoUCrop's steps for a given crop (left, top, width, height), as its plan records
+/// them once it has drawn that crop.
+#[derive(Debug)]
+struct IoUCropAt([f32; 4]);
+
+impl Transform for IoUCropAt {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        let [l, t, w, h] = self.0;
+        st.begin_geometry("RandomIoUCrop")?;
+        st.geometry.steps.push(GeoStep::ZeroOutside {
+            left: l,
+            top: t,
+            right: l + w,
+            bottom: t + h,
+        });
+        st.crop_current(l, t, w, h);
+        Ok(())
+    }
 }
 
 /// The gm chain for a case's steps (gm's argument order: x before y, width before height);
@@ -90,6 +113,16 @@ fn chain(steps: &[Value], w: u32, h: u32) -> Compose {
                     fill: None,
                 });
             }
+            "iou_crop" => c.push(IoUCropAt([1, 2, 3, 4].map(|k| int(&a[k]) as f32))),
+            "fixed_size_crop" => c.push(
+                FixedSizeCrop::new(int(&a[1]), int(&a[2]), [0.0; 3])
+                    .unwrap()
+                    .with_position(num(&a[3]) as f32),
+            ),
+            "sanitize" => c.push(SanitizeBoundingBoxes {
+                min_size: num(&a[1]) as f32,
+                min_area: num(&a[2]) as f32,
+            }),
             other => panic!("unknown step {other}"),
         }
     }
@@ -139,7 +172,7 @@ fn boxes_and_keypoints_move_as_torchvision_moves_them() {
     let text = std::fs::read_to_string(fixtures().join("cases.json")).unwrap();
     let all: Value = serde_json::from_str(&text).unwrap();
     let cases = all["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 48);
+    assert_eq!(cases.len(), 60);
     let mut report = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap();
@@ -162,7 +195,22 @@ fn boxes_and_keypoints_move_as_torchvision_moves_them() {
         ] {
             let f = &case["boxes"][key];
             let input = BoundingBoxes::new(format, (w, h), rows(&f["input"])).unwrap();
-            let out = geometry.boxes(&input).unwrap();
+            let mut out = geometry.boxes(&input).unwrap();
+            let kept = geometry.kept(&input).unwrap();
+            let want: Vec<bool> = f["kept"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_bool().unwrap())
+                .collect();
+            assert_eq!(kept, want, "{name} {key}: objects kept");
+            out.boxes = out
+                .boxes
+                .iter()
+                .zip(&kept)
+                .filter(|(_, k)| **k)
+                .map(|(b, _)| *b)
+                .collect();
             let canvas = (int(&f["canvas"][0]), int(&f["canvas"][1]));
             assert_eq!(out.canvas, canvas, "{name} {key}");
             assert_eq!(geometry.canvas(), canvas, "{name}");

@@ -8,6 +8,7 @@ use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints};
 use super::annotations::{CocoAnnotations, CocoImage, CocoObject};
 use super::rle::Rle;
 use super::{CocoError, CocoIssue};
+use crate::error::SampleErrorKind;
 use crate::image::{Dataset, Label};
 
 /// What to do with images that have no object.
@@ -146,23 +147,7 @@ fn group<'a>(
     objects: &[&'a CocoObject],
     im: &CocoImage,
 ) -> Result<Group, (&'a CocoObject, CocoIssue)> {
-    let boxes = objects
-        .iter()
-        .map(|o| {
-            let b = o.bbox;
-            [
-                b[0] as f32,
-                b[1] as f32,
-                (b[0] + b[2]) as f32,
-                (b[1] + b[3]) as f32,
-            ]
-        })
-        .collect();
-    let boxes = BoundingBoxes {
-        format: BoxFormat::Xyxy,
-        canvas: (im.width, im.height),
-        boxes,
-    };
+    let boxes = xyxy_boxes(objects, im);
     let labels = objects.iter().map(|o| o.category_id).collect();
     let masks = if !objects.is_empty() && objects.iter().all(|o| o.segmentation.is_some()) {
         let mut out = Vec::with_capacity(objects.len());
@@ -176,6 +161,27 @@ fn group<'a>(
         None
     };
     Ok((boxes, labels, masks))
+}
+
+/// The XYXY boxes of `objects` on `im`'s canvas (COCO's are XYWH).
+fn xyxy_boxes(objects: &[&CocoObject], im: &CocoImage) -> BoundingBoxes {
+    let boxes = objects
+        .iter()
+        .map(|o| {
+            let b = o.bbox;
+            [
+                b[0] as f32,
+                b[1] as f32,
+                (b[0] + b[2]) as f32,
+                (b[1] + b[3]) as f32,
+            ]
+        })
+        .collect();
+    BoundingBoxes {
+        format: BoxFormat::Xyxy,
+        canvas: (im.width, im.height),
+        boxes,
+    }
 }
 
 /// Every object's keypoints in turn, where every object has `per_object` of them.
@@ -222,5 +228,16 @@ impl Dataset for CocoDataset {
             std::io::Error::new(std::io::ErrorKind::NotFound, format!("sample {index}"))
         })?;
         crate::image::read_file(&path, buf)
+    }
+
+    /// The boxes of the sample's objects (crowd regions apart), without decoding masks.
+    fn boxes(&self, index: usize) -> Result<Option<BoundingBoxes>, SampleErrorKind> {
+        let bad = |e: CocoError| SampleErrorKind::Targets(e.to_string());
+        let i = *self.order.get(index).ok_or_else(|| {
+            SampleErrorKind::Targets(format!("sample {index} of {}", self.order.len()))
+        })?;
+        let objects = self.annotations.objects(i).map_err(bad)?;
+        let single: Vec<&CocoObject> = objects.iter().filter(|o| !o.crowd).collect();
+        Ok(Some(xyxy_boxes(&single, &self.annotations.images[i])))
     }
 }

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use gm_transforms::{BatchMix, Compose, RandomErasing};
+use gm_transforms::{
+    BatchMix, Compose, FusedOp, OutputSpec, Passes, RandomErasing, SampleRng, Transform,
+};
 use parking_lot::Mutex;
 
 use super::cache::Cache;
@@ -54,6 +56,24 @@ impl Shared {
         };
         let first = self.stats.lock().record_bad(e.clone());
         self.bad.report(e, first)
+    }
+
+    /// Sample `index`'s plan for a `width` x `height` image, with its boxes where the chain
+    /// draws from them (RandomIoUCrop).
+    pub(crate) fn plan(
+        &self,
+        index: usize,
+        (width, height): (u32, u32),
+        rng: &mut SampleRng,
+    ) -> Result<(FusedOp, OutputSpec, Passes), SampleErrorKind> {
+        let boxes = if self.transforms.needs_boxes() {
+            self.dataset.boxes(index)?
+        } else {
+            None
+        };
+        Ok(self
+            .transforms
+            .plan_with_boxes(width, height, boxes.as_ref(), rng)?)
     }
 
     /// The error for sample `index`, whose transform cannot stack with the batch's.

@@ -5,9 +5,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use gm_storage::{Location, Storage};
+use gm_transforms::targets::BoundingBoxes;
 
 use super::files::{Base, Entry, Files, list_folder};
-use crate::error::DatasetError;
+use crate::error::{DatasetError, SampleErrorKind};
 use crate::progress::Progress;
 
 /// A class label (an index into the dataset's class names).
@@ -41,6 +42,14 @@ pub trait Dataset: Send + Sync {
             .zip(bufs.iter_mut())
             .map(|(&i, buf)| self.read(i, buf))
             .collect()
+    }
+    /// Sample `index`'s bounding boxes on its image's canvas, for transforms that draw from
+    /// them ([`Transform::needs_boxes`](gm_transforms::Transform::needs_boxes):
+    /// RandomIoUCrop); `None` for a dataset without targets (the default), an error for a
+    /// sample whose annotations are bad.
+    fn boxes(&self, index: usize) -> Result<Option<BoundingBoxes>, SampleErrorKind> {
+        let _ = index;
+        Ok(None)
     }
 }
 

@@ -185,7 +185,7 @@ impl GpuStage {
                 return None;
             }
             let mut rng = SampleRng::new(shared.seed, epoch, *samples.get(k)? as u64);
-            let (mut op, _, mut passes) = shared.transforms.plan_post(w, h, &mut rng).ok()?;
+            let (mut op, _, mut passes) = shared.plan(samples[k], (w, h), &mut rng).ok()?;
             let [x0, y0, x1, y1] = passes.source_op(&mut op).source_window(w, h)?;
             Some(Roi {
                 x: x0,
@@ -407,7 +407,7 @@ fn plan_decoded(shared: &Shared, epoch: u64, index: usize, b: &DecodedBatch, i: 
         (Ok(img), Some(ptr)) => {
             let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
             let (w, h) = img.full_size;
-            let (mut op, spec, mut post) = shared.transforms.plan_post(w, h, &mut rng)?;
+            let (mut op, spec, mut post) = shared.plan(index, (w, h), &mut rng)?;
             // The same plan as the region's: the op that reads the decoded pixels moves to
             // their origin.
             let first = post.source_op(&mut op);
@@ -423,7 +423,7 @@ fn plan_decoded(shared: &Shared, epoch: u64, index: usize, b: &DecodedBatch, i: 
 /// The source and plan of a cached image (sample `index`).
 fn plan_cached(shared: &Shared, cache: &Cache, e: &Entry, epoch: u64, index: usize) -> Planned {
     let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
-    let (op, spec, post) = shared.transforms.plan_post(e.width, e.height, &mut rng)?;
+    let (op, spec, post) = shared.plan(index, (e.width, e.height), &mut rng)?;
     Ok((cache.source(e), op, spec, post))
 }
 

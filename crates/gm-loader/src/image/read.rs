@@ -98,9 +98,7 @@ fn decode_and_transform(
     };
     let img = decode_host_with(data, &options)?;
     let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
-    let (op, spec, post) = shared
-        .transforms
-        .plan_post(img.width, img.height, &mut rng)?;
+    let (op, spec, post) = shared.plan(index, (img.width, img.height), &mut rng)?;
     let src = HostImage::rgb8(&img.rgb, img.width, img.height);
     let mut out = vec![0u8; spec.image_bytes()];
     if let Some(blur) = &post.blur {

@@ -52,6 +52,7 @@ __all__ = [
     "ColorJitter",
     "Compose",
     "CutMix",
+    "FixedSizeCrop",
     "GaussianBlur",
     "GaussianNoise",
     "Grayscale",
@@ -69,6 +70,7 @@ __all__ = [
     "RandomGrayscale",
     "RandomHorizontalFlip",
     "RandomInvert",
+    "RandomIoUCrop",
     "RandomPerspective",
     "RandomPosterize",
     "RandomResizedCrop",
@@ -77,6 +79,7 @@ __all__ = [
     "RandomSolarize",
     "RandomVerticalFlip",
     "Resize",
+    "SanitizeBoundingBoxes",
     "ScaleJitter",
     "ToDtype",
     "ToImage",
@@ -235,6 +238,59 @@ class ScaleJitter(Transform):
         plan.interp(self.interpolation, self.antialias)
         h, w = self.target
         plan.steps.append(("scale_jitter", w, h, *self.scale_range))
+
+
+class RandomIoUCrop(Transform):
+    """torchvision's SSD crop: a crop of random scale and aspect ratio whose overlap with a box
+    whose centre it holds reaches a drawn threshold (or no crop); boxes whose centre it leaves
+    become zeros for a later ``SanitizeBoundingBoxes``. It draws from each sample's boxes, so
+    the loader's source must have targets (``gm.CocoDataset``)."""
+
+    def __init__(self, min_scale: float = 0.3, max_scale: float = 1.0,
+                 min_aspect_ratio: float = 0.5, max_aspect_ratio: float = 2.0,
+                 sampler_options: Optional[Sequence[float]] = None, trials: int = 40):
+        self.scale = (float(min_scale), float(max_scale))
+        self.aspect = (float(min_aspect_ratio), float(max_aspect_ratio))
+        opts = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0] if sampler_options is None else sampler_options
+        self.options = [float(o) for o in opts]
+        self.trials = int(trials)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.steps.append(("random_iou_crop", *self.scale, *self.aspect, self.options,
+                           self.trials))
+
+
+class FixedSizeCrop(Transform):
+    """The detection references' FixedSizeCrop (large-scale jitter): a random ``size``
+    ``(height, width)`` window of a larger image, objects it leaves empty dropped, a smaller
+    image padded right and below with ``fill``."""
+
+    def __init__(self, size: Size, fill: Any = 0, padding_mode: str = "constant"):
+        if padding_mode != "constant":
+            raise NotImplementedError(f"FixedSizeCrop(padding_mode={padding_mode!r}): gm pads "
+                                      "with a constant")
+        self.size = _hw(size, "FixedSizeCrop")
+        self.fill = _fill3(fill, "FixedSizeCrop")
+
+    def _plan(self, plan: "_Planner") -> None:
+        h, w = self.size
+        plan.steps.append(("fixed_size_crop", w, h, self.fill))
+
+
+class SanitizeBoundingBoxes(Transform):
+    """torchvision's filter of degenerate boxes (smaller than ``min_size`` or ``min_area``, or
+    outside the canvas): their objects are dropped from the batch's targets with their labels,
+    masks and keypoints. The pixels do not change."""
+
+    def __init__(self, min_size: float = 1.0, min_area: float = 1.0, labels_getter: Any = "default"):
+        if labels_getter not in ("default", None):
+            raise NotImplementedError("SanitizeBoundingBoxes: gm drops each object's labels, "
+                                      "masks and keypoints with its box (labels_getter='default')")
+        self.min_size = float(min_size)
+        self.min_area = float(min_area)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.steps.append(("sanitize_boxes", self.min_size, self.min_area))
 
 
 class CenterCrop(Transform):

@@ -99,6 +99,18 @@ impl BoundingBoxes {
                 }
                 None => self.boxes.clone(),
             },
+            GeoStep::ZeroOutside {
+                left,
+                top,
+                right,
+                bottom,
+            } => self.map(|b| {
+                let x = to_xyxy(b, f);
+                let (cx, cy) = (0.5 * (x[0] + x[2]), 0.5 * (x[1] + x[3]));
+                let inside = left < cx && cx < right && top < cy && cy < bottom;
+                if inside { b } else { [0.0; 4] }
+            }),
+            GeoStep::Keep(_) => self.boxes.clone(),
         };
         let moved = BoundingBoxes {
             format: f,
@@ -112,8 +124,22 @@ impl BoundingBoxes {
             | GeoStep::Affine { .. }
             | GeoStep::Rotate { .. }
             | GeoStep::Perspective { .. } => moved.clamped(),
-            GeoStep::Flip { .. } | GeoStep::Resize { .. } => moved,
+            GeoStep::Flip { .. }
+            | GeoStep::Resize { .. }
+            | GeoStep::ZeroOutside { .. }
+            | GeoStep::Keep(_) => moved,
         }
+    }
+
+    /// Per box: some width and height (`x1 < x2 and y1 < y2` in XYXY).
+    pub(crate) fn non_empty(&self) -> Vec<bool> {
+        self.boxes
+            .iter()
+            .map(|b| {
+                let x = to_xyxy(*b, self.format);
+                x[0] < x[2] && x[1] < x[3]
+            })
+            .collect()
     }
 
     fn map(&self, f: impl Fn([f32; 4]) -> [f32; 4]) -> Vec<[f32; 4]> {

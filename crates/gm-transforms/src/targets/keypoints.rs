@@ -62,6 +62,7 @@ impl KeyPoints {
                 map(&|p| [p[0] * rx, p[1] * ry])
             }
             GeoStep::Crop { left, top, .. } => map(&|p| [p[0] - left, p[1] - top]),
+            GeoStep::ZeroOutside { .. } | GeoStep::Keep(_) => self.points.clone(),
             GeoStep::Pad { left, top, .. } => map(&|p| [p[0] + left as f32, p[1] + top as f32]),
             GeoStep::Affine { .. } | GeoStep::Rotate { .. } => {
                 match forward_affine(step, self.canvas) {

@@ -97,6 +97,7 @@ impl Mask {
                     self.at(xs[x as usize], ys[y as usize])
                 })
             }
+            GeoStep::ZeroOutside { .. } | GeoStep::Keep(_) => self.clone(),
             GeoStep::Rotate { angle, center } => self.rotated(angle, center),
             GeoStep::Affine {
                 angle,

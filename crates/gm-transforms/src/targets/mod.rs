@@ -84,6 +84,32 @@ pub enum GeoStep {
         /// a..h.
         coefficients: [f32; 8],
     },
+    /// RandomIoUCrop's mark before its crop: boxes whose centre is not strictly inside
+    /// `left < x < right`, `top < y < bottom` become all zeros (torchvision zeroes them after
+    /// the crop, which clamps zeros to zeros), for a later sanitize to drop.
+    ZeroOutside {
+        /// Left edge of the crop.
+        left: f32,
+        /// Top edge.
+        top: f32,
+        /// Right edge.
+        right: f32,
+        /// Bottom edge.
+        bottom: f32,
+    },
+    /// Objects that fail `rule` here are dropped with their labels, masks and keypoints
+    /// ([`TargetGeometry::kept`]); the canvas and the kept boxes do not change.
+    Keep(KeepRule),
+}
+
+/// Which objects a [`GeoStep::Keep`] keeps, judged by their boxes at that step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeepRule {
+    /// Boxes with some width and height (torchvision's detection references' FixedSizeCrop:
+    /// `x1 < x2 and y1 < y2` after its crop).
+    NonEmpty,
+    /// torchvision's `SanitizeBoundingBoxes`.
+    Sanitize(SanitizeBoundingBoxes),
 }
 
 /// The geometry one image went through: its size, then each step in order.
@@ -119,6 +145,26 @@ impl TargetGeometry {
             out = out.step(*step);
         }
         Ok(out)
+    }
+
+    /// Per object of `boxes` (on the source's canvas): whether it survives every
+    /// [`GeoStep::Keep`] of the geometry. The caller drops the others from the moved boxes
+    /// ([`TargetGeometry::boxes`] keeps every box), labels, masks and keypoints.
+    pub fn kept(&self, boxes: &BoundingBoxes) -> Result<Vec<bool>, TargetError> {
+        self.check_canvas(boxes.canvas)?;
+        let mut keep = vec![true; boxes.boxes.len()];
+        let mut now = boxes.clone();
+        for step in &self.steps {
+            if let GeoStep::Keep(rule) = step {
+                let pass = match rule {
+                    KeepRule::NonEmpty => now.non_empty(),
+                    KeepRule::Sanitize(s) => s.keep(&now),
+                };
+                keep.iter_mut().zip(pass).for_each(|(k, p)| *k &= p);
+            }
+            now = now.step(*step);
+        }
+        Ok(keep)
     }
 
     /// `points` (on the source's canvas) moved through every step, on the output's canvas;
@@ -165,6 +211,8 @@ pub(crate) fn after(step: GeoStep, canvas: (u32, u32)) -> (u32, u32) {
             bottom,
         } => (canvas.0 + left + right, canvas.1 + top + bottom),
         GeoStep::Flip { .. }
+        | GeoStep::ZeroOutside { .. }
+        | GeoStep::Keep(_)
         | GeoStep::Rotate { .. }
         | GeoStep::Affine { .. }
         | GeoStep::Perspective { .. } => canvas,

@@ -1,5 +1,6 @@
-"""Boxes and keypoints through torchvision.transforms.v2.functional's geometric kernels: the
-references for gm's targets (crates/gm-transforms/tests/targets.rs). Run with torch and
+"""Boxes and keypoints through torchvision.transforms.v2.functional's geometric kernels (and
+RandomIoUCrop's transform, the detection references' FixedSizeCrop, SanitizeBoundingBoxes'
+filter): the references for gm's targets (crates/gm-transforms/tests/targets.rs). Run with torch and
 torchvision installed: python make_references.py > cases.json (torchvision 0.29.2 made the
 committed file)."""
 import json
@@ -8,6 +9,7 @@ import random
 import torch
 import torchvision
 from torchvision import tv_tensors
+from torchvision.transforms.v2 import RandomIoUCrop
 from torchvision.transforms.v2 import functional as F
 
 FORMATS = ["XYXY", "XYWH", "CXCYWH"]
@@ -42,11 +44,58 @@ CHAINS = {
     "perspective": [["perspective", [[3, 2], [-4, 5], [-2, -3], [5, -1]]]],
     "perspective_resize": [["perspective", [[-6, 0], [2, 7], [0, -4], [8, 3]]],
                            ["resize", 40, 30]],
+    # RandomIoUCrop.transform with the crop given (left, top, width, height) and its
+    # is_within_crop_area computed as its make_params computes it.
+    "iou_crop": [["iou_crop", 6, 4, 25, 30]],
+    "flip_iou_crop_resize": [["hflip"], ["iou_crop", 2, 9, 31, 22], ["resize", 40, 30]],
+    # The detection references' FixedSizeCrop (width, height, r: the drawn torch.rand(1)),
+    # spelled in torchvision's functional ops; objects its crop leaves empty are dropped.
+    "fixed_size_crop": [["fixed_size_crop", 30, 26, 0.37]],
+    "fixed_size_crop_pad": [["resize", 50, 20], ["fixed_size_crop", 40, 40, 0.81]],
+    "iou_crop_sanitize": [["iou_crop", 5, 5, 30, 28], ["sanitize", 1.0, 1.0]],
+    "fixed_size_crop_sanitize": [["fixed_size_crop", 20, 60, 0.5], ["sanitize", 2.0, 12.0]],
 }
 
 
-def apply(step, x):
+def iou_crop(x, left, top, w, h):
+    """RandomIoUCrop's transform of x with this crop; boxes' centres decide which it zeroes."""
+    params = dict(top=top, left=left, height=h, width=w)
+    if isinstance(x, tv_tensors.BoundingBoxes):
+        xyxy = F.convert_bounding_box_format(x.as_subclass(torch.Tensor), x.format, "XYXY")
+        cx = 0.5 * (xyxy[..., 0] + xyxy[..., 2])
+        cy = 0.5 * (xyxy[..., 1] + xyxy[..., 3])
+        params["is_within_crop_area"] = (left < cx) & (cx < left + w) & (top < cy) & (cy < top + h)
+    return RandomIoUCrop().transform(x, params)
+
+
+def fixed_size_crop(x, keep, cw, ch, r):
+    """The detection references' FixedSizeCrop with its drawn r, on x (keep: the objects so far,
+    narrowed where its crop leaves a box empty)."""
+    h, w = F.get_size(x)
+    nh, nw = min(h, ch), min(w, cw)
+    if (nh, nw) != (h, w):
+        r = torch.tensor([r], dtype=torch.float32)
+        top, left = int(max(h - ch, 0) * r), int(max(w - cw, 0) * r)
+        x = F.crop(x, top, left, nh, nw)
+        if isinstance(x, tv_tensors.BoundingBoxes) and keep is not None:
+            xyxy = F.convert_bounding_box_format(x.as_subclass(torch.Tensor), x.format, "XYXY")
+            keep &= (xyxy[:, 0] < xyxy[:, 2]) & (xyxy[:, 1] < xyxy[:, 3])
+    if ch - nh or cw - nw:
+        x = F.pad(x, [0, 0, cw - nw, ch - nh])
+    return x
+
+
+def apply(step, x, keep=None):
     op, args = step[0], step[1:]
+    if op == "iou_crop":
+        return iou_crop(x, *args)
+    if op == "fixed_size_crop":
+        return fixed_size_crop(x, keep, *args)
+    if op == "sanitize":
+        if isinstance(x, tv_tensors.BoundingBoxes) and keep is not None:
+            _, valid = F.sanitize_bounding_boxes(x, min_size=args[0], min_area=args[1])
+            keep &= valid
+        return x
     if op == "hflip":
         return F.horizontal_flip(x)
     if op == "vflip":
@@ -119,10 +168,11 @@ def case(name, chain, w, h, rng):
         b = tv_tensors.BoundingBoxes(xyxy, format="XYXY", canvas_size=(h, w))
         b = F.convert_bounding_box_format(b, new_format=fmt)
         x = b
+        keep = torch.ones(len(b), dtype=torch.bool)
         for step in chain:
-            x = apply(step, x)
-        formats[fmt] = {"input": b.tolist(), "expected": x.tolist(),
-                        "canvas": [x.canvas_size[1], x.canvas_size[0]]}
+            x = apply(step, x, keep)
+        formats[fmt] = {"input": b.tolist(), "expected": x[keep].tolist(),
+                        "kept": keep.tolist(), "canvas": [x.canvas_size[1], x.canvas_size[0]]}
     pts = torch.tensor([[rng.uniform(-5, w + 5), rng.uniform(-5, h + 5)] for _ in range(9)]
                        + [[0.0, 0.0], [w - 1.0, h - 1.0]], dtype=torch.float32)
     k = tv_tensors.KeyPoints(pts, canvas_size=(h, w))
