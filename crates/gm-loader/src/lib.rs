@@ -62,6 +62,7 @@ mod lerobot;
 mod progress;
 mod release;
 mod sampler;
+pub mod segmentation;
 mod settings;
 pub mod shards;
 mod state;

@@ -18,6 +18,7 @@ use crate::errors::loader_error;
 use crate::iteration::{Inner, next_batch};
 use crate::logging;
 use crate::owner::Owner;
+use crate::segmentation::TargetSource;
 use crate::stats::stats_dict;
 use crate::tensor::{Elem, Tensor, Uploads};
 
@@ -52,7 +53,7 @@ use crate::tensor::{Elem, Tensor, Uploads};
 pub struct ImageLoader {
     inner: Arc<Mutex<Inner<Loader>>>,
     /// The COCO source, whose targets each batch moves with its images.
-    coco: Option<Arc<gm_loader::coco::CocoDataset>>,
+    targets: Option<TargetSource>,
     batches: Option<usize>,
     on_gpu: bool,
     placement: String,
@@ -62,7 +63,7 @@ pub struct ImageLoader {
 #[pyclass(module = "gm")]
 pub struct BatchIterator {
     inner: Arc<Mutex<Inner<Loader>>>,
-    coco: Option<Arc<gm_loader::coco::CocoDataset>>,
+    targets: Option<TargetSource>,
     generation: u64,
 }
 
@@ -235,13 +236,11 @@ impl ImageLoader {
     ) -> PyResult<ImageLoader> {
         let sizes = sizes_named(batch_sizes, size_divisible, pad_value)?;
         logging::sync_level(py)?;
-        let coco = source
-            .cast::<crate::coco::CocoDataset>()
-            .ok()
-            .map(|c| c.get().inner.clone());
-        if coco.is_some() && stream {
+        let targets = TargetSource::of(source);
+        if targets.is_some() && stream {
             return Err(PyValueError::new_err(
-                "stream=True reads WebDataset shards; a gm.CocoDataset is read by index",
+                "stream=True reads WebDataset shards; a gm.CocoDataset or gm.SegmentationFolder \
+                 is read by index",
             ));
         }
         let truncated = crate::decode::parse_truncated(truncated)?;
@@ -270,8 +269,8 @@ impl ImageLoader {
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
             Loader::streaming(s)
         } else {
-            let dataset = match &coco {
-                Some(c) => c.clone() as Arc<dyn gm_loader::Dataset>,
+            let dataset = match &targets {
+                Some(t) => t.dataset(),
                 None => crate::storage::image_dataset(py, source, storage)?,
             };
             let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
@@ -344,7 +343,7 @@ impl ImageLoader {
             on_gpu: loader.on_gpu(),
             placement: loader.placement().to_string(),
             inner: Arc::new(Mutex::new(Inner::new(loader, uploads, prefetch_next_epoch))),
-            coco,
+            targets,
         })
     }
 
@@ -367,7 +366,7 @@ impl ImageLoader {
             .map_err(|e| loader_error(py, e))?;
         Ok(BatchIterator {
             inner: self.inner.clone(),
-            coco: self.coco.clone(),
+            targets: self.targets.clone(),
             generation,
         })
     }
@@ -475,12 +474,12 @@ impl BatchIterator {
         let parts: Vec<(usize, Vec<usize>)> = (0..image_sizes.len())
             .filter_map(|k| Some((*b.offsets.get(k)?, b.image_shape(k)?)))
             .collect();
-        let targets = match &self.coco {
-            Some(d) => Some(
+        let targets = match &self.targets {
+            Some(t) => Some(
                 indices
                     .iter()
                     .zip(&b.geometry)
-                    .map(|(&i, g)| crate::coco::moved_targets(py, d, i, g))
+                    .map(|(&i, g)| t.moved(py, i, g))
                     .collect::<PyResult<Vec<_>>>()?,
             ),
             None => None,

@@ -16,6 +16,7 @@ mod lerobot;
 mod logging;
 mod owner;
 mod progress;
+mod segmentation;
 mod stats;
 mod storage;
 mod tensor;
@@ -53,6 +54,7 @@ fn _gm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<image_loader::BatchIterator>()?;
     m.add_class::<image_loader::Batch>()?;
     m.add_class::<coco::CocoDataset>()?;
+    m.add_class::<segmentation::SegmentationFolder>()?;
     m.add_class::<clips::VideoDataset>()?;
     m.add_class::<clips::ClipLoader>()?;
     m.add_class::<clips::ClipIterator>()?;

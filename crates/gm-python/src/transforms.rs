@@ -12,6 +12,7 @@ use gm_transforms::{
     RandomPerspective, RandomPosterize, RandomResizedCrop, RandomRotation, RandomShortestSize,
     RandomSolarize, Resize, ScaleJitter, ToDtype, TrivialAugmentWide, VerticalFlip,
 };
+use gm_transforms::{RandomCrop, RandomResize};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -57,6 +58,25 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
                     options,
                     trials,
                 });
+            }
+            "random_crop" => {
+                type Args = (u32, u32, [u32; 4], bool, [f32; 3], u8);
+                let (width, height, padding, pad_if_needed, fill, mask_fill): Args =
+                    args.extract()?;
+                chain.push(RandomCrop {
+                    width,
+                    height,
+                    padding,
+                    pad_if_needed,
+                    fill,
+                    mask_fill,
+                });
+            }
+            "random_resize" => {
+                let (lo, hi): (u32, u32) = args.extract()?;
+                let t =
+                    RandomResize::new(lo, hi).map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(t);
             }
             "fixed_size_crop" => {
                 let (w, h, fill): (u32, u32, [f32; 3]) = args.extract()?;

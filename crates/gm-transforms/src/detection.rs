@@ -214,6 +214,7 @@ impl Transform for FixedSizeCrop {
         if right == 0 && bottom == 0 {
             return Ok(());
         }
+        // The references pad masks with 0 whatever the image's fill.
         Pad {
             left: 0,
             top: 0,
@@ -221,7 +222,7 @@ impl Transform for FixedSizeCrop {
             bottom,
             fill: self.fill,
         }
-        .plan(st, rng)
+        .plan_with_mask_fill(st, 0)
     }
 }
 
@@ -361,5 +362,34 @@ impl Transform for RandomIoUCrop {
 
     fn needs_boxes(&self) -> bool {
         true
+    }
+}
+
+/// torchvision's `RandomResize` (the segmentation references' random scale): the shorter side
+/// becomes a size drawn uniformly from `min_size..max_size` (the upper end excluded, as
+/// `torch.randint`), the aspect ratio kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomResize {
+    min_size: u32,
+    max_size: u32,
+}
+
+impl RandomResize {
+    /// Sizes `min_size..max_size` (at least one size, none zero).
+    pub fn new(min_size: u32, max_size: u32) -> Result<RandomResize, PlanError> {
+        if min_size == 0 || max_size <= min_size {
+            return Err(err(
+                "RandomResize",
+                format!("min_size {min_size}, max_size {max_size}: need 0 < min_size < max_size"),
+            ));
+        }
+        Ok(RandomResize { min_size, max_size })
+    }
+}
+
+impl Transform for RandomResize {
+    fn plan(&self, st: &mut PlanState, rng: &mut SampleRng) -> Result<(), PlanError> {
+        let size = self.min_size + rng.below(u64::from(self.max_size - self.min_size)) as u32;
+        Resize::Shorter(size).plan(st, rng)
     }
 }

@@ -54,6 +54,7 @@ mod plan;
 pub mod policies;
 mod policy_sequence;
 mod policy_tables;
+mod random_crop;
 pub mod sample;
 pub mod targets;
 mod types;
@@ -63,7 +64,9 @@ pub use blur::{Blur, GaussianBlur, blur_batch, blur_image, gaussian_kernel1d};
 pub use blur_kernel::{BLUR_PTX, BlurKernel};
 pub use chroma::{ChromaFilter, ChromaTaps, chroma_taps};
 pub use colour::{ColourOp, ColourOps};
-pub use detection::{FixedSizeCrop, RandomIoUCrop, RandomShortestSize, RandomZoomOut, ScaleJitter};
+pub use detection::{
+    FixedSizeCrop, RandomIoUCrop, RandomResize, RandomShortestSize, RandomZoomOut, ScaleJitter,
+};
 pub use erase::{
     Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,
 };
@@ -80,6 +83,7 @@ pub use plan::{
     PlanState, RandomResizedCrop, Resize, SampleRng, ToBgr, ToDtype, Transform, VerticalFlip,
 };
 pub use policies::{AugmentOp, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide};
+pub use random_crop::RandomCrop;
 pub use types::{
     Crop, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec, Padding, PixelFormat, PrePass,
     Slot, SourceImage, Warp,

@@ -984,14 +984,28 @@ pub struct Pad {
     pub fill: [f32; 3],
 }
 
-impl Transform for Pad {
-    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+impl Pad {
+    /// The value a mask gets where this pad adds pixels, as torchvision fills a `Mask` given
+    /// this pad's fill: the fill itself where it is one number, else 0.
+    pub fn mask_fill(&self) -> u8 {
+        let [r, g, b] = self.fill;
+        if r == g && g == b {
+            r.round().clamp(0.0, 255.0) as u8
+        } else {
+            0
+        }
+    }
+
+    /// Plans this pad with `mask_fill` for masks (RandomCrop's fill for masks; 0 where
+    /// torchvision pads masks with zeros whatever the image's fill).
+    pub fn plan_with_mask_fill(&self, st: &mut PlanState, mask_fill: u8) -> Result<(), PlanError> {
         st.begin_geometry("Pad")?;
         st.geometry.steps.push(GeoStep::Pad {
             left: self.left,
             top: self.top,
             right: self.right,
             bottom: self.bottom,
+            mask_fill,
         });
         if !st.picks_source_pixels() {
             // After a resize, a warp or another pad, torchvision pads the uint8 image.
@@ -1029,6 +1043,12 @@ impl Transform for Pad {
         st.width += self.left + self.right;
         st.height += self.top + self.bottom;
         Ok(())
+    }
+}
+
+impl Transform for Pad {
+    fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
+        self.plan_with_mask_fill(st, self.mask_fill())
     }
 }
 

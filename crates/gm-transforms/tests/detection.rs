@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use gm_transforms::targets::{BoundingBoxes, BoxFormat, GeoStep};
 use gm_transforms::{
-    Compose, FixedSizeCrop, PlanState, RandomIoUCrop, RandomShortestSize, RandomZoomOut, Resize,
-    SampleRng, ScaleJitter, Transform,
+    Compose, FixedSizeCrop, PlanState, RandomCrop, RandomIoUCrop, RandomResize, RandomShortestSize,
+    RandomZoomOut, Resize, SampleRng, ScaleJitter, Transform,
 };
 
 /// The planned (width, height) and the geometry's steps for sample `i`.
@@ -270,10 +270,88 @@ fn fixed_size_crop_places_one_draw_on_both_axes_and_pads_the_rest() {
                 left: 0,
                 top: 0,
                 right: 40,
-                bottom: 10
+                bottom: 10,
+                mask_fill: 0,
             }]
         );
     }
     assert!(offsets.len() > 50, "the window moves: {}", offsets.len());
     assert!(FixedSizeCrop::new(0, 5, [0.0; 3]).is_err());
+}
+
+#[test]
+fn random_crop_pads_as_torchvision_then_draws_every_offset() {
+    // CIFAR's RandomCrop(32, padding=4): 9 x 9 offsets of the 40 x 40 padded image.
+    let cifar = RandomCrop {
+        padding: [4; 4],
+        mask_fill: 255,
+        ..RandomCrop::new(32, 32)
+    };
+    let mut offsets = BTreeSet::new();
+    for i in 0..3000 {
+        let st = planned(&cifar, 32, 32, i);
+        assert_eq!((st.width, st.height), (32, 32));
+        let [
+            GeoStep::Pad {
+                left: 4,
+                top: 4,
+                right: 4,
+                bottom: 4,
+                mask_fill: 255,
+            },
+            GeoStep::Crop {
+                left,
+                top,
+                width: 32,
+                height: 32,
+            },
+        ] = st.geometry.steps.as_slice()
+        else {
+            panic!("{:?}", st.geometry.steps);
+        };
+        offsets.insert((*left as u32, *top as u32));
+    }
+    assert_eq!(offsets.len(), 81);
+    assert!(offsets.iter().all(|&(x, y)| x <= 8 && y <= 8));
+    // pad_if_needed pads both sides of the short axis by the difference (torchvision's
+    // arithmetic: 20 wide + 2 * 20 = 60 for a 40 crop), then crops.
+    let seg = RandomCrop {
+        pad_if_needed: true,
+        ..RandomCrop::new(40, 40)
+    };
+    for i in 0..200 {
+        let st = planned(&seg, 20, 50, i);
+        let [
+            GeoStep::Pad {
+                left: 20,
+                top: 0,
+                right: 20,
+                bottom: 0,
+                ..
+            },
+            GeoStep::Crop { left, top, .. },
+        ] = st.geometry.steps.as_slice()
+        else {
+            panic!("{:?}", st.geometry.steps);
+        };
+        assert!(*left <= 20.0 && *top <= 10.0);
+    }
+    // Larger than the image without pad_if_needed: refused, as torchvision raises.
+    let mut st = PlanState::new(20, 50);
+    let e = RandomCrop::new(40, 40).plan(&mut st, &mut SampleRng::new(0, 0, 0));
+    assert!(e.unwrap_err().to_string().contains("RandomCrop"));
+}
+
+#[test]
+fn random_resize_draws_shorter_sides_below_max() {
+    let step = RandomResize::new(20, 25).unwrap();
+    let mut seen = BTreeSet::new();
+    for i in 0..400 {
+        let st = planned(&step, 100, 60, i);
+        assert!((20..25).contains(&st.height), "{}", st.height);
+        assert_eq!(st.width, st.height * 100 / 60);
+        seen.insert(st.height);
+    }
+    assert_eq!(seen.len(), 5);
+    assert!(RandomResize::new(5, 5).is_err());
 }

@@ -12,9 +12,9 @@ use gm_transforms::targets::{
 };
 use gm_transforms::{
     Affine, CenterCrop, Compose, CropBox, FixedSizeCrop, HorizontalFlip, Interp, Pad, Perspective,
-    PlanError, PlanState, RandomAffine, RandomPerspective, RandomResizedCrop, RandomRotation,
-    RandomShortestSize, RandomZoomOut, Resize, Rotate, SampleRng, ScaleJitter, Transform,
-    VerticalFlip,
+    PlanError, PlanState, RandomAffine, RandomCrop, RandomPerspective, RandomResize,
+    RandomResizedCrop, RandomRotation, RandomShortestSize, RandomZoomOut, Resize, Rotate,
+    SampleRng, ScaleJitter, Transform, VerticalFlip,
 };
 use serde_json::Value;
 
@@ -78,12 +78,12 @@ fn chain(steps: &[Value], w: u32, h: u32) -> Compose {
                 max_size: int(&a[2]),
             }),
             "resize_longer" => c.push(Resize::Longer(int(&a[1]))),
-            "pad" => c.push(Pad {
+            "pad" | "pad_fill" => c.push(Pad {
                 left: int(&a[1]),
                 top: int(&a[2]),
                 right: int(&a[3]),
                 bottom: int(&a[4]),
-                fill: [0.0; 3],
+                fill: [a.get(5).map_or(0.0, |v| num(v) as f32); 3],
             }),
             "affine" => c.push(Affine {
                 angle: num(&a[1]),
@@ -172,7 +172,7 @@ fn boxes_and_keypoints_move_as_torchvision_moves_them() {
     let text = std::fs::read_to_string(fixtures().join("cases.json")).unwrap();
     let all: Value = serde_json::from_str(&text).unwrap();
     let cases = all["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 60);
+    assert_eq!(cases.len(), 64);
     let mut report = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap();
@@ -357,6 +357,18 @@ fn random_chains_move_boxes_with_their_pixels() {
         (
             "RandomPerspective",
             Compose::new().then(RandomPerspective::new(0.4, 1.0).unwrap()),
+        ),
+        (
+            "RandomResize + flip + RandomCrop(pad_if_needed) + FixedSizeCrop",
+            Compose::new()
+                .then(RandomResize::new(40, 90).unwrap())
+                .then(HorizontalFlip(0.5))
+                .then(RandomCrop {
+                    padding: [3, 0, 5, 2],
+                    pad_if_needed: true,
+                    ..RandomCrop::new(70, 60)
+                })
+                .then(FixedSizeCrop::new(64, 64, [0.0; 3]).unwrap()),
         ),
         (
             "RandomRotation",

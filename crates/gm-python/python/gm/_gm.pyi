@@ -346,6 +346,20 @@ class CocoDataset:
     def image(self, i: int) -> Dict[str, Any]: ...
     def targets(self, i: int) -> Dict[str, Any]: ...
 
+class SegmentationFolder:
+    """Images and their label maps for semantic segmentation, paired by path:
+    masks/a/b.png (b<mask_suffix>.png) belongs to images/a/b.jpg, as ADE20K and Pascal VOC lay
+    them out. mask(i) gives sample i's class indices (uint8 [H, W]) from an 8-bit or packed
+    grey or palette PNG. As an ImageLoader source, each batch's `targets` holds each image's
+    {"mask": uint8 [H, W]} moved with its pixels (a RandomCrop's padding filled with its fill
+    for masks)."""
+
+    def __init__(self, images: Union[str, PathLike], masks: Union[str, PathLike], *,
+                 mask_suffix: str = "") -> None: ...
+    def __len__(self) -> int: ...
+    def mask(self, i: int) -> Tensor: ...
+    def paths(self, i: int) -> Tuple[PathLike, PathLike]: ...
+
 class ClipLoader:
     """Batches of clips from a VideoDataset, decoded on a pool of NVDEC sessions and
     transformed by the fused kernel (the same draws for every frame of a clip). Videos NVDEC

@@ -65,6 +65,7 @@ __all__ = [
     "RandomAdjustSharpness",
     "RandomAffine",
     "RandomAutocontrast",
+    "RandomCrop",
     "RandomEqualize",
     "RandomErasing",
     "RandomGrayscale",
@@ -73,6 +74,7 @@ __all__ = [
     "RandomIoUCrop",
     "RandomPerspective",
     "RandomPosterize",
+    "RandomResize",
     "RandomResizedCrop",
     "RandomRotation",
     "RandomShortestSize",
@@ -356,20 +358,75 @@ class Pad(Transform):
         self.fill = fill
 
     def _plan(self, plan: "_Planner") -> None:
-        p = [self.padding] if isinstance(self.padding, numbers.Integral) else list(self.padding)
-        if len(p) == 1:
-            l = t = r = b = int(p[0])
-        elif len(p) == 2:
-            l, t = int(p[0]), int(p[1])
-            r, b = l, t
-        elif len(p) == 4:
-            l, t, r, b = (int(x) for x in p)
-        else:
-            raise ValueError(f"Pad: padding {self.padding!r} has 1, 2 or 4 values")
+        l, t, r, b = _padding4(self.padding, "Pad")
         fill = [float(self.fill)] * 3 if isinstance(self.fill, numbers.Number) else [float(x) for x in self.fill]
         if len(fill) != 3:
             raise ValueError(f"Pad: fill {self.fill!r} is a value or three")
         plan.steps.append(("pad", l, t, r, b, fill))
+
+
+def _padding4(padding: Union[int, Sequence[int]], what: str) -> Tuple[int, int, int, int]:
+    """torchvision's padding argument as (left, top, right, bottom)."""
+    p = [padding] if isinstance(padding, numbers.Integral) else list(padding)
+    if len(p) == 1:
+        return (int(p[0]),) * 4
+    if len(p) == 2:
+        return int(p[0]), int(p[1]), int(p[0]), int(p[1])
+    if len(p) == 4:
+        l, t, r, b = (int(x) for x in p)
+        return l, t, r, b
+    raise ValueError(f"{what}: padding {padding!r} has 1, 2 or 4 values")
+
+
+def _split_fill(fill: Any, what: str) -> Tuple[List[float], int]:
+    """torchvision's fill: a value, an RGB triple, or a dict by type (``{tv_tensors.Mask: 255,
+    "others": 0}``), as the image's fill and the masks' (a value or the dict's Mask entry)."""
+    if isinstance(fill, dict):
+        def named(key: Any) -> str:
+            return key if isinstance(key, str) else getattr(key, "__name__", str(key))
+        by_name = {named(k): v for k, v in fill.items()}
+        image = by_name.get("Image", by_name.get("others", 0))
+        mask = by_name.get("Mask", by_name.get("others", 0))
+        return _fill3(image, what), int(mask or 0)
+    rgb = _fill3(fill, what)
+    return rgb, int(rgb[0]) if rgb[0] == rgb[1] == rgb[2] else 0
+
+
+class RandomCrop(Transform):
+    """torchvision's RandomCrop: a ``size`` ``(height, width)`` window at a random place,
+    after ``padding`` (and with ``pad_if_needed``, padding both sides of a short axis);
+    ``fill`` as torchvision takes it, including ``{tv_tensors.Mask: 255, "others": 0}`` for a
+    segmentation's ignore index in its masks."""
+
+    def __init__(self, size: Size, padding: Optional[Union[int, Sequence[int]]] = None,
+                 pad_if_needed: bool = False, fill: Any = 0, padding_mode: str = "constant"):
+        if padding_mode != "constant":
+            raise NotImplementedError(f"RandomCrop(padding_mode={padding_mode!r}): gm pads with "
+                                      "a constant")
+        self.size = _hw(size, "RandomCrop")
+        self.padding = (0, 0, 0, 0) if padding is None else _padding4(padding, "RandomCrop")
+        self.pad_if_needed = bool(pad_if_needed)
+        self.fill, self.mask_fill = _split_fill(fill, "RandomCrop")
+
+    def _plan(self, plan: "_Planner") -> None:
+        h, w = self.size
+        plan.steps.append(("random_crop", w, h, list(self.padding), self.pad_if_needed,
+                           self.fill, self.mask_fill))
+
+
+class RandomResize(Transform):
+    """torchvision's RandomResize: the shorter side drawn from ``min_size..max_size`` (the
+    upper end excluded), the aspect ratio kept."""
+
+    def __init__(self, min_size: int, max_size: int,
+                 interpolation: Any = InterpolationMode.BILINEAR, antialias: bool = True):
+        self.min_size, self.max_size = int(min_size), int(max_size)
+        self.interpolation = _interp_name(interpolation)
+        self.antialias = bool(antialias)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.interp(self.interpolation, self.antialias)
+        plan.steps.append(("random_resize", self.min_size, self.max_size))
 
 
 class Grayscale(Transform):

@@ -1,6 +1,7 @@
 //! Masks (torchvision's `tv_tensors.Mask`: a label or 0/1 per pixel) through the recorded
 //! geometry as torchvision moves them: resizes nearest (torch's `interpolate(mode="nearest")`,
-//! the source index `floor(dst * in / out)` in float32), crops and pads filling 0, flips,
+//! the source index `floor(dst * in / out)` in float32), crops filling 0, pads filling the
+//! pad's mask fill (torchvision's `fill` for a `Mask`), flips,
 //! warps sampled nearest with the image's own grid (the fused twin's warp), rotations with
 //! torchvision's fast paths.
 
@@ -79,10 +80,15 @@ impl Mask {
                 top,
                 right,
                 bottom,
+                mask_fill,
             } => {
                 let (l, t) = (i64::from(left), i64::from(top));
                 let (nw, nh) = (self.width + left + right, self.height + top + bottom);
-                Mask::from_fn(nw, nh, |x, y| self.at(x - l, y - t))
+                Mask::from_fn(nw, nh, |x, y| {
+                    let (sx, sy) = (x - l, y - t);
+                    let inside = (0..w).contains(&sx) && (0..h).contains(&sy);
+                    if inside { self.at(sx, sy) } else { mask_fill }
+                })
             }
             GeoStep::Flip { horizontal: true } => {
                 Mask::from_fn(self.width, self.height, |x, y| self.at(w - 1 - x, y))

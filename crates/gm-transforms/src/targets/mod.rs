@@ -46,7 +46,9 @@ pub enum GeoStep {
         /// Left-right.
         horizontal: bool,
     },
-    /// `F.pad` with a constant: pixels added on each side.
+    /// `F.pad` with a constant: pixels added on each side; masks get `mask_fill` there (the
+    /// fill torchvision gives a `Mask`: a Pad's or RandomCrop's own, 0 where CenterCrop or
+    /// FixedSizeCrop pad).
     Pad {
         /// Left.
         left: u32,
@@ -56,6 +58,8 @@ pub enum GeoStep {
         right: u32,
         /// Bottom.
         bottom: u32,
+        /// Value of a mask's new pixels.
+        mask_fill: u8,
     },
     /// `F.rotate` (`expand=False`): targets move by the affine of `-angle`; masks take
     /// torchvision's fast paths (a copy, a half turn, quarter turns of a square).
@@ -209,6 +213,7 @@ pub(crate) fn after(step: GeoStep, canvas: (u32, u32)) -> (u32, u32) {
             top,
             right,
             bottom,
+            ..
         } => (canvas.0 + left + right, canvas.1 + top + bottom),
         GeoStep::Flip { .. }
         | GeoStep::ZeroOutside { .. }

@@ -54,6 +54,10 @@ CHAINS = {
     "fixed_size_crop_pad": [["resize", 50, 20], ["fixed_size_crop", 40, 40, 0.81]],
     "iou_crop_sanitize": [["iou_crop", 5, 5, 30, 28], ["sanitize", 1.0, 1.0]],
     "fixed_size_crop_sanitize": [["fixed_size_crop", 20, 60, 0.5], ["sanitize", 2.0, 12.0]],
+    # A pad whose fill masks take too (left, top, right, bottom, fill), as RandomCrop's
+    # padding with fill={Mask: 255} pads a segmentation's ignore index.
+    "pad_mask_fill": [["pad_fill", 3, 5, 7, 2, 255]],
+    "pad_fill_crop_flip": [["pad_fill", 4, 4, 4, 4, 255], ["crop", 3, 6, 40, 40], ["hflip"]],
 }
 
 
@@ -111,6 +115,8 @@ def apply(step, x, keep=None):
         return F.resize(x, None, max_size=args[0])
     if op == "pad":  # left, top, right, bottom
         return F.pad(x, list(args))
+    if op == "pad_fill":  # left, top, right, bottom, fill
+        return F.pad(x, list(args[:4]), fill=args[4])
     if op == "affine":
         angle, translate, scale, shear, center = args
         return F.affine(x, angle=angle, translate=translate, scale=scale, shear=shear,

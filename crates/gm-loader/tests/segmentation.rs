@@ -1,0 +1,168 @@
+//! Semantic segmentation: label maps decoded as PIL reads them (tests/media/segmentation,
+//! make_masks.py: 8-bit palette and grey, 4-bit palette, 1-bit grey), bad maps refused with
+//! the reason, images paired with their maps, and the loaders moving each map with its image
+//! (a RandomCrop's padding filled with the ignore index).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use gm_loader::segmentation::{SegmentationError, SegmentationFolder, label_map};
+use gm_loader::{Dataset, Loader, LoaderBuilder, Sampler};
+use gm_transforms::{Compose, HorizontalFlip, RandomCrop, RandomResize, SampleRng};
+use serde_json::Value;
+
+fn media() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+}
+
+fn fnv1a(data: &[u8]) -> String {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for &b in data {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
+    }
+    format!("{h:016x}")
+}
+
+#[test]
+fn label_maps_decode_as_pil_reads_them() {
+    let dir = media().join("segmentation");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let expected = expected.as_object().unwrap();
+    assert_eq!(expected.len(), 4);
+    for (name, want) in expected {
+        let path = dir.join("masks").join(name);
+        let m = label_map(&std::fs::read(&path).unwrap(), &path).unwrap();
+        assert_eq!(
+            (u64::from(m.width), u64::from(m.height)),
+            (
+                want["width"].as_u64().unwrap(),
+                want["height"].as_u64().unwrap()
+            ),
+            "{name}"
+        );
+        let sum: u64 = m.data.iter().map(|&v| u64::from(v)).sum();
+        assert_eq!(sum, want["sum"].as_u64().unwrap(), "{name}");
+        assert_eq!(fnv1a(&m.data), want["fnv1a"].as_str().unwrap(), "{name}");
+    }
+}
+
+#[test]
+fn bad_label_maps_are_refused_with_the_reason() {
+    let dir = media().join("segmentation/bad");
+    for (file, why) in [
+        ("rgb.png", "not a label map"),
+        ("deep.png", "16-bit"),
+        ("cut.png", "decode"),
+    ] {
+        let path = dir.join(file);
+        let err = label_map(&std::fs::read(&path).unwrap(), &path).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(file) && text.contains(why), "{text}");
+    }
+    let path = Path::new("x.png");
+    assert!(label_map(b"\x89PNG\r\n\x1a\n", path).is_err());
+    assert!(label_map(b"", path).is_err());
+}
+
+#[test]
+fn folders_pair_maps_with_images() {
+    let jpeg = media().join("jpeg");
+    let d = SegmentationFolder::open(&jpeg, &media().join("segmentation/masks"), "").unwrap();
+    assert_eq!(d.len(), 4);
+    let names: Vec<String> = (0..4).map(|i| d.name(i)).collect();
+    assert!(names[0].ends_with("baboon-12x10-420.jpg"), "{names:?}");
+    assert!(names.windows(2).all(|w| w[0] < w[1]));
+    for i in 0..4 {
+        let m = d.mask(i).unwrap();
+        let path = d.mask_path(i).unwrap();
+        assert_eq!(m, label_map(&std::fs::read(path).unwrap(), path).unwrap());
+        let mut buf = Vec::new();
+        d.read(i, &mut buf).unwrap();
+        assert_eq!(&buf[..2], &[0xFF, 0xD8], "a JPEG");
+    }
+    // A map without its image is named.
+    let err = SegmentationFolder::open(&jpeg, &media().join("segmentation/bad"), "").unwrap_err();
+    assert!(matches!(err, SegmentationError::Pairing { .. }), "{err}");
+    assert!(err.to_string().contains("cut.png") && err.to_string().contains("no image"));
+    // A suffix is stripped from the map's stem (Cityscapes-like names).
+    let tmp = std::env::temp_dir().join(format!("gm-seg-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(
+        media().join("segmentation/masks/baboon-12x10-420.png"),
+        tmp.join("baboon-12x10-420_labelIds.png"),
+    )
+    .unwrap();
+    let d = SegmentationFolder::open(&jpeg, &tmp, "_labelIds").unwrap();
+    assert!(d.name(0).ends_with("baboon-12x10-420.jpg"));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// The segmentation references' chain: a random scale, a flip, a crop padded where the image
+/// is smaller, the masks' padding the ignore index 255.
+fn chain() -> Compose {
+    Compose::new()
+        .then(RandomResize::new(60, 200).unwrap())
+        .then(HorizontalFlip(0.5))
+        .then(RandomCrop {
+            pad_if_needed: true,
+            mask_fill: 255,
+            ..RandomCrop::new(96, 96)
+        })
+}
+
+fn check_moves_maps(builder: LoaderBuilder, d: &SegmentationFolder) {
+    let mut loader = builder
+        .sampler(Sampler::shuffled(3))
+        .seed(3)
+        .batch_size(2)
+        .transforms(chain())
+        .build()
+        .unwrap();
+    let (mut padded, mut seen) = (0, 0);
+    for epoch in 0..6 {
+        for batch in loader.epoch(epoch) {
+            let batch = batch.unwrap();
+            assert_eq!(batch.images.shape()[1..], [96, 96, 3]);
+            for (k, &i) in batch.indices.iter().enumerate() {
+                let src = d.mask(i).unwrap();
+                let mut rng = SampleRng::new(3, epoch, i as u64);
+                let (_, _, alone) = chain().plan_post(src.width, src.height, &mut rng).unwrap();
+                let g = &batch.geometry[k];
+                assert_eq!(*g, alone.geometry, "epoch {epoch} sample {i}");
+                let m = g.mask(&src).unwrap();
+                assert_eq!((m.width, m.height), (96, 96));
+                let classes: std::collections::BTreeSet<u8> = src.data.iter().copied().collect();
+                assert!(m.data.iter().all(|v| *v == 255 || classes.contains(v)));
+                padded += usize::from(m.data.contains(&255) && !classes.contains(&255));
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, 6 * 4);
+    assert!(padded > 0, "no crop needed padding");
+}
+
+fn folder() -> SegmentationFolder {
+    SegmentationFolder::open(
+        &media().join("jpeg"),
+        &media().join("segmentation/masks"),
+        "",
+    )
+    .unwrap()
+}
+
+#[test]
+fn cpu_loader_moves_each_map_with_its_image() {
+    let d = folder();
+    check_moves_maps(Loader::builder(d.clone()).cpu().workers(2), &d);
+}
+
+#[test]
+fn gpu_loader_moves_each_map_with_its_image() {
+    let device = gm_cuda::gpu_test_device!("gpu_loader_moves_each_map_with_its_image");
+    let d = folder();
+    check_moves_maps(Loader::builder(d.clone()).device(&device), &d);
+}
