@@ -102,9 +102,10 @@ pub struct Batch {
     /// Position of the batch in its epoch, from 0.
     #[pyo3(get)]
     position: usize,
-    /// With a `gm.CocoDataset` source: each image's targets (a dict as
-    /// `CocoDataset.targets` gives, moved with its pixels onto the output canvas), `None`
-    /// for an image whose annotations are bad; else `None`.
+    /// With a `gm.CocoDataset` or `gm.SegmentationFolder` source: each image's targets (a
+    /// dict as `CocoDataset.targets` gives, or `{"mask": ...}`, moved with its pixels onto
+    /// the output canvas, on the images' device), `None` for an image whose annotations are
+    /// bad; else `None`.
     #[pyo3(get)]
     targets: Option<Vec<Option<Py<PyDict>>>>,
 }
@@ -475,13 +476,18 @@ impl BatchIterator {
             .filter_map(|k| Some((*b.offsets.get(k)?, b.image_shape(k)?)))
             .collect();
         let targets = match &self.targets {
-            Some(t) => Some(
-                indices
+            Some(t) => {
+                let moved = indices
                     .iter()
                     .zip(&b.geometry)
                     .map(|(&i, g)| t.moved(py, i, g))
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
+                    .collect::<PyResult<Vec<_>>>()?;
+                let g = self.inner.lock();
+                match &g.uploads {
+                    Some(u) => Some(targets_to_device(py, moved, u)?),
+                    None => Some(moved),
+                }
+            }
             None => None,
         };
         let images = match &mut b.images {
@@ -544,6 +550,26 @@ impl BatchIterator {
             targets,
         })
     }
+}
+
+/// Every tensor of every target dict moved to the device `uploads` copies to, as torchvision's
+/// detection training moves its targets beside the images.
+fn targets_to_device(
+    py: Python<'_>,
+    targets: Vec<Option<Py<PyDict>>>,
+    uploads: &Uploads,
+) -> PyResult<Vec<Option<Py<PyDict>>>> {
+    for d in targets.iter().flatten() {
+        let d = d.bind(py);
+        let items: Vec<_> = d.iter().collect();
+        for (k, v) in items {
+            if let Ok(t) = v.cast::<Tensor>() {
+                let on_device = t.get().to_device(uploads)?;
+                d.set_item(k, Py::new(py, on_device)?)?;
+            }
+        }
+    }
+    Ok(targets)
 }
 
 impl Drop for BatchIterator {

@@ -165,6 +165,48 @@ impl Tensor {
         Ok(out)
     }
 
+    /// This host tensor copied to device memory from `uploads` (a batch's targets beside its
+    /// images); a device tensor as it is.
+    pub(crate) fn to_device(&self, uploads: &Uploads) -> PyResult<Tensor> {
+        if self.device.is_some() {
+            return Ok(self.clone_view());
+        }
+        let bytes = self.host_bytes()?;
+        let shape: Vec<usize> = self.shape.iter().map(|&d| d.max(0) as usize).collect();
+        let strides = gm_cuda::contiguous_strides(&shape);
+        let s = &uploads.stream;
+        let up = || -> gm_cuda::Result<(gm_cuda::Tensor, Arc<Event>)> {
+            let mut buf = uploads.pool.acquire(bytes.len().max(8), s)?;
+            s.upload(&bytes, &mut buf, 0)?;
+            let ready = Arc::new(Event::new(s.device())?);
+            ready.record(s)?;
+            // The storage's own type does not matter: DLPack exports `elem`.
+            let mut t = gm_cuda::Tensor::with_layout(buf, 0, &shape, &strides, DType::U8)?;
+            t.set_ready_event(ready.clone());
+            Ok((t, ready))
+        };
+        let (t, ready) = up().map_err(cuda_error)?;
+        let owner = Arc::new(Owner::Fenced(Fenced::new(t.clone(), s.clone())));
+        let mut out = Tensor::from_device(&t, owner);
+        out.elem = self.elem;
+        out.ready = Some(ready);
+        Ok(out)
+    }
+
+    /// The same view, sharing the memory.
+    fn clone_view(&self) -> Tensor {
+        Tensor {
+            owner: self.owner.clone(),
+            data: self.data,
+            byte_offset: self.byte_offset,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+            elem: self.elem,
+            device: self.device.clone(),
+            ready: self.ready.clone(),
+        }
+    }
+
     /// Element 0 along the first dimension (`t[0]`), sharing the memory.
     pub(crate) fn first(&self) -> Tensor {
         Tensor {

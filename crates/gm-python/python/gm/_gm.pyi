@@ -96,9 +96,9 @@ class Batch:
     position: int
     """Position of the batch in its epoch, from 0."""
     targets: Optional[List[Optional[Dict[str, Any]]]]
-    """With a CocoDataset source: each image's targets moved with its pixels (as
-    CocoDataset.targets gives them, on the output canvas), None for an image whose annotations
-    are bad; else None."""
+    """With a CocoDataset or SegmentationFolder source: each image's targets moved with its
+    pixels (as CocoDataset.targets gives them, or {"mask": uint8 [H, W]}, on the output canvas
+    and the images' device), None for an image whose annotations are bad; else None."""
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Tensor]: ...
     def valid_mask(self) -> Any:

@@ -381,6 +381,15 @@ def test_detection_batches_of_many_sizes_on_the_gpu(no_dist_env):
         assert mask.is_cuda and mask.shape == (x.shape[0], x.shape[2], x.shape[3])
         for k, (h, w) in enumerate(p.image_sizes):
             assert int(mask[k].sum()) == h * w and bool(mask[k, :h, :w].all())
+            t = p.targets[k]
+            if t is not None:
+                # Targets beside the images, on the GPU, on the image's own canvas.
+                boxes = torch.from_dlpack(t["boxes"])
+                assert boxes.is_cuda and torch.from_dlpack(t["labels"]).is_cuda
+                if "masks" in t:
+                    assert torch.from_dlpack(t["masks"]).shape[1:] == (h, w)
+                if len(boxes):
+                    assert float(boxes[:, 2].max()) <= w and float(boxes[:, 3].max()) <= h
             part = torch.from_dlpack(r.images[k])
             assert part.is_cuda and part.shape == (3, h, w)
             assert torch.equal(x[k, :, :h, :w], part)
