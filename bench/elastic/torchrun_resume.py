@@ -28,7 +28,9 @@ def run(stage, out, images):
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     local = int(os.environ.get("LOCAL_RANK", 0))
-    loader = gm.ImageLoader(images, batch_size=8, shuffle=True, seed=3, device=f"cuda:{local}",
+    # On a host with fewer GPUs than ranks, ranks share them (the resumption is the same).
+    gpu = local % torch.cuda.device_count()
+    loader = gm.ImageLoader(images, batch_size=8, shuffle=True, seed=3, device=f"cuda:{gpu}",
                             transforms=[T.RandomResizedCrop(64), T.RandomHorizontalFlip()])
     if stage in PREVIOUS:
         loader.load_state_dict(json.loads((out / f"merged_{PREVIOUS[stage]}.json").read_text()))
@@ -46,7 +48,7 @@ def run(stage, out, images):
         seen.append(list(zip(b.indices, means)))
     state = loader.state_dict()
     (out / f"seen_{stage}_{rank}.json").write_text(json.dumps({
-        "rank": rank, "world": world, "gpu": torch.cuda.get_device_name(local), "batches": seen}))
+        "rank": rank, "world": world, "gpu": torch.cuda.get_device_name(gpu), "batches": seen}))
     (out / f"state_{stage}_{rank}.json").write_text(json.dumps(state))
 
 
