@@ -227,8 +227,8 @@ impl Transform for FixedSizeCrop {
 }
 
 /// torchvision's `SanitizeBoundingBoxes` in a chain: the objects whose boxes fail it at this
-/// point are dropped with their labels, masks and keypoints ([`TargetGeometry::kept`]
-/// (crate::targets::TargetGeometry::kept)); the pixels do not change.
+/// point are dropped with their labels, masks and keypoints
+/// ([`crate::targets::TargetGeometry::kept`]); the pixels do not change.
 impl Transform for SanitizeBoundingBoxes {
     fn plan(&self, st: &mut PlanState, _: &mut SampleRng) -> Result<(), PlanError> {
         st.geometry

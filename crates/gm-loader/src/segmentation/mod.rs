@@ -1,8 +1,7 @@
 //! Semantic segmentation datasets: JPEG images and their label maps (PNG, one class index per
 //! pixel), paired by path, as ADE20K and Pascal VOC lay them out. The label map moves with its
-//! image through the plan's geometry ([`TargetGeometry::mask`]
-//! (gm_transforms::targets::TargetGeometry::mask): nearest, pads filling the pad's mask fill,
-//! e.g. RandomCrop's ignore index).
+//! image through the plan's geometry ([`gm_transforms::targets::TargetGeometry::mask`]:
+//! nearest, pads filling the pad's mask fill, e.g. RandomCrop's ignore index).
 //!
 //! - [`label_map`]: a PNG's class indices (8-bit or packed grey or palette), refusing colour
 //!   and 16-bit maps with the reason.
