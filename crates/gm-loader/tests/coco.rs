@@ -331,11 +331,15 @@ fn check_batches_carry_geometry(builder: gm_loader::LoaderBuilder, dataset: &Coc
     assert_eq!(seen, 3 * 3);
 }
 
+/// The instances fixture over committed photos, images without objects dropped.
+fn fixture() -> CocoDataset {
+    let file = media().join("coco/instances.json");
+    CocoDataset::open(&file, &media().join("jpeg"), EmptyImages::Drop).unwrap()
+}
+
 #[test]
 fn cpu_batches_carry_each_images_geometry() {
-    let root = media().join("jpeg");
-    let file = media().join("coco/instances.json");
-    let d = CocoDataset::open(&file, &root, EmptyImages::Drop).unwrap();
+    let d = fixture();
     let builder = gm_loader::Loader::builder(d.clone()).cpu().workers(2);
     check_batches_carry_geometry(builder, &d);
 }
@@ -343,9 +347,7 @@ fn cpu_batches_carry_each_images_geometry() {
 #[test]
 fn gpu_batches_carry_each_images_geometry() {
     let device = gm_cuda::gpu_test_device!("gpu_batches_carry_each_images_geometry");
-    let root = media().join("jpeg");
-    let file = media().join("coco/instances.json");
-    let d = CocoDataset::open(&file, &root, EmptyImages::Drop).unwrap();
+    let d = fixture();
     let builder = gm_loader::Loader::builder(d.clone()).device(&device);
     check_batches_carry_geometry(builder, &d);
 }
@@ -404,13 +406,7 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
 
 #[test]
 fn cpu_iou_crops_draw_from_each_samples_boxes() {
-    let root = media().join("jpeg");
-    let d = CocoDataset::open(
-        &media().join("coco/instances.json"),
-        &root,
-        EmptyImages::Drop,
-    )
-    .unwrap();
+    let d = fixture();
     let builder = gm_loader::Loader::builder(d.clone()).cpu().workers(2);
     check_iou_crops(builder, &d);
 }
@@ -418,13 +414,7 @@ fn cpu_iou_crops_draw_from_each_samples_boxes() {
 #[test]
 fn gpu_iou_crops_draw_from_each_samples_boxes() {
     let device = gm_cuda::gpu_test_device!("gpu_iou_crops_draw_from_each_samples_boxes");
-    let root = media().join("jpeg");
-    let d = CocoDataset::open(
-        &media().join("coco/instances.json"),
-        &root,
-        EmptyImages::Drop,
-    )
-    .unwrap();
+    let d = fixture();
     let builder = gm_loader::Loader::builder(d.clone()).device(&device);
     check_iou_crops(builder, &d);
 }

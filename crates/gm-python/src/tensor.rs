@@ -123,46 +123,13 @@ impl Tensor {
     /// `i64` values in device memory from `uploads` (a small pool and its stream).
     pub(crate) fn device_i64(values: &[i64], uploads: &Uploads) -> PyResult<Tensor> {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        let s = &uploads.stream;
-        let up = || -> gm_cuda::Result<(gm_cuda::Tensor, Arc<Event>)> {
-            let mut buf = uploads.pool.acquire(bytes.len().max(8), s)?;
-            s.upload(&bytes, &mut buf, 0)?;
-            let ready = Arc::new(Event::new(s.device())?);
-            ready.record(s)?;
-            let mut t = gm_cuda::Tensor::with_layout(buf, 0, &[values.len()], &[1], DType::U8)?;
-            t.set_ready_event(ready.clone());
-            Ok((t, ready))
-        };
-        let (t, ready) = up().map_err(cuda_error)?;
-        let owner = Arc::new(Owner::Fenced(Fenced::new(t.clone(), s.clone())));
-        let mut out = Tensor::from_device(&t, owner);
-        out.elem = Elem::I64;
-        out.ready = Some(ready);
-        Ok(out)
+        Tensor::upload(&bytes, &[values.len()], Elem::I64, uploads)
     }
 
     /// Contiguous `f32` values (native-endian bytes) of `shape` in device memory from
     /// `uploads` (the soft labels of a mixed batch).
     pub(crate) fn device_f32(bytes: &[u8], shape: &[usize], uploads: &Uploads) -> PyResult<Tensor> {
-        let s = &uploads.stream;
-        let mut strides = vec![1isize; shape.len()];
-        for k in (0..shape.len().saturating_sub(1)).rev() {
-            strides[k] = strides[k + 1] * shape[k + 1] as isize;
-        }
-        let up = || -> gm_cuda::Result<(gm_cuda::Tensor, Arc<Event>)> {
-            let mut buf = uploads.pool.acquire(bytes.len().max(8), s)?;
-            s.upload(bytes, &mut buf, 0)?;
-            let ready = Arc::new(Event::new(s.device())?);
-            ready.record(s)?;
-            let mut t = gm_cuda::Tensor::with_layout(buf, 0, shape, &strides, DType::F32)?;
-            t.set_ready_event(ready.clone());
-            Ok((t, ready))
-        };
-        let (t, ready) = up().map_err(cuda_error)?;
-        let owner = Arc::new(Owner::Fenced(Fenced::new(t.clone(), s.clone())));
-        let mut out = Tensor::from_device(&t, owner);
-        out.ready = Some(ready);
-        Ok(out)
+        Tensor::upload(bytes, shape, Elem::of(DType::F32), uploads)
     }
 
     /// This host tensor copied to device memory from `uploads` (a batch's targets beside its
@@ -171,24 +138,30 @@ impl Tensor {
         if self.device.is_some() {
             return Ok(self.clone_view());
         }
-        let bytes = self.host_bytes()?;
         let shape: Vec<usize> = self.shape.iter().map(|&d| d.max(0) as usize).collect();
-        let strides = gm_cuda::contiguous_strides(&shape);
+        Tensor::upload(&self.host_bytes()?, &shape, self.elem, uploads)
+    }
+
+    /// Contiguous elements of `elem` (native-endian `bytes`) of `shape`, copied to device
+    /// memory from `uploads` on its stream; ready once the copy has run, the memory fenced on
+    /// that stream when the last view goes.
+    fn upload(bytes: &[u8], shape: &[usize], elem: Elem, uploads: &Uploads) -> PyResult<Tensor> {
         let s = &uploads.stream;
+        let strides = gm_cuda::contiguous_strides(shape);
         let up = || -> gm_cuda::Result<(gm_cuda::Tensor, Arc<Event>)> {
             let mut buf = uploads.pool.acquire(bytes.len().max(8), s)?;
-            s.upload(&bytes, &mut buf, 0)?;
+            s.upload(bytes, &mut buf, 0)?;
             let ready = Arc::new(Event::new(s.device())?);
             ready.record(s)?;
             // The storage's own type does not matter: DLPack exports `elem`.
-            let mut t = gm_cuda::Tensor::with_layout(buf, 0, &shape, &strides, DType::U8)?;
+            let mut t = gm_cuda::Tensor::with_layout(buf, 0, shape, &strides, DType::U8)?;
             t.set_ready_event(ready.clone());
             Ok((t, ready))
         };
         let (t, ready) = up().map_err(cuda_error)?;
         let owner = Arc::new(Owner::Fenced(Fenced::new(t.clone(), s.clone())));
         let mut out = Tensor::from_device(&t, owner);
-        out.elem = self.elem;
+        out.elem = elem;
         out.ready = Some(ready);
         Ok(out)
     }

@@ -32,6 +32,24 @@ struct Case {
     op: FusedOp,
 }
 
+impl Case {
+    /// The case as the CPU twin reads it.
+    fn host(&self) -> HostImage<'_> {
+        HostImage {
+            data: &self.data,
+            chroma: &self.chroma,
+            pitch: self.pitch,
+            width: self.width,
+            height: self.height,
+            format: self.format,
+            matrix: self.matrix,
+            full_range: self.full_range,
+            orientation: self.orientation,
+            chroma_filter: self.chroma_filter,
+        }
+    }
+}
+
 fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
     let (width, height) = sizes[rng.random_range(0..sizes.len())];
     let depth = if rng.random_bool(0.5) { 10 } else { 16 };
@@ -236,27 +254,7 @@ fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
         {
             spec.interp = Interp::Bilinear;
         }
-        let mut bufs = Vec::new();
-        let mut images = Vec::new();
-        for c in &cases {
-            let mut d = DeviceBuffer::alloc(&device, c.data.len()).unwrap();
-            stream.upload(&c.data, &mut d, 0).unwrap();
-            let mut ch = DeviceBuffer::alloc(&device, c.chroma.len()).unwrap();
-            stream.upload(&c.chroma, &mut ch, 0).unwrap();
-            images.push(SourceImage {
-                data: d.device_ptr(),
-                chroma: ch.device_ptr(),
-                pitch: c.pitch,
-                width: c.width,
-                height: c.height,
-                format: c.format,
-                matrix: c.matrix,
-                full_range: c.full_range,
-                orientation: c.orientation,
-                chroma_filter: c.chroma_filter,
-            });
-            bufs.push((d, ch));
-        }
+        let (bufs, images) = upload_cases(&device, &stream, &cases);
         let shape = match spec.layout {
             Layout::Chw => [
                 batch + 1,
@@ -286,18 +284,7 @@ fn fused_kernel_matches_its_cpu_twin_on_random_batches() {
             "round {round}: slot 0 was not to be written"
         );
         for (k, c) in cases.iter().enumerate() {
-            let host = HostImage {
-                data: &c.data,
-                chroma: &c.chroma,
-                pitch: c.pitch,
-                width: c.width,
-                height: c.height,
-                format: c.format,
-                matrix: c.matrix,
-                full_range: c.full_range,
-                orientation: c.orientation,
-                chroma_filter: c.chroma_filter,
-            };
+            let host = c.host();
             let mut want = vec![0u8; slot];
             fused(&host, &c.op, &spec, &mut want);
             let have = &got[(k + 1) * slot..(k + 2) * slot];
@@ -616,18 +603,7 @@ fn slots_of_many_sizes_match_the_cpu_twin() {
         let got = out.to_host_bytes(&stream).unwrap();
         let mut want = vec![0u8; bytes];
         for ((c, spec), slot) in cases.iter().zip(&specs).zip(&slots) {
-            let host = HostImage {
-                data: &c.data,
-                chroma: &c.chroma,
-                pitch: c.pitch,
-                width: c.width,
-                height: c.height,
-                format: c.format,
-                matrix: c.matrix,
-                full_range: c.full_range,
-                orientation: c.orientation,
-                chroma_filter: c.chroma_filter,
-            };
+            let host = c.host();
             let mut image = vec![0u8; spec.image_bytes()];
             fused(&host, &c.op, spec, &mut image);
             place_in_slot(&image, spec, slot, &mut want).unwrap();

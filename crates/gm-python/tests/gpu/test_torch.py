@@ -394,3 +394,22 @@ def test_detection_batches_of_many_sizes_on_the_gpu(no_dist_env):
             assert part.is_cuda and part.shape == (3, h, w)
             assert torch.equal(x[k, :, :h, :w], part)
             assert bool((x[k][:, ~mask[k]] == -7.0).all())
+
+
+def test_mixed_labels_are_uploaded_beside_the_images(good_folder, no_dist_env):
+    """MixUp's soft labels on the GPU: float32 [B, classes] on cuda, equal to the CPU
+    loader's (the draws are per batch from the seed; the labels are mixed on the host)."""
+    chain = [T.Resize((32, 32)), T.ToDtype(torch.float32, scale=True)]
+
+    def batches(device):
+        loader = gm.ImageLoader(str(good_folder), batch_size=4, shuffle=True, seed=6,
+                                transforms=chain, device=device,
+                                mix=T.MixUp(alpha=1.0, num_classes=5))
+        return [(b.indices, torch.from_dlpack(b.soft_labels)) for b in loader]
+
+    gpu, cpu = batches("cuda"), batches("cpu")
+    assert len(gpu) == len(cpu) > 0
+    for (gi, g), (ci, c) in zip(gpu, cpu):
+        assert gi == ci and g.is_cuda and g.dtype == torch.float32 and g.shape == (len(gi), 5)
+        assert torch.equal(g.cpu(), c)
+        assert torch.allclose(g.sum(1), torch.ones(len(gi), device="cuda"))
