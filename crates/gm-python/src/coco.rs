@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gm_loader::coco::{CocoDataset as RustCoco, CocoTargets, EmptyImages, Rle};
+use gm_loader::coco::{CocoDataset as RustCoco, CocoTargets, EmptyImages};
 use gm_transforms::targets::{BoundingBoxes, KeyPoints, Mask, TargetGeometry};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -66,16 +66,15 @@ impl CocoDataset {
     }
 
     /// Image `i`'s targets on its own canvas.
-    fn targets<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
-        let t = self
+    fn targets(&self, py: Python<'_>, i: usize) -> PyResult<Py<PyDict>> {
+        let im = self
             .inner
-            .targets(i)
-            .map_err(|e| GmError::new_err(e.to_string()))?;
-        targets_dict(
-            py,
-            &t,
-            &TargetGeometry::new(t.boxes.canvas.0, t.boxes.canvas.1),
-        )
+            .image(i)
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("image {i}")))?;
+        let unmoved = TargetGeometry::new(im.width, im.height);
+        move_targets(&self.inner, i, &unmoved)
+            .map_err(GmError::new_err)?
+            .into_dict(py)
     }
 
     fn __repr__(&self) -> String {
@@ -87,56 +86,90 @@ impl CocoDataset {
     }
 }
 
-/// Sample `index`'s targets moved through `geometry`, or `None` (with a warning) where its
-/// annotations are bad: the image stays in the batch, its targets are missing, not wrong.
-pub(crate) fn moved_targets(
-    py: Python<'_>,
-    d: &RustCoco,
-    index: usize,
-    geometry: &TargetGeometry,
-) -> PyResult<Option<Py<PyDict>>> {
-    match d.targets(index) {
-        Ok(t) => Ok(Some(targets_dict(py, &t, geometry)?.unbind())),
-        Err(e) => {
-            tracing::warn!(sample = index, error = %e, "no targets for this image");
-            Ok(None)
-        }
-    }
+/// One image's COCO targets moved onto its output canvas, computed without Python (so that a
+/// batch's images move theirs on several threads) and turned into a dict after.
+pub(crate) struct MovedCoco {
+    image_id: i64,
+    boxes: BoundingBoxes,
+    labels: Vec<i64>,
+    /// The kept objects' masks, object after object, on the output canvas.
+    masks: Option<(usize, Vec<u8>)>,
+    /// The kept objects' keypoints, and how many each has.
+    keypoints: Option<(KeyPoints, usize)>,
+    crowd_boxes: BoundingBoxes,
+    crowd_labels: Vec<i64>,
+    canvas: (u32, u32),
 }
 
-fn targets_dict<'py>(
-    py: Python<'py>,
-    t: &CocoTargets,
+/// Sample `index`'s targets moved through `geometry`, or why not.
+pub(crate) fn move_targets(
+    d: &RustCoco,
+    index: usize,
     g: &TargetGeometry,
-) -> PyResult<Bound<'py, PyDict>> {
-    let fail = |e: gm_transforms::targets::TargetError| GmError::new_err(e.to_string());
+) -> Result<MovedCoco, String> {
+    let t: CocoTargets = d.targets(index).map_err(|e| e.to_string())?;
+    let fail = |e: gm_transforms::targets::TargetError| e.to_string();
     // Objects a FixedSizeCrop left empty or a SanitizeBoundingBoxes dropped go with their
     // labels, masks and keypoints.
     let kept = g.kept(&t.boxes).map_err(fail)?;
-    let d = PyDict::new(py);
-    d.set_item("image_id", t.image_id)?;
-    let mut moved = g.boxes(&t.boxes).map_err(fail)?;
-    moved.boxes = pick(&moved.boxes, &kept, 1);
-    d.set_item("boxes", boxes(py, &moved)?)?;
-    d.set_item("labels", labels(py, &pick(&t.labels, &kept, 1))?)?;
-    if let Some(m) = &t.masks {
-        d.set_item("masks", masks(py, &pick(m, &kept, 1), g)?)?;
+    let mut boxes = g.boxes(&t.boxes).map_err(fail)?;
+    boxes.boxes = pick(&boxes.boxes, &kept, 1);
+    let masks = match &t.masks {
+        Some(m) => {
+            let kept_masks = pick(m, &kept, 1);
+            let mut bytes = Vec::new();
+            for r in &kept_masks {
+                let moved: Mask = g.mask(&r.to_mask()).map_err(fail)?;
+                bytes.extend_from_slice(&moved.data);
+            }
+            Some((kept_masks.len(), bytes))
+        }
+        None => None,
+    };
+    let keypoints = match &t.keypoints {
+        Some(k) => {
+            let mut moved = g.keypoints(k).map_err(fail)?;
+            let per = t.keypoints_per_object;
+            moved.points = pick(&moved.points, &kept, per);
+            moved.visible = pick(&moved.visible, &kept, per);
+            Some((moved, per))
+        }
+        None => None,
+    };
+    Ok(MovedCoco {
+        image_id: t.image_id,
+        boxes,
+        labels: pick(&t.labels, &kept, 1),
+        masks,
+        keypoints,
+        crowd_boxes: g.boxes(&t.crowd_boxes).map_err(fail)?,
+        crowd_labels: t.crowd_labels,
+        canvas: g.canvas(),
+    })
+}
+
+impl MovedCoco {
+    /// The dict `CocoDataset.targets` gives, on the moved canvas.
+    pub(crate) fn into_dict(self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("image_id", self.image_id)?;
+        d.set_item("boxes", boxes(py, &self.boxes)?)?;
+        d.set_item("labels", labels(py, &self.labels)?)?;
+        if let Some((n, bytes)) = self.masks {
+            let (w, h) = self.canvas;
+            let shape = [n, h as usize, w as usize];
+            let t = Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)?;
+            d.set_item("masks", Py::new(py, t)?)?;
+        }
+        if let Some((k, per)) = &self.keypoints {
+            let (xy, vis) = keypoints(py, k, *per)?;
+            d.set_item("keypoints", xy)?;
+            d.set_item("keypoints_visible", vis)?;
+        }
+        d.set_item("crowd_boxes", boxes(py, &self.crowd_boxes)?)?;
+        d.set_item("crowd_labels", labels(py, &self.crowd_labels)?)?;
+        Ok(d.unbind())
     }
-    if let Some(k) = &t.keypoints {
-        let mut moved = g.keypoints(k).map_err(fail)?;
-        let per = t.keypoints_per_object;
-        moved.points = pick(&moved.points, &kept, per);
-        moved.visible = pick(&moved.visible, &kept, per);
-        let (xy, vis) = keypoints(py, &moved, per)?;
-        d.set_item("keypoints", xy)?;
-        d.set_item("keypoints_visible", vis)?;
-    }
-    d.set_item(
-        "crowd_boxes",
-        boxes(py, &g.boxes(&t.crowd_boxes).map_err(fail)?)?,
-    )?;
-    d.set_item("crowd_labels", labels(py, &t.crowd_labels)?)?;
-    Ok(d)
 }
 
 /// The items of the kept objects, `per` items an object.
@@ -165,25 +198,6 @@ fn boxes(py: Python<'_>, b: &BoundingBoxes) -> PyResult<Py<Tensor>> {
 fn labels(py: Python<'_>, l: &[i64]) -> PyResult<Py<Tensor>> {
     let bytes = l.iter().flat_map(|v| v.to_ne_bytes()).collect();
     Py::new(py, Tensor::host(&[l.len()], Elem::I64, bytes)?)
-}
-
-fn masks(py: Python<'_>, rles: &[Rle], g: &TargetGeometry) -> PyResult<Py<Tensor>> {
-    let (w, h) = g.canvas();
-    let mut bytes = Vec::with_capacity(rles.len() * w as usize * h as usize);
-    for r in rles {
-        let m: Mask = g
-            .mask(&r.to_mask())
-            .map_err(|e| GmError::new_err(e.to_string()))?;
-        bytes.extend_from_slice(&m.data);
-    }
-    Py::new(
-        py,
-        Tensor::host(
-            &[rles.len(), h as usize, w as usize],
-            Elem::of(gm_cuda::DType::U8),
-            bytes,
-        )?,
-    )
 }
 
 fn keypoints(py: Python<'_>, k: &KeyPoints, per: usize) -> PyResult<(Py<Tensor>, Py<Tensor>)> {

@@ -477,11 +477,7 @@ impl BatchIterator {
             .collect();
         let targets = match &self.targets {
             Some(t) => {
-                let moved = indices
-                    .iter()
-                    .zip(&b.geometry)
-                    .map(|(&i, g)| t.moved(py, i, g))
-                    .collect::<PyResult<Vec<_>>>()?;
+                let moved = t.moved_batch(py, &indices, &b.geometry)?;
                 let g = self.inner.lock();
                 match &g.uploads {
                     Some(u) => Some(targets_to_device(py, moved, u)?),

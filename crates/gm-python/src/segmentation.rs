@@ -97,33 +97,96 @@ impl TargetSource {
         }
     }
 
-    /// Sample `index`'s targets moved through `geometry`, or `None` (with a warning) where
-    /// they cannot be read: the image stays in the batch, its targets are missing, not wrong.
-    pub(crate) fn moved(
+    /// The targets of the batch's samples `indices`, each moved through its `geometry`,
+    /// computed on up to `threads` threads without the GIL, then as dicts; `None` (with a
+    /// warning) where they cannot be read: the image stays in the batch, its targets are
+    /// missing, not wrong.
+    pub(crate) fn moved_batch(
         &self,
         py: Python<'_>,
-        index: usize,
-        geometry: &TargetGeometry,
-    ) -> PyResult<Option<Py<PyDict>>> {
-        let d = match self {
-            TargetSource::Coco(c) => return crate::coco::moved_targets(py, c, index, geometry),
-            TargetSource::Segmentation(s) => s,
-        };
-        let moved = d
-            .mask(index)
-            .map_err(|e| e.to_string())
-            .and_then(|m| geometry.mask(&m).map_err(|e| e.to_string()));
-        match moved {
-            Ok(m) => {
-                let out = PyDict::new(py);
-                out.set_item("mask", mask_tensor(py, m)?)?;
-                Ok(Some(out.unbind()))
+        indices: &[usize],
+        geometry: &[TargetGeometry],
+    ) -> PyResult<Vec<Option<Py<PyDict>>>> {
+        let moved = py.detach(|| {
+            parallel_map(
+                indices.len(),
+                |k| self.move_one(indices[k], &geometry[k]),
+                || Err("the thread moving these targets failed".to_string()),
+            )
+        });
+        moved
+            .into_iter()
+            .zip(indices)
+            .map(|(m, &index)| match m {
+                Ok(Moved::Coco(c)) => c.into_dict(py).map(Some),
+                Ok(Moved::Mask(m)) => {
+                    let out = PyDict::new(py);
+                    out.set_item("mask", mask_tensor(py, m)?)?;
+                    Ok(Some(out.unbind()))
+                }
+                Err(e) => {
+                    tracing::warn!(sample = index, error = %e, "no targets for this image");
+                    Ok(None)
+                }
+            })
+            .collect()
+    }
+
+    fn move_one(&self, index: usize, geometry: &TargetGeometry) -> Result<Moved, String> {
+        match self {
+            TargetSource::Coco(c) => {
+                crate::coco::move_targets(c, index, geometry).map(|m| Moved::Coco(Box::new(m)))
             }
-            Err(e) => {
-                let name = gm_loader::Dataset::name(&**d, index);
-                tracing::warn!(sample = index, image = %name, error = %e, "no label map for this image");
-                Ok(None)
+            TargetSource::Segmentation(s) => {
+                let m = s.mask(index).map_err(|e| e.to_string())?;
+                geometry
+                    .mask(&m)
+                    .map(Moved::Mask)
+                    .map_err(|e| format!("{}: {e}", gm_loader::Dataset::name(&**s, index)))
             }
         }
     }
+}
+
+/// One image's moved targets, before they become a dict.
+enum Moved {
+    Coco(Box<crate::coco::MovedCoco>),
+    Mask(Mask),
+}
+
+/// Host threads moving one batch's targets: masks are a pass over each object's pixels.
+const TARGET_THREADS: usize = 8;
+
+/// `f(0..n)` on up to [`TARGET_THREADS`] scoped threads, in order; an item whose thread
+/// died is `lost()` rather than dropped (so that items stay with their images).
+fn parallel_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, lost: impl Fn() -> T) -> Vec<T> {
+    let threads = n.clamp(1, TARGET_THREADS);
+    if threads == 1 {
+        return (0..n).map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= n {
+                            break mine;
+                        }
+                        mine.push((k, f(k)));
+                    }
+                })
+            })
+            .collect();
+        for (k, t) in workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+        {
+            slots[k] = Some(t);
+        }
+    });
+    slots.into_iter().map(|t| t.unwrap_or_else(&lost)).collect()
 }

@@ -34,6 +34,9 @@ impl TargetGeometry {
                 image: self.source,
             });
         }
+        if let Some(m) = super::mask_axes::gather(mask, &self.steps) {
+            return Ok(m);
+        }
         let mut m = mask.clone();
         for step in &self.steps {
             m = m.step(*step)?;
@@ -63,7 +66,7 @@ impl Mask {
         }
     }
 
-    fn step(&self, step: GeoStep) -> Result<Mask, TargetError> {
+    pub(crate) fn step(&self, step: GeoStep) -> Result<Mask, TargetError> {
         let (w, h) = (i64::from(self.width), i64::from(self.height));
         Ok(match step {
             GeoStep::Crop {
@@ -182,7 +185,7 @@ impl Mask {
 }
 
 /// torch's nearest source index per output index (`interpolate(mode="nearest")`).
-fn nearest_sources(input: u32, output: u32) -> Vec<i64> {
+pub(crate) fn nearest_sources(input: u32, output: u32) -> Vec<i64> {
     let last = i64::from(input) - 1;
     (0..i64::from(output))
         .map(|o| {

@@ -13,6 +13,7 @@
 
 mod boxes;
 mod keypoints;
+mod mask_axes;
 mod masks;
 
 pub use boxes::{BoundingBoxes, BoxFormat, SanitizeBoundingBoxes};

@@ -1,0 +1,140 @@
+"""gm's detection training pipeline against torchvision's, same files, same run, one GPU.
+
+The work per image, as the issue's COCO-style pipeline: decode, RandomIoUCrop,
+SanitizeBoundingBoxes, random horizontal flip, Resize(800, max_size=1333), float32 and
+ImageNet normalize, with the image's boxes, labels and instance masks moved alongside, the
+batch's images and targets ending on the GPU.
+
+- gm: gm.CocoDataset + gm.ImageLoader(device="cuda", batch_sizes="padded"): decode and the
+  fused transforms on the GPU, targets moved on the host and uploaded beside the images.
+- torchvision: torchvision.datasets.CocoDetection wrapped for transforms v2 (boxes, labels,
+  masks), the same v2 transforms in a DataLoader with one worker per host core, then images
+  and targets moved to the GPU as torchvision's detection reference does
+  (references/detection/train.py).
+
+The annotations are synthetic (3-8 polygon objects of 10 categories per image, seeded) over
+real photos: the bench measures the pipeline, not a dataset. Each file is listed
+GM_BENCH_REPEAT times (default 4); images/s over GM_BENCH_EPOCHS epochs (default 3) after one
+warm-up epoch. Prints one JSON object per measurement.
+Usage: python3 detection_bench.py IMAGE_DIR OUT_DIR
+"""
+import json
+import math
+import os
+import pathlib
+import random
+import sys
+import time
+
+REPEAT = int(os.environ.get("GM_BENCH_REPEAT", "4"))
+EPOCHS = int(os.environ.get("GM_BENCH_EPOCHS", "3"))
+BATCH = 16
+DEVICE = os.environ.get("GM_BENCH_DEVICE", "cuda")  # "cpu": a smoke run without a GPU
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def make_instances(image_dir, out):
+    """A COCO instances file over the folder's JPEGs (each listed REPEAT times)."""
+    from PIL import Image
+    rng = random.Random(42)
+    files = sorted(p.name for p in pathlib.Path(image_dir).glob("*.jpg"))
+    images, anns = [], []
+    for rep in range(REPEAT):
+        for name in files:
+            w, h = Image.open(pathlib.Path(image_dir) / name).size
+            iid = len(images) + 1
+            images.append({"id": iid, "file_name": name, "width": w, "height": h})
+            for _ in range(rng.randint(3, 8)):
+                bw, bh = rng.uniform(0.1, 0.6) * w, rng.uniform(0.1, 0.6) * h
+                x, y = rng.uniform(0, w - bw), rng.uniform(0, h - bh)
+                cx, cy = x + bw / 2, y + bh / 2
+                poly = []
+                for k in range(12):
+                    t = 2 * math.pi * k / 12
+                    poly += [cx + 0.5 * bw * math.cos(t), cy + 0.5 * bh * math.sin(t)]
+                anns.append({"id": len(anns) + 1, "image_id": iid, "category_id": rng.randint(1, 10),
+                             "bbox": [x, y, bw, bh], "area": bw * bh * math.pi / 4, "iscrowd": 0,
+                             "segmentation": [poly]})
+    cats = [{"id": c, "name": f"c{c}"} for c in range(1, 11)]
+    path = pathlib.Path(out) / "instances.json"
+    path.write_text(json.dumps({"images": images, "annotations": anns, "categories": cats}))
+    return path, len(images)
+
+
+def run_gm(image_dir, instances, n):
+    import torch
+    import gm
+    T = gm.transforms
+    chain = [T.RandomIoUCrop(), T.SanitizeBoundingBoxes(), T.RandomHorizontalFlip(),
+             T.Resize(800, max_size=1333), T.ToDtype(torch.float32, scale=True), T.Normalize(MEAN, STD)]
+    d = gm.CocoDataset(instances, image_dir)
+    loader = gm.ImageLoader(d, batch_size=BATCH, transforms=chain, shuffle=True, seed=1,
+                            device=DEVICE, batch_sizes="padded")
+    times = []
+    for epoch in range(EPOCHS + 1):
+        loader.set_epoch(epoch)
+        t0, images, objects = time.perf_counter(), 0, 0
+        for b in loader:
+            x = torch.from_dlpack(b.images)
+            for t in b.targets:
+                if t is not None:
+                    objects += torch.from_dlpack(t["masks"]).shape[0]
+            images += x.shape[0]
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+        if epoch:
+            times.append((time.perf_counter() - t0, images, objects))
+    secs = sum(t for t, _, _ in times)
+    emit(peer="gm", images_per_s=sum(i for _, i, _ in times) / secs, epochs=EPOCHS,
+         images=times[0][1], objects=times[0][2], loader_images_per_s=loader.stats().get("images_per_second"))
+
+
+def collate(batch):
+    return tuple(zip(*batch))
+
+
+def run_torchvision(image_dir, instances, n):
+    import torch
+    import torchvision
+    from torchvision.transforms import v2 as T
+    chain = T.Compose([T.ToImage(), T.RandomIoUCrop(), T.SanitizeBoundingBoxes(),
+                       T.RandomHorizontalFlip(), T.Resize(800, max_size=1333),
+                       T.ToDtype(torch.float32, scale=True), T.Normalize(MEAN, STD)])
+    ds = torchvision.datasets.CocoDetection(image_dir, str(instances), transforms=chain)
+    ds = torchvision.datasets.wrap_dataset_for_transforms_v2(ds, target_keys=["boxes", "labels", "masks"])
+    workers = os.cpu_count()
+    loader = torch.utils.data.DataLoader(ds, batch_size=BATCH, shuffle=True, num_workers=workers,
+                                         collate_fn=collate, persistent_workers=True, prefetch_factor=4)
+    times = []
+    for epoch in range(EPOCHS + 1):
+        t0, images, objects = time.perf_counter(), 0, 0
+        for imgs, targets in loader:
+            imgs = [i.to(DEVICE, non_blocking=True) for i in imgs]
+            targets = [{k: v.to(DEVICE, non_blocking=True) for k, v in t.items()} for t in targets]
+            images += len(imgs)
+            objects += sum(t["masks"].shape[0] for t in targets)
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+        if epoch:
+            times.append((time.perf_counter() - t0, images, objects))
+    secs = sum(t for t, _, _ in times)
+    emit(peer="torchvision", images_per_s=sum(i for _, i, _ in times) / secs, epochs=EPOCHS,
+         workers=workers, images=times[0][1], objects=times[0][2],
+         torchvision=torchvision.__version__)
+
+
+def main():
+    image_dir, out = sys.argv[1], pathlib.Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    instances, n = make_instances(image_dir, out)
+    emit(images=n, repeat=REPEAT, batch=BATCH, cores=os.cpu_count())
+    for peer in os.environ.get("GM_PEERS", "gm torchvision").split():
+        {"gm": run_gm, "torchvision": run_torchvision}[peer](image_dir, instances, n)
+
+
+if __name__ == "__main__":
+    main()
