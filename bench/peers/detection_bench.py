@@ -65,6 +65,21 @@ def make_instances(image_dir, out):
     return path, len(images)
 
 
+def timed(epoch, torch):
+    """images/s of EPOCHS epochs after a warm-up one (`epoch(e)` -> images, objects), with the
+    last epoch's counts."""
+    secs = images = 0
+    for e in range(EPOCHS + 1):
+        t0 = time.perf_counter()
+        counts = epoch(e)
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+        if e:
+            secs += time.perf_counter() - t0
+            images += counts[0]
+    return images / secs, counts[0], counts[1]
+
+
 def run_gm(image_dir, instances, n):
     import torch
     import gm
@@ -74,23 +89,18 @@ def run_gm(image_dir, instances, n):
     d = gm.CocoDataset(instances, image_dir)
     loader = gm.ImageLoader(d, batch_size=BATCH, transforms=chain, shuffle=True, seed=1,
                             device=DEVICE, batch_sizes="padded")
-    times = []
-    for epoch in range(EPOCHS + 1):
-        loader.set_epoch(epoch)
-        t0, images, objects = time.perf_counter(), 0, 0
+
+    def epoch(e):
+        loader.set_epoch(e)
+        images = objects = 0
         for b in loader:
-            x = torch.from_dlpack(b.images)
-            for t in b.targets:
-                if t is not None:
-                    objects += torch.from_dlpack(t["masks"]).shape[0]
-            images += x.shape[0]
-        if DEVICE == "cuda":
-            torch.cuda.synchronize()
-        if epoch:
-            times.append((time.perf_counter() - t0, images, objects))
-    secs = sum(t for t, _, _ in times)
-    emit(peer="gm", images_per_s=sum(i for _, i, _ in times) / secs, epochs=EPOCHS,
-         images=times[0][1], objects=times[0][2], loader_images_per_s=loader.stats().get("images_per_second"))
+            images += torch.from_dlpack(b.images).shape[0]
+            objects += sum(torch.from_dlpack(t["masks"]).shape[0] for t in b.targets if t is not None)
+        return images, objects
+
+    rate, images, objects = timed(epoch, torch)
+    emit(peer="gm", images_per_s=rate, epochs=EPOCHS, images=images, objects=objects,
+         loader_images_per_s=loader.stats().get("images_per_second"))
 
 
 def collate(batch):
@@ -109,22 +119,19 @@ def run_torchvision(image_dir, instances, n):
     workers = os.cpu_count()
     loader = torch.utils.data.DataLoader(ds, batch_size=BATCH, shuffle=True, num_workers=workers,
                                          collate_fn=collate, persistent_workers=True, prefetch_factor=4)
-    times = []
-    for epoch in range(EPOCHS + 1):
-        t0, images, objects = time.perf_counter(), 0, 0
+
+    def epoch(_):
+        images = objects = 0
         for imgs, targets in loader:
             imgs = [i.to(DEVICE, non_blocking=True) for i in imgs]
             targets = [{k: v.to(DEVICE, non_blocking=True) for k, v in t.items()} for t in targets]
             images += len(imgs)
             objects += sum(t["masks"].shape[0] for t in targets)
-        if DEVICE == "cuda":
-            torch.cuda.synchronize()
-        if epoch:
-            times.append((time.perf_counter() - t0, images, objects))
-    secs = sum(t for t, _, _ in times)
-    emit(peer="torchvision", images_per_s=sum(i for _, i, _ in times) / secs, epochs=EPOCHS,
-         workers=workers, images=times[0][1], objects=times[0][2],
-         torchvision=torchvision.__version__)
+        return images, objects
+
+    rate, images, objects = timed(epoch, torch)
+    emit(peer="torchvision", images_per_s=rate, epochs=EPOCHS, workers=workers, images=images,
+         objects=objects, torchvision=torchvision.__version__)
 
 
 def main():

@@ -3,7 +3,7 @@
 //! torchvision's detection models batch them, and each image's boxes moved with its pixels.
 //!
 //! `cargo run -p gm-loader --example detection [INSTANCES.json IMAGE_DIR]` (default: the COCO
-//! fixture over the committed test photos)
+//! fixture over the committed test photos, under `GM_FIXTURES` when set)
 #![allow(clippy::print_stdout)] // an example reports on stdout
 
 use std::path::PathBuf;
@@ -17,7 +17,11 @@ use gm_transforms::{
 };
 
 fn main() -> anyhow::Result<()> {
-    let media = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/media");
+    // The fixtures where the tests find them (GM_FIXTURES), else in this checkout.
+    let media = std::env::var_os("GM_FIXTURES").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"),
+        PathBuf::from,
+    );
     let mut args = std::env::args_os().skip(1).map(PathBuf::from);
     let (file, images) = match (args.next(), args.next()) {
         (Some(f), Some(d)) => (f, d),

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::GmError;
+use crate::targets::TargetsError;
 use crate::tensor::{Elem, Tensor};
 
 /// A COCO annotation file and its image folder, as torchvision's `CocoDetection` wrapped for
@@ -73,7 +74,7 @@ impl CocoDataset {
             .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("image {i}")))?;
         let unmoved = TargetGeometry::new(im.width, im.height);
         move_targets(&self.inner, i, &unmoved)
-            .map_err(GmError::new_err)?
+            .map_err(|e| GmError::new_err(e.to_string()))?
             .into_dict(py)
     }
 
@@ -106,9 +107,12 @@ pub(crate) fn move_targets(
     d: &RustCoco,
     index: usize,
     g: &TargetGeometry,
-) -> Result<MovedCoco, String> {
-    let t: CocoTargets = d.targets(index).map_err(|e| e.to_string())?;
-    let fail = |e: gm_transforms::targets::TargetError| e.to_string();
+) -> Result<MovedCoco, TargetsError> {
+    let t: CocoTargets = d.targets(index)?;
+    let fail = |source| TargetsError::Moved {
+        image: gm_loader::Dataset::name(d, index),
+        source,
+    };
     // Objects a FixedSizeCrop left empty or a SanitizeBoundingBoxes dropped go with their
     // labels, masks and keypoints.
     let kept = g.kept(&t.boxes).map_err(fail)?;

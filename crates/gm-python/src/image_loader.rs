@@ -18,8 +18,8 @@ use crate::errors::loader_error;
 use crate::iteration::{Inner, next_batch};
 use crate::logging;
 use crate::owner::Owner;
-use crate::segmentation::TargetSource;
 use crate::stats::stats_dict;
+use crate::targets::TargetSource;
 use crate::tensor::{Elem, Tensor, Uploads};
 
 /// Loads batches of images from a folder of class subfolders (ImageFolder) or a list file
@@ -471,10 +471,12 @@ impl BatchIterator {
         let (epoch, position) = (b.epoch, b.position);
         let image_sizes = b.sizes.clone();
         let channels_last = b.layout() == Some(gm_transforms::Layout::Hwc);
-        let ragged = b.images.shape().len() == 1;
-        let parts: Vec<(usize, Vec<usize>)> = (0..image_sizes.len())
-            .filter_map(|k| Some((*b.offsets.get(k)?, b.image_shape(k)?)))
-            .collect();
+        // A ragged batch's images, each its own view of the buffer.
+        let parts: Option<Vec<(usize, Vec<usize>)>> = (b.images.shape().len() == 1).then(|| {
+            (0..image_sizes.len())
+                .filter_map(|k| Some((*b.offsets.get(k)?, b.image_shape(k)?)))
+                .collect()
+        });
         let targets = match &self.targets {
             Some(t) => {
                 let moved = t.moved_batch(py, &indices, &b.geometry)?;
@@ -497,7 +499,7 @@ impl BatchIterator {
                 Tensor::from_device(&t, Arc::new(Owner::Batch(Mutex::new(b))))
             }
         };
-        let images = if ragged {
+        let images = if let Some(parts) = parts {
             let views = parts
                 .iter()
                 .map(|(offset, shape)| {

@@ -19,6 +19,7 @@ mod progress;
 mod segmentation;
 mod stats;
 mod storage;
+mod targets;
 mod tensor;
 mod transforms;
 mod video;

@@ -104,10 +104,10 @@ impl Batch {
     }
 
     /// The batch with where its images lie.
-    pub(crate) fn with_placement(mut self, p: &Placement) -> Batch {
-        self.sizes = p.sizes.clone();
-        self.offsets = p.offsets.clone();
+    pub(crate) fn with_placement(mut self, p: Placement) -> Batch {
         self.layout = Some((p.spec.layout, p.spec.channels()));
+        self.sizes = p.sizes;
+        self.offsets = p.offsets;
         self
     }
 

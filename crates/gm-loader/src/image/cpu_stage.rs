@@ -139,5 +139,5 @@ fn stack(
     );
     let names = shared.names_of(&batch.indices);
     let batch = batch.with_soft_labels(soft).with_names(names);
-    Ok(Some(batch.with_geometry(geometry).with_placement(&placed)))
+    Ok(Some(batch.with_geometry(geometry).with_placement(placed)))
 }

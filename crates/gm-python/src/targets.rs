@@ -1,0 +1,157 @@
+//! The loader sources whose samples have targets (COCO, segmentation folders), and a batch's
+//! targets moved with its images: computed on host threads without the GIL, then as the
+//! dicts `batch.targets` holds.
+
+use std::sync::Arc;
+
+use gm_loader::coco::{CocoDataset as RustCoco, CocoError};
+use gm_loader::segmentation::{SegmentationError, SegmentationFolder as RustFolder};
+use gm_transforms::targets::{Mask, TargetError, TargetGeometry};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::segmentation::{SegmentationFolder, mask_tensor};
+
+/// Why one image's targets could not be moved (the image stays in its batch without them).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TargetsError {
+    /// Its COCO annotations are bad.
+    #[error(transparent)]
+    Coco(#[from] CocoError),
+    /// Its label map cannot be read.
+    #[error(transparent)]
+    Segmentation(#[from] SegmentationError),
+    /// Its targets do not fit its geometry (another canvas than the image's).
+    #[error("{image}: {source}")]
+    Moved {
+        /// The image.
+        image: String,
+        /// Why.
+        source: TargetError,
+    },
+    /// The thread moving them died.
+    #[error("the thread moving these targets failed")]
+    Lost,
+}
+
+/// A loader source whose samples have targets to move with their images.
+#[derive(Clone)]
+pub(crate) enum TargetSource {
+    Coco(Arc<RustCoco>),
+    Segmentation(Arc<RustFolder>),
+}
+
+impl TargetSource {
+    /// The targets source `source` is, if any.
+    pub(crate) fn of(source: &Bound<'_, PyAny>) -> Option<TargetSource> {
+        if let Ok(c) = source.cast::<crate::coco::CocoDataset>() {
+            return Some(TargetSource::Coco(c.get().inner.clone()));
+        }
+        let s = source.cast::<SegmentationFolder>().ok()?;
+        Some(TargetSource::Segmentation(s.get().inner.clone()))
+    }
+
+    /// The images, as the loader's dataset.
+    pub(crate) fn dataset(&self) -> Arc<dyn gm_loader::Dataset> {
+        match self {
+            TargetSource::Coco(c) => c.clone(),
+            TargetSource::Segmentation(s) => s.clone(),
+        }
+    }
+
+    /// The targets of the batch's samples `indices`, each moved through its `geometry`,
+    /// computed on up to [`TARGET_THREADS`] threads without the GIL, then as dicts; `None` (with a
+    /// warning) where they cannot be read: the image stays in the batch, its targets are
+    /// missing, not wrong.
+    pub(crate) fn moved_batch(
+        &self,
+        py: Python<'_>,
+        indices: &[usize],
+        geometry: &[TargetGeometry],
+    ) -> PyResult<Vec<Option<Py<PyDict>>>> {
+        let moved = py.detach(|| {
+            parallel_map(
+                indices.len(),
+                |k| self.move_one(indices[k], &geometry[k]),
+                || Err(TargetsError::Lost),
+            )
+        });
+        moved
+            .into_iter()
+            .zip(indices)
+            .map(|(m, &index)| match m {
+                Ok(Moved::Coco(c)) => c.into_dict(py).map(Some),
+                Ok(Moved::Mask(m)) => {
+                    let out = PyDict::new(py);
+                    out.set_item("mask", mask_tensor(py, m)?)?;
+                    Ok(Some(out.unbind()))
+                }
+                Err(e) => {
+                    tracing::warn!(sample = index, error = %e, "no targets for this image");
+                    Ok(None)
+                }
+            })
+            .collect()
+    }
+
+    fn move_one(&self, index: usize, geometry: &TargetGeometry) -> Result<Moved, TargetsError> {
+        match self {
+            TargetSource::Coco(c) => {
+                crate::coco::move_targets(c, index, geometry).map(|m| Moved::Coco(Box::new(m)))
+            }
+            TargetSource::Segmentation(s) => {
+                let m = s.mask(index)?;
+                geometry
+                    .mask(&m)
+                    .map(Moved::Mask)
+                    .map_err(|source| TargetsError::Moved {
+                        image: gm_loader::Dataset::name(&**s, index),
+                        source,
+                    })
+            }
+        }
+    }
+}
+
+/// One image's moved targets, before they become a dict.
+enum Moved {
+    Coco(Box<crate::coco::MovedCoco>),
+    Mask(Mask),
+}
+
+/// Host threads moving one batch's targets: masks are a pass over each object's pixels.
+const TARGET_THREADS: usize = 8;
+
+/// `f(0..n)` on up to [`TARGET_THREADS`] scoped threads, in order; an item whose thread
+/// died is `lost()` rather than dropped (so that items stay with their images).
+fn parallel_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, lost: impl Fn() -> T) -> Vec<T> {
+    let threads = n.clamp(1, TARGET_THREADS);
+    if threads == 1 {
+        return (0..n).map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= n {
+                            break mine;
+                        }
+                        mine.push((k, f(k)));
+                    }
+                })
+            })
+            .collect();
+        for (k, t) in workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+        {
+            slots[k] = Some(t);
+        }
+    });
+    slots.into_iter().map(|t| t.unwrap_or_else(&lost)).collect()
+}
