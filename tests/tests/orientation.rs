@@ -1,5 +1,5 @@
 //! Frames turned as ffmpeg turns them: the orientation gm-demux reads from each fixture of
-//! tests/media/rotated, given to the fused kernel's CPU twin with the stored frame (ffmpeg's
+//! tests/media/rotated (MP4 display matrices, Matroska Projections), given to the fused kernel's CPU twin with the stored frame (ffmpeg's
 //! decode of plain.mp4, the same bitstream as every file), gives exactly the twin's conversion
 //! of the frame ffmpeg autorotated. The kernel runs the same mapping (its GPU test is in
 //! gm-loader's video_orientation). Needs no GPU and no ffmpeg: the frames are committed.
@@ -35,24 +35,30 @@ fn rgb(yuv: &[u8], w: u32, h: u32, orientation: Orientation) -> (u32, u32, Vec<u
 fn oriented_frames_equal_ffmpegs_autorotated_frames() {
     let stored = std::fs::read(rotated().join("plain.yuv")).unwrap();
     let mut turned = 0;
-    for name in ["plain", "rotate_90", "rotate_180", "rotate_270", "mirror"] {
-        let index = VideoIndex::open(
-            &rotated().join(format!("{name}.mp4")),
-            IndexOptions::default(),
-        )
-        .unwrap();
+    let mp4 = ["plain", "rotate_90", "rotate_180", "rotate_270", "mirror"].map(|n| (n, "mp4"));
+    let mkv = [
+        "rotate_90",
+        "rotate_180",
+        "rotate_270",
+        "mirror",
+        "rotate_90_mirror",
+    ]
+    .map(|n| (n, "mkv"));
+    for (name, container) in mp4.into_iter().chain(mkv) {
+        let file = rotated().join(format!("{name}.{container}"));
+        let index = VideoIndex::open(&file, IndexOptions::default()).unwrap();
         let (w, h) = (index.codec.width, index.codec.height);
         let o = index.orientation;
         let shown = Orientation::rotated(u32::from(o.rotation), o.mirror).unwrap();
         let (dw, dh, got) = rgb(&stored, w, h, shown);
-        assert_eq!((dw, dh), o.displayed_size(w, h), "{name}");
+        assert_eq!((dw, dh), o.displayed_size(w, h), "{name}.{container}");
         // ffmpeg's autorotated frame is `dw` x `dh`; as stored, it converts to the same RGB.
         let ffmpeg = std::fs::read(rotated().join(format!("{name}.yuv"))).unwrap();
         let (_, _, want) = rgb(&ffmpeg, dw, dh, Orientation::STORED);
-        assert!(got == want, "{name}: not ffmpeg's orientation");
+        assert!(got == want, "{name}.{container}: not ffmpeg's orientation");
         turned += usize::from(o.is_turned());
     }
-    assert_eq!(turned, 4);
+    assert_eq!(turned, 9);
 }
 
 #[test]

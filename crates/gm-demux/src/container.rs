@@ -44,7 +44,7 @@ pub(crate) struct Track {
     /// Ticks an MP4 edit list subtracts from composition times.
     pub edit_shift: Option<i64>,
     pub fragmented: bool,
-    /// The display matrix's turn and mirror (MP4); Matroska's is not read.
+    /// The display matrix's turn and mirror (MP4's `tkhd`, Matroska's rectangular Projection).
     pub orientation: DisplayOrientation,
     /// The container's chroma location (Matroska's Colour; MP4 has none).
     pub chroma_siting: ChromaLocation,
@@ -108,7 +108,7 @@ fn matroska_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Track> {
         samples: t.samples,
         edit_shift: None,
         fragmented: false,
-        orientation: DisplayOrientation::STORED,
+        orientation: t.orientation,
         chroma_siting: t.chroma_siting,
     })
 }

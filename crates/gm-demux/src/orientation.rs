@@ -39,6 +39,36 @@ impl DisplayOrientation {
         Some(DisplayOrientation { rotation, mirror })
     }
 
+    /// The orientation of a Matroska rectangular Projection's pose (degrees), as ffmpeg's
+    /// Matroska demuxer turns it into a display matrix: a yaw of ±180 mirrors left-right
+    /// (applied first, so it reverses the roll's direction), the roll turns
+    /// counter-clockwise. `None` where the pose is not a mirror and a quarter turn (a pitch,
+    /// another yaw or roll, NaN), which ffmpeg also leaves as stored.
+    pub fn from_projection_pose(yaw: f64, pitch: f64, roll: f64) -> Option<DisplayOrientation> {
+        let mirror = match yaw {
+            0.0 => false,
+            180.0 | -180.0 => true,
+            _ => return None,
+        };
+        if pitch != 0.0 || !roll.is_finite() {
+            return None;
+        }
+        let quarters = roll / 90.0;
+        if quarters.fract() != 0.0 {
+            return None;
+        }
+        // ffmpeg: av_display_rotation_set(roll * (2 * hflip - 1)), then the flip, which
+        // negates the matrix's first column; the quarter turn's matrix is read back through
+        // `from_matrix` so both containers share one arithmetic.
+        let clockwise = if mirror { roll } else { -roll };
+        let turns = ((clockwise / 90.0).rem_euclid(4.0)) as u8;
+        let (cos, sin) = [(1, 0), (0, 1), (-1, 0), (0, -1)][usize::from(turns & 3)];
+        // rotation_set(angle) stores a = cos(-angle), b = -sin(-angle), c = sin(-angle).
+        let (a, b, c, d) = (cos, sin, -sin, cos);
+        let (a, c) = if mirror { (-a, -c) } else { (a, c) };
+        DisplayOrientation::from_matrix(a, b, c, d)
+    }
+
     /// Whether frames are shown other than stored.
     pub fn is_turned(self) -> bool {
         self != DisplayOrientation::STORED
@@ -95,6 +125,27 @@ mod tests {
             None
         );
         assert_eq!(DisplayOrientation::from_matrix(ONE, ONE, 0, ONE), None);
+    }
+
+    #[test]
+    fn matroska_poses_as_ffmpeg_9_writes_them() {
+        // What ffmpeg 9.0's Matroska muxer writes for `-display_rotation R [-display_hflip]`
+        // (tests/media/rotated/make.sh), and the orientation its demuxer reads back.
+        let pose = |y, p, r| DisplayOrientation::from_projection_pose(y, p, r);
+        let o = |rotation, mirror| Some(DisplayOrientation { rotation, mirror });
+        assert_eq!(pose(0.0, 0.0, 0.0), o(0, false));
+        assert_eq!(pose(0.0, 0.0, 90.0), o(90, false));
+        assert_eq!(pose(0.0, 0.0, -180.0), o(180, false));
+        assert_eq!(pose(0.0, 0.0, 180.0), o(180, false));
+        assert_eq!(pose(0.0, 0.0, -90.0), o(270, false));
+        assert_eq!(pose(180.0, 0.0, 0.0), o(0, true));
+        assert_eq!(pose(180.0, 0.0, -90.0), o(90, true));
+        assert_eq!(pose(-180.0, 0.0, 90.0), o(270, true));
+        assert_eq!(pose(0.0, 0.0, 45.0), None);
+        assert_eq!(pose(0.0, 10.0, 0.0), None);
+        assert_eq!(pose(90.0, 0.0, 0.0), None);
+        assert_eq!(pose(0.0, 0.0, f64::NAN), None);
+        assert_eq!(pose(0.0, 0.0, f64::INFINITY), None);
     }
 
     #[test]

@@ -51,8 +51,8 @@ enum PayloadError {
 }
 /// Format version; files of another version are rebuilt, not read (2: the container, VP9
 /// and AV1; 3: the source's ETag; 4: the display orientation; 5: the container's chroma
-/// location).
-pub const INDEX_FORMAT_VERSION: u16 = 5;
+/// location; 6: Matroska's orientation, which 5 saved as stored).
+pub const INDEX_FORMAT_VERSION: u16 = 6;
 
 impl VideoIndex {
     /// Writes the index to `path` (through a temporary file and a rename, so a reader never

@@ -1,4 +1,4 @@
-//! Display orientation from the MP4 track header: each fixture of tests/media/rotated (one
+//! Display orientation from the MP4 track header and the Matroska Projection: each fixture of tests/media/rotated (one
 //! clip stored as is, turned 90, 180 and 270 degrees by ffmpeg's muxer and mirrored by a
 //! written matrix) reads as ffprobe reports it, and survives a saved index.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
@@ -48,11 +48,39 @@ fn display_matrices_read_as_ffprobe_reports_them() {
 }
 
 #[test]
+fn matroska_projections_read_as_their_mp4_twins() {
+    // ffmpeg 9 wrote each file's pose from the same `-display_rotation`/`-display_hflip` as
+    // the MP4 of that name's matrix; the pixels are checked against ffmpeg 9's autorotated
+    // frames in gm-tests' orientation test.
+    for name in ["rotate_90", "rotate_180", "rotate_270", "mirror"] {
+        let open = |ext: &str| {
+            let path = fixtures().join(format!("rotated/{name}.{ext}"));
+            VideoIndex::open(&path, IndexOptions::default()).unwrap()
+        };
+        let (mkv, mp4) = (open("mkv"), open("mp4"));
+        assert!(mkv.orientation.is_turned(), "{name}");
+        assert_eq!(mkv.orientation, mp4.orientation, "{name}");
+    }
+    let path = fixtures().join("rotated/rotate_90_mirror.mkv");
+    let both = VideoIndex::open(&path, IndexOptions::default()).unwrap();
+    let want = DisplayOrientation {
+        rotation: 90,
+        mirror: true,
+    };
+    assert_eq!(both.orientation, want);
+}
+
+#[test]
 fn the_orientation_survives_a_saved_index() {
     let dir = std::env::temp_dir().join(format!("gm-orientation-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for name in ["rotate_90", "rotate_270", "mirror"] {
-        let path = fixtures().join(format!("rotated/{name}.mp4"));
+    for name in [
+        "rotate_90.mp4",
+        "rotate_270.mp4",
+        "mirror.mp4",
+        "rotate_90_mirror.mkv",
+    ] {
+        let path = fixtures().join(format!("rotated/{name}"));
         let index = VideoIndex::open(&path, IndexOptions::default()).unwrap();
         let saved = dir.join(format!("{name}.gmidx"));
         index.save(&saved).unwrap();

@@ -91,15 +91,15 @@ fn stale_damaged_and_foreign_indexes_are_refused_and_rebuilt() {
     std::fs::write(&file, &other_version).unwrap();
     let err = VideoIndex::load(&file, &video).unwrap_err();
     assert!(err.to_string().contains("format version 99"), "{err}");
-    // Files of format 4 (before the container's chroma location) are stale, not misread.
-    other_version[5] = 4;
+    // Files of format 5 (before Matroska's orientation) are stale, not misread.
+    other_version[5] = 5;
     std::fs::write(&file, &other_version).unwrap();
     let err = VideoIndex::load(&file, &video).unwrap_err();
     assert!(
         matches!(err, DemuxError::StaleIndex { .. })
             && err
                 .to_string()
-                .contains("format version 4, this build reads 5"),
+                .contains("format version 5, this build reads 6"),
         "{err}"
     );
 

@@ -7,6 +7,11 @@
 #   NAME.yuv          frame 0 of NAME.mp4 as ffmpeg autorotates it, yuv420p (plain.yuv: the
 #                     stored frame, the same bitstream in every file)
 #   rotations.txt     ffprobe's display-matrix rotation side data per file (empty: none)
+# Matroska: the same bitstream with a Projection pose (NAME.mkv), written and autorotated by
+# FFmpeg 9 (`-display_rotation`, `-display_hflip`; Debian's 5.1 reads no Matroska
+# orientation): $FFMPEG9, e.g. the binary of PyPI's imageio-ffmpeg 0.8.1. Its frames of the
+# names both containers share equal 5.1's of the MP4 files (checked below);
+# rotate_90_mirror.yuv is its own.
 set -euo pipefail
 cd "$(dirname "$0")"
 src="${GM_FIXTURE_SOURCE:-../../../../shared/media/video/birds_720p.mp4}"
@@ -30,5 +35,14 @@ PY
 for f in plain rotate_90 rotate_180 rotate_270 mirror; do
     ff -i $f.mp4 -frames:v 1 -f rawvideo -pix_fmt yuv420p $f.yuv
     echo "$f $(ffprobe -v error -select_streams v:0 -show_entries stream_side_data=rotation -of csv=p=0 $f.mp4 | tr -d '\n')" >> rotations.txt
+done
+ff9() { "${FFMPEG9:?the Matroska fixtures need FFmpeg 9 (FFMPEG9=...)}" -hide_banner -loglevel error -y "$@"; }
+mkv() { local name=$1; shift; ff9 "$@" -i plain.mp4 -c copy -fflags +bitexact "$name.mkv"; }
+for r in 90 180 270; do mkv rotate_$r -display_rotation $r; done
+mkv mirror -display_hflip
+mkv rotate_90_mirror -display_rotation 90 -display_hflip
+for f in rotate_90 rotate_180 rotate_270 mirror rotate_90_mirror; do
+    ff9 -i $f.mkv -frames:v 1 -f rawvideo -pix_fmt yuv420p $f.mkv.yuv
+    if [ -e $f.yuv ]; then cmp $f.mkv.yuv $f.yuv && rm $f.mkv.yuv; else mv $f.mkv.yuv $f.yuv; fi
 done
 ls -la

@@ -199,6 +199,26 @@ pub(crate) fn uint(h: &Header, data: &[u8]) -> ParseResult<u64> {
     Ok(data.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b)))
 }
 
+/// A float element's value: 0, 4 or 8 big-endian bytes (IEEE 754), as the specification
+/// allows.
+pub(crate) fn float(h: &Header, data: &[u8]) -> ParseResult<f64> {
+    if data.is_empty() {
+        return Ok(0.0);
+    }
+    if let Ok(b) = <[u8; 4]>::try_from(data) {
+        return Ok(f64::from(f32::from_be_bytes(b)));
+    }
+    <[u8; 8]>::try_from(data)
+        .map(f64::from_be_bytes)
+        .map_err(|_| {
+            invalid!(
+                "{} holds a {}-byte float; floats are 0, 4 or 8 bytes",
+                h.what(),
+                data.len()
+            )
+        })
+}
+
 /// A string element's value, up to its first NUL.
 pub(crate) fn string(data: &[u8]) -> String {
     let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());

@@ -49,6 +49,16 @@ pub(crate) const COLOUR: u32 = 0x55B0;
 pub(crate) const CHROMA_SITING_HORZ: u32 = 0x55B7;
 /// Colour: ChromaSitingVert (0 unspecified, 1 top collocated, 2 half).
 pub(crate) const CHROMA_SITING_VERT: u32 = 0x55B8;
+/// Video: Projection.
+pub(crate) const PROJECTION: u32 = 0x7670;
+/// Projection: ProjectionType (0 rectangular, the default; 1-3 spherical).
+pub(crate) const PROJECTION_TYPE: u32 = 0x7671;
+/// Projection: ProjectionPoseYaw (degrees; 180 mirrors a rectangular picture).
+pub(crate) const PROJECTION_POSE_YAW: u32 = 0x7673;
+/// Projection: ProjectionPosePitch (degrees).
+pub(crate) const PROJECTION_POSE_PITCH: u32 = 0x7674;
+/// Projection: ProjectionPoseRoll (degrees, counter-clockwise).
+pub(crate) const PROJECTION_POSE_ROLL: u32 = 0x7675;
 /// Cues (Segment level).
 pub(crate) const CUES: u32 = 0x1C53_BB6B;
 /// Cues: CuePoint.
@@ -117,6 +127,11 @@ pub(crate) fn describe(id: u32) -> String {
         VIDEO => "Video",
         PIXEL_WIDTH => "PixelWidth",
         PIXEL_HEIGHT => "PixelHeight",
+        PROJECTION => "Projection",
+        PROJECTION_TYPE => "ProjectionType",
+        PROJECTION_POSE_YAW => "ProjectionPoseYaw",
+        PROJECTION_POSE_PITCH => "ProjectionPosePitch",
+        PROJECTION_POSE_ROLL => "ProjectionPoseRoll",
         CUES => "Cues",
         CUE_POINT => "CuePoint",
         CUE_TIME => "CueTime",

@@ -53,6 +53,8 @@ pub(crate) struct MkvTrack {
     pub pixel_height: u32,
     /// The chroma location Colour's ChromaSitingHorz/Vert give (unspecified unless both do).
     pub chroma_siting: ChromaLocation,
+    /// The display orientation of the track's rectangular Projection (stored where absent).
+    pub orientation: crate::orientation::DisplayOrientation,
     /// Every frame of the track in file (decode) order.
     pub samples: Vec<RawSample>,
     /// The EBML DocType: `webm` or `matroska`.
@@ -87,6 +89,7 @@ pub(crate) fn read_track(src: &dyn ByteSource, select: TrackSelect) -> Result<Mk
         pixel_width: t.width,
         pixel_height: t.height,
         chroma_siting: ChromaLocation::from_siting(t.chroma_siting.0, t.chroma_siting.1),
+        orientation: t.orientation,
         samples,
         doc_type,
         has_cues: walked.has_cues,

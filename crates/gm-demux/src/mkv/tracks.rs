@@ -1,9 +1,10 @@
 //! The EBML header's DocType, Info's TimestampScale, and the chosen video track of Tracks.
 
-use super::ebml::{Children, Header, Reader, string, uint};
+use super::ebml::{Children, Header, Reader, float, string, uint};
 use super::ids;
 use crate::error::{DemuxError, ParseResult, Result, invalid};
 use crate::options::TrackSelect;
+use crate::orientation::DisplayOrientation;
 
 /// TimestampScale when Info does not give one: ticks of one millisecond.
 pub(crate) const DEFAULT_TIMESTAMP_SCALE: u64 = 1_000_000;
@@ -66,6 +67,17 @@ pub(crate) struct VideoTrack {
     pub height: u32,
     /// Colour's ChromaSitingHorz and ChromaSitingVert (0 where absent).
     pub chroma_siting: (u64, u64),
+    /// The display orientation a rectangular Projection's pose gives (stored where absent).
+    pub orientation: DisplayOrientation,
+}
+
+/// A Video element's Projection: its type and pose in degrees (0 where absent).
+#[derive(Debug, Default, Clone, Copy)]
+struct Projection {
+    kind: u64,
+    yaw: f64,
+    pitch: f64,
+    roll: f64,
 }
 
 /// One TrackEntry as read, before it is chosen and checked.
@@ -81,6 +93,7 @@ struct Entry<'a> {
     width: Option<u64>,
     height: Option<u64>,
     chroma_siting: (u64, u64),
+    projection: Option<Projection>,
     encoded: bool,
 }
 
@@ -124,10 +137,44 @@ fn parse_video(h: &Header, data: &[u8], e: &mut Entry) -> ParseResult<()> {
                     }
                 }
             }
+            ids::PROJECTION => e.projection = Some(parse_projection(&c, d)?),
             _ => {}
         }
     }
     Ok(())
+}
+
+/// Reads a Projection element's type and pose.
+fn parse_projection(h: &Header, data: &[u8]) -> ParseResult<Projection> {
+    let mut p = Projection::default();
+    for child in Children::new(data, h.data) {
+        let (k, v) = child?;
+        match k.id {
+            ids::PROJECTION_TYPE => p.kind = uint(&k, v)?,
+            ids::PROJECTION_POSE_YAW => p.yaw = float(&k, v)?,
+            ids::PROJECTION_POSE_PITCH => p.pitch = float(&k, v)?,
+            ids::PROJECTION_POSE_ROLL => p.roll = float(&k, v)?,
+            _ => {}
+        }
+    }
+    Ok(p)
+}
+
+/// The orientation of a track's Projection, as ffmpeg reads it: only a rectangular
+/// projection turns frames (spherical ones are left to the application); a pose that is not
+/// a mirror and quarter turn is shown as stored, with a warning.
+fn orientation(file: &std::path::Path, projection: Option<Projection>) -> DisplayOrientation {
+    let Some(p) = projection.filter(|p| p.kind == 0) else {
+        return DisplayOrientation::STORED;
+    };
+    DisplayOrientation::from_projection_pose(p.yaw, p.pitch, p.roll).unwrap_or_else(|| {
+        tracing::warn!(
+            file = %file.display(),
+            pose = ?(p.yaw, p.pitch, p.roll),
+            "the Projection's pose is not a quarter turn or mirror: frames are shown as stored"
+        );
+        DisplayOrientation::STORED
+    })
 }
 
 /// A TrackType's name.
@@ -189,7 +236,9 @@ pub(crate) fn choose(
             kind_name(e.kind)
         )));
     }
-    check_entry(e).map_err(|e| r.bad(e))
+    let mut track = check_entry(e).map_err(|e| r.bad(e))?;
+    track.orientation = orientation(r.file(), e.projection);
+    Ok(track)
 }
 
 /// The chosen entry, checked: a track number, a codec, a picture size, no content encoding.
@@ -228,5 +277,6 @@ fn check_entry(e: &Entry) -> ParseResult<VideoTrack> {
         width: dimension(e.width, "PixelWidth")?,
         height: dimension(e.height, "PixelHeight")?,
         chroma_siting: e.chroma_siting,
+        orientation: DisplayOrientation::STORED,
     })
 }
