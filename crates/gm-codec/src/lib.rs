@@ -38,5 +38,5 @@ pub mod route;
 pub use engines::{EngineCounts, engines_for};
 pub use error::{CodecError, Result, UnsupportedStream};
 pub use libraries::{LibraryError, LoadedLibrary, NvLibrary, open_library};
-pub use pool::WorkerPool;
+pub use pool::{PoolHandle, WorkerPool};
 pub use route::{DecoderChoice, DecoderChoiceError, Route, Routing, StreamKind};

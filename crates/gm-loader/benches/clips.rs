@@ -5,7 +5,8 @@
 //!   decoding job), with 1, 4 and 7 NVDEC sessions;
 //! - random access: episodes starting at any frame, shuffled (one batch per job), 7 sessions;
 //!
-//! each with and without the GOP packet cache. The dataset lists each file `GM_BENCH_COPIES`
+//! each with and without the GOP packet cache (`GM_BENCH_GOP_CACHE=0` or `1`: one of them;
+//! `GM_BENCH_BLOCKING_SYNC=1`: host threads sleep on GPU waits). The dataset lists each file `GM_BENCH_COPIES`
 //! times (16) as separate videos, so an epoch is long enough to time. With `GM_BENCH_MIX=1`
 //! one dataset interleaves all the files given (a, b, a, b, ...: consecutive videos change
 //! codec), measured as video "mix" with `"mix": true`. With `GM_BENCH_SCENES=1` the files are
@@ -154,6 +155,8 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
             "batches_per_job": std::env::var("GM_BENCH_BATCHES_PER_JOB").ok(),
             "jobs_in_flight": std::env::var("GM_BENCH_JOBS_IN_FLIGHT").ok(),
             "cpu_decoders": std::env::var("GM_BENCH_CPU_DECODERS").ok(),
+            "cpu_parts": after.cpu_parts - before.cpu_parts,
+            "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
             "session_us_per_frame": breakdown(&before, &after, run.sessions, wall, delivered),
         })
@@ -239,6 +242,10 @@ fn main() {
     let videos: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
     assert!(!videos.is_empty(), "usage: gm-loader--clips VIDEO...");
     let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).expect("a CUDA device");
+    // GM_BENCH_BLOCKING_SYNC=1: host threads sleep while they wait for the GPU.
+    if env_usize("GM_BENCH_BLOCKING_SYNC", 0) != 0 {
+        device.set_blocking_sync(true).expect("blocking sync");
+    }
     let copies = env_usize("GM_BENCH_COPIES", 16);
     let reps = env_usize("GM_BENCH_REPS", 3);
     let random_batches = env_usize("GM_BENCH_RANDOM_BATCHES", 100);
@@ -247,6 +254,11 @@ fn main() {
         .filter_map(|s| s.parse().ok())
         .collect();
     let workloads = env_list("GM_BENCH_ACCESS", "stream,random");
+    // GM_BENCH_GOP_CACHE: 0 (without the GOP packet cache), 1 (with), or both (default).
+    let caches: Vec<usize> = env_list("GM_BENCH_GOP_CACHE", "0,1")
+        .iter()
+        .filter_map(|v| v.parse().ok())
+        .collect();
     let sets: Vec<(String, Vec<PathBuf>)> = if scenes() {
         vec![("scene".to_string(), videos.clone())]
     } else if env_usize("GM_BENCH_MIX", 0) != 0 {
@@ -265,6 +277,9 @@ fn main() {
     for (name, paths) in &sets {
         for access in &workloads {
             for gop_cache in [false, true] {
+                if !caches.contains(&usize::from(gop_cache)) {
+                    continue;
+                }
                 let counts: Vec<usize> = if access == "stream" {
                     sessions.clone()
                 } else {

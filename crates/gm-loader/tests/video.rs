@@ -509,6 +509,10 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     }
     assert_eq!(loader.cpu_videos(), cpu_videos);
     assert_eq!(s.cpu_frames_decoded > 0, cpu_videos > 0, "{s:?}");
+    // Shuffled batches mix routes: jobs on NVDEC sessions handed their AV1 videos to the
+    // CPU-route sessions as parts (the batches checked above are the same either way).
+    assert_eq!(s.cpu_parts > 0, cpu_videos > 0, "{s:?}");
+    assert_eq!(s.cpu_parts_taken_back, 0, "{s:?}");
     // CPU decoders beside the 3 NVDEC sessions only where some video needs them.
     let (nvdec, cpu) = loader.decoder_threads();
     assert_eq!(nvdec, 3);

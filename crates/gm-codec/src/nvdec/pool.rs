@@ -56,6 +56,11 @@ impl DecoderPool {
         self.budget.as_ref().map(|b| b.used())
     }
 
+    /// A handle that submits to these sessions without keeping the pool alive.
+    pub fn handle(&self) -> crate::PoolHandle<DecoderSession> {
+        self.workers.handle()
+    }
+
     /// Runs `job` on the next free session; its result arrives on the returned channel. A
     /// worker that panics yields an error there, not a hang.
     pub fn submit<R, F>(&self, job: F) -> Receiver<Result<R>>

@@ -200,6 +200,13 @@ impl ClipLoaderBuilder {
         } else {
             nvdec + cpu + 1
         });
+        let cpu_sessions = match &decoders {
+            Decoders::Gpu {
+                nvdec: Some(_),
+                cpu: Some(cpu),
+            } => Some(cpu.handle()),
+            _ => None,
+        };
         let cpu_routed = routes
             .iter()
             .map(|r| matches!(r, Ok(r) if r.is_cpu()))
@@ -220,6 +227,7 @@ impl ClipLoaderBuilder {
                 erasing: self.erasing,
                 replicate_chroma: self.replicate_chroma,
                 cpu_routed,
+                cpu_sessions,
                 stats: Mutex::new(ClipStats::default()),
             }),
             settings: self.settings,

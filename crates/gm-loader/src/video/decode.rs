@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
+use gm_codec::PoolHandle;
 use gm_codec::avcodec::CpuDecoder;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SessionStats, SurfaceFormat};
 use gm_cuda::{Device, DevicePool, Stream, Tensor};
@@ -30,6 +31,7 @@ use crate::bad_samples::BadSamples;
 use crate::error::{LoaderError, SampleError, SampleErrorKind};
 
 mod finish;
+mod parts;
 
 /// What a job sends per batch: the batch, `None` when every clip of it was bad and skipped,
 /// or the error that ends the epoch.
@@ -50,6 +52,9 @@ pub(crate) struct Shared {
     pub(crate) replicate_chroma: bool,
     /// Per video: decoded on the CPU (its route), which decides where its jobs go.
     pub(crate) cpu_routed: Vec<bool>,
+    /// The CPU-route sessions, where a job on an NVDEC session hands its CPU-routed videos
+    /// (see [`parts`]); `None` unless the loader has both pools.
+    pub(crate) cpu_sessions: Option<PoolHandle<DecoderSession>>,
     pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
 }
@@ -182,12 +187,14 @@ impl Shared {
     }
 
     /// Decodes `batches` (position, episodes) of `epoch` on `decoder`, sending one
-    /// [`Outcome`] per batch, in order, to `out`.
+    /// [`Outcome`] per batch, in order, to `out`. A job on an NVDEC session (`on_nvdec`)
+    /// hands its CPU-routed videos to the CPU-route sessions where the loader has them.
     pub(crate) fn run_job(
-        &self,
+        self: &Arc<Self>,
         decoder: JobDecoder<'_>,
         epoch: u64,
         batches: Vec<(usize, Vec<usize>)>,
+        on_nvdec: bool,
         out: &Sender<Outcome>,
         stop: &AtomicBool,
     ) {
@@ -197,28 +204,11 @@ impl Shared {
                     decoder,
                     packed: PackedFrame::new(),
                 };
-                self.decode_job(&mut w, epoch, batches, out, stop)
+                self.decode_job(&mut w, epoch, batches, false, out, stop)
             }
-            (JobDecoder::Gpu(session), Some(gpu)) => {
-                let mut kernel = match gpu.kernels.lock().pop() {
-                    Some(k) => k,
-                    None => match FusedKernel::new(&gpu.device) {
-                        Ok(k) => k,
-                        Err(e) => {
-                            let _ = out.send(Err(e.into()));
-                            return;
-                        }
-                    },
-                };
-                let mut w = Worker::Gpu {
-                    session,
-                    kernel: &mut kernel,
-                    gpu,
-                };
-                let r = self.decode_job(&mut w, epoch, batches, out, stop);
-                gpu.kernels.lock().push(kernel);
-                r
-            }
+            (JobDecoder::Gpu(session), Some(gpu)) => self.with_kernel(gpu, session, |w| {
+                self.decode_job(w, epoch, batches, on_nvdec, out, stop)
+            }),
             (JobDecoder::Gpu(_), None) => Err(LoaderError::Config(
                 "an NVDEC session in a loader that runs on the CPU".into(),
             )),
@@ -228,11 +218,34 @@ impl Shared {
         }
     }
 
-    fn decode_job(
+    /// Runs `f` on a worker of `session` and a fused kernel from the shared ones (made when
+    /// none is free), which goes back after.
+    fn with_kernel<T>(
         &self,
+        gpu: &GpuShared,
+        session: &mut DecoderSession,
+        f: impl FnOnce(&mut Worker<'_>) -> Result<T, LoaderError>,
+    ) -> Result<T, LoaderError> {
+        let mut kernel = match gpu.kernels.lock().pop() {
+            Some(k) => k,
+            None => FusedKernel::new(&gpu.device)?,
+        };
+        let mut w = Worker::Gpu {
+            session,
+            kernel: &mut kernel,
+            gpu,
+        };
+        let r = f(&mut w);
+        gpu.kernels.lock().push(kernel);
+        r
+    }
+
+    fn decode_job(
+        self: &Arc<Self>,
         w: &mut Worker<'_>,
         epoch: u64,
         batches: Vec<(usize, Vec<usize>)>,
+        hand_out: bool,
         out: &Sender<Outcome>,
         stop: &AtomicBool,
     ) -> Result<(), LoaderError> {
@@ -246,60 +259,70 @@ impl Shared {
             filling.push(Some(self.start_batch(w, epoch, position, episodes)?));
         }
         let started_us = started.elapsed().as_micros() as u64;
-        let mut finish_us = 0;
         let (order, wanted) = requests(&mut filling);
-        let mut next_to_send = 0;
+        let mut parts = match hand_out {
+            true => self.hand_out(w, &order, &wanted, &filling)?,
+            false => parts::Parts::default(),
+        };
+        let mut sent = Sent::default();
         for v in order {
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let slots = &wanted[&v];
-            let failed = self.decode_video(w, v, slots, &mut filling);
-            let mut touched: Vec<usize> = slots.iter().map(|s| s.batch).collect();
-            touched.dedup();
-            for &k in &touched {
-                if let Some(b) = &mut filling[k] {
-                    b.videos_left -= 1;
-                }
+            if !parts.holds(v) {
+                let slots = &wanted[&v];
+                let failed = self.decode_video(w, v, slots, &mut filling);
+                video_done(&mut filling, slots, failed);
             }
-            for (slot, reason) in failed {
-                if let Some(b) = &mut filling[slot.batch] {
-                    b.bad.entry(slot.clip).or_insert(reason);
-                }
+            parts.collect(self, w, &wanted, &mut filling, false)?;
+            if !self.send_ready(w, epoch, &mut filling, &mut sent, out) {
+                return Ok(());
             }
-            while let Some(Some(b)) = filling.get(next_to_send)
-                && b.videos_left == 0
-            {
-                let Some(b) = filling[next_to_send].take() else {
-                    break;
-                };
-                let t = Instant::now();
-                let r = self.finish_batch(w, epoch, b);
-                let fatal = r.is_err();
-                let _ = out.send(r);
-                finish_us += t.elapsed().as_micros() as u64;
-                if fatal {
-                    return Ok(());
-                }
-                next_to_send += 1;
+        }
+        while parts.waiting() {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            parts.collect(self, w, &wanted, &mut filling, true)?;
+            if !self.send_ready(w, epoch, &mut filling, &mut sent, out) {
+                return Ok(());
             }
         }
         let mut s = self.stats.lock();
         s.decode_us += started.elapsed().as_micros() as u64;
-        let after = w.stats();
-        s.packets_decoded += after.packets - before.packets;
-        s.decoders_created += after.decoders_created - before.decoders_created;
-        s.decoders_destroyed += after.decoders_destroyed - before.decoders_destroyed;
-        s.decoder_reuses += after.decoder_reuses - before.decoder_reuses;
-        s.parsers_created += after.parsers_created - before.parsers_created;
-        s.cpu_frames_decoded += after.cpu.frames - before.cpu.frames;
-        s.cpu_runs += after.cpu.runs - before.cpu.runs;
-        s.cpu_decode_us += (after.cpu.decode_ns - before.cpu.decode_ns) / 1000;
-        s.runs += after.runs - before.runs;
-        s.session_time.add(&after.time.since(&before.time));
+        s.count_sessions(&before, &w.stats());
         s.start_us += started_us;
-        s.finish_us += finish_us;
+        s.finish_us += sent.finish_us;
         Ok(())
+    }
+
+    /// Finishes and sends the job's batches whose videos are all decoded, in order; false
+    /// when the epoch must end (a fatal error was sent).
+    fn send_ready(
+        &self,
+        w: &mut Worker<'_>,
+        epoch: u64,
+        filling: &mut [Option<Filling>],
+        sent: &mut Sent,
+        out: &Sender<Outcome>,
+    ) -> bool {
+        while let Some(Some(b)) = filling.get(sent.next)
+            && b.videos_left == 0
+        {
+            let Some(b) = filling[sent.next].take() else {
+                break;
+            };
+            let t = Instant::now();
+            let r = self.finish_batch(w, epoch, b);
+            let fatal = r.is_err();
+            let _ = out.send(r);
+            sent.finish_us += t.elapsed().as_micros() as u64;
+            if fatal {
+                return false;
+            }
+            sent.next += 1;
+        }
+        true
     }
 
     /// Plans every clip's geometry and takes the batch tensor from the pool.
@@ -521,6 +544,36 @@ impl Filling {
         if let Slab::Host(out) = out {
             let pre = &self.posts[s.clip][s.camera].pre;
             write_host_slot(src, pre, &self.plans[s.clip][s.camera], &spec, out, s.slot);
+        }
+    }
+}
+
+/// How far a job has sent its batches.
+#[derive(Default)]
+struct Sent {
+    /// The job's next batch to send.
+    next: usize,
+    /// Time spent finishing and sending them, microseconds.
+    finish_us: u64,
+}
+
+/// Counts video `slots`' video as done for each batch it served, and its `failed` slots as
+/// bad clips.
+fn video_done(
+    filling: &mut [Option<Filling>],
+    slots: &[Slot],
+    failed: Vec<(Slot, SampleErrorKind)>,
+) {
+    let mut touched: Vec<usize> = slots.iter().map(|s| s.batch).collect();
+    touched.dedup();
+    for &k in &touched {
+        if let Some(b) = &mut filling[k] {
+            b.videos_left -= 1;
+        }
+    }
+    for (slot, reason) in failed {
+        if let Some(b) = &mut filling[slot.batch] {
+            b.bad.entry(slot.clip).or_insert(reason);
         }
     }
 }

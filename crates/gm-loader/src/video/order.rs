@@ -172,7 +172,7 @@ fn submit(
     let finished = Finished(finished.clone(), index);
     let done = decoders.submit(on_cpu, move |decoder| {
         let _finished = finished;
-        shared.run_job(decoder, epoch, job, &btx, &stop);
+        shared.run_job(decoder, epoch, job, !on_cpu, &btx, &stop);
     });
     (brx, done)
 }

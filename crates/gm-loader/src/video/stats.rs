@@ -1,6 +1,6 @@
 //! Counters of a clip loader.
 
-use gm_codec::nvdec::SessionTime;
+use gm_codec::nvdec::{SessionStats, SessionTime};
 
 use crate::error::SampleError;
 
@@ -53,6 +53,11 @@ pub struct ClipStats {
     pub cpu_runs: u64,
     /// Time in libavcodec, summed over sessions, microseconds.
     pub cpu_decode_us: u64,
+    /// Videos of NVDEC jobs handed to the CPU-route sessions (a job's CPU-routed videos
+    /// decode there while the job's session decodes its own on NVDEC).
+    pub cpu_parts: u64,
+    /// Of `cpu_parts`: parts the job decoded itself after all (the part failed to run).
+    pub cpu_parts_taken_back: u64,
 }
 
 impl ClipStats {
@@ -65,6 +70,20 @@ impl ClipStats {
             self.first_bad.push(e);
         }
         new
+    }
+
+    /// Adds what a decoder did between two readings of its counters.
+    pub(crate) fn count_sessions(&mut self, before: &SessionStats, after: &SessionStats) {
+        self.packets_decoded += after.packets - before.packets;
+        self.decoders_created += after.decoders_created - before.decoders_created;
+        self.decoders_destroyed += after.decoders_destroyed - before.decoders_destroyed;
+        self.decoder_reuses += after.decoder_reuses - before.decoder_reuses;
+        self.parsers_created += after.parsers_created - before.parsers_created;
+        self.cpu_frames_decoded += after.cpu.frames - before.cpu.frames;
+        self.cpu_runs += after.cpu.runs - before.cpu.runs;
+        self.cpu_decode_us += (after.cpu.decode_ns - before.cpu.decode_ns) / 1000;
+        self.runs += after.runs - before.runs;
+        self.session_time.add(&after.time.since(&before.time));
     }
 
     /// Frames decoded per frame delivered (1.0: nothing decoded in vain).
