@@ -286,6 +286,15 @@ fn malformed_files_name_the_file_and_the_problem() {
 /// The loader's batches carry each image's geometry: the same as planning that image alone
 /// from (seed, epoch, index), so its boxes, keypoints and masks move with its pixels.
 fn check_batches_carry_geometry(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
+    check_batches_carry_geometry_of(builder, dataset, 3);
+}
+
+/// [`check_batches_carry_geometry`] over a dataset of `n` samples.
+fn check_batches_carry_geometry_of(
+    builder: gm_loader::LoaderBuilder,
+    dataset: &CocoDataset,
+    n: usize,
+) {
     use gm_transforms::{Compose, HorizontalFlip, RandomResizedCrop, SampleRng};
     let chain = || {
         Compose::new()
@@ -306,6 +315,13 @@ fn check_batches_carry_geometry(builder: gm_loader::LoaderBuilder, dataset: &Coc
             assert_eq!(batch.geometry.len(), batch.indices.len());
             for (k, &i) in batch.indices.iter().enumerate() {
                 let im = dataset.image(i).unwrap();
+                assert_eq!(batch.geometry[k].canvas(), (64, 48));
+                if dataset.targets(i).is_err() && im.width == 0 {
+                    // A shard sample without a record: its size is the decoded image's, which
+                    // the record would have given.
+                    seen += 1;
+                    continue;
+                }
                 let mut rng = SampleRng::new(5, epoch, i as u64);
                 let (_, _, alone) = chain().plan_post(im.width, im.height, &mut rng).unwrap();
                 assert_eq!(
@@ -328,7 +344,7 @@ fn check_batches_carry_geometry(builder: gm_loader::LoaderBuilder, dataset: &Coc
             }
         }
     }
-    assert_eq!(seen, 3 * 3);
+    assert_eq!(seen, n * 3);
 }
 
 /// The instances fixture over committed photos, images without objects dropped.
@@ -417,4 +433,122 @@ fn gpu_iou_crops_draw_from_each_samples_boxes() {
     let d = fixture();
     let builder = gm_loader::Loader::builder(d.clone()).device(&device);
     check_iou_crops(builder, &d);
+}
+
+/// The instances fixture written as WebDataset shards (two, with their indexes): each photo
+/// with its record (`{"image": .., "annotations": [..]}`), then a sample without a record and
+/// one whose record is not JSON. Gives the shards' pattern.
+fn write_coco_shards(dir: &Path) -> String {
+    let file = json("instances.json");
+    let mut w = gm_loader::shards::ShardWriter::new(dir, "coco", 40_000).unwrap();
+    for im in file["images"].as_array().unwrap() {
+        let annotations: Vec<&Value> = file["annotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["image_id"] == im["id"])
+            .collect();
+        let record = serde_json::json!({ "image": im, "annotations": annotations });
+        let name = im["file_name"].as_str().unwrap();
+        let jpeg = std::fs::read(media().join("jpeg").join(name)).unwrap();
+        let key = gm_loader::shards::sample_key(name.trim_end_matches(".jpg"));
+        let record = serde_json::to_vec(&record).unwrap();
+        w.add(&key, &[("jpg", &jpeg), ("json", &record)]).unwrap();
+    }
+    let jpeg = std::fs::read(media().join("jpeg/baboon-201x151-420.jpg")).unwrap();
+    w.add("no-record", &[("jpg", &jpeg)]).unwrap();
+    w.add(
+        "broken-record",
+        &[("jpg", &jpeg), ("json", b"{\"image\": {")],
+    )
+    .unwrap();
+    let shards = w.finish().unwrap();
+    assert!(shards.len() >= 2, "{shards:?}");
+    let names: Vec<String> = shards.iter().map(|p| p.display().to_string()).collect();
+    names.join("::")
+}
+
+#[test]
+fn coco_records_in_shards_give_the_folders_targets() {
+    let dir = std::env::temp_dir().join(format!("gm-coco-shards-{}", std::process::id()));
+    let pattern = write_coco_shards(&dir);
+    let file = media().join("coco/instances.json");
+    let folder = CocoDataset::open(&file, &media().join("jpeg"), EmptyImages::Keep).unwrap();
+    let open = |empty| {
+        let shards = gm_loader::shards::WebDataset::builder(&pattern).unwrap();
+        CocoDataset::from_shards(shards, &file, empty).unwrap()
+    };
+    let sharded = open(EmptyImages::Keep);
+    assert_eq!(sharded.len(), folder.len() + 2);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for k in 0..folder.len() {
+        assert_eq!(sharded.image(k), folder.image(k), "sample {k}");
+        assert_eq!(sharded.label(k), folder.label(k), "sample {k}");
+        match (sharded.boxes(k), folder.boxes(k)) {
+            (Ok(s), Ok(f)) => assert_eq!(s, f, "sample {k}"),
+            (Err(s), Err(_)) => assert!(s.to_string().contains("#baboon-201x151-440"), "{s}"),
+            (s, f) => panic!("sample {k}: {s:?} against {f:?}"),
+        }
+        match (sharded.targets(k), folder.targets(k)) {
+            (Ok(s), Ok(f)) => assert_eq!(s, f, "sample {k}"),
+            (
+                Err(CocoError::Annotation {
+                    file,
+                    annotation_id,
+                    issue,
+                    ..
+                }),
+                Err(CocoError::Annotation {
+                    annotation_id: want_id,
+                    issue: want_issue,
+                    ..
+                }),
+            ) => {
+                // The bad box of the fourth image, named by its sample.
+                assert_eq!((annotation_id, &issue), (want_id, &want_issue));
+                let name = file.display().to_string();
+                assert!(
+                    name.contains("coco-000") && name.contains("#baboon-201x151-440"),
+                    "{name}"
+                );
+            }
+            (s, f) => panic!("sample {k}: {s:?} against {f:?}"),
+        }
+        sharded.read(k, &mut a).unwrap();
+        folder.read(k, &mut b).unwrap();
+        assert!(a == b, "sample {k}: its bytes");
+    }
+    let batch: Vec<usize> = (0..sharded.len()).collect();
+    let mut bufs = vec![Vec::new(); batch.len()];
+    assert!(
+        sharded
+            .read_batch(&batch, &mut bufs)
+            .iter()
+            .all(Result::is_ok)
+    );
+    assert_eq!(
+        bufs[1],
+        std::fs::read(media().join("jpeg/baboon-201x151-422.jpg")).unwrap()
+    );
+    // The samples without a usable record: bad samples naming the sample and the reason.
+    for (k, why) in [(4, "no .json member"), (5, "its .json")] {
+        let err = sharded.targets(k).unwrap_err().to_string();
+        assert!(err.contains("#") && err.contains(why), "{err}");
+        assert!(sharded.boxes(k).is_err());
+        let key = if k == 4 { "no-record" } else { "broken-record" };
+        assert!(
+            sharded.name(k).ends_with(&format!("#{key}")),
+            "{}",
+            sharded.name(k)
+        );
+    }
+    // Images without objects left out, as from the folder; bad records kept (to be reported).
+    let kept = open(EmptyImages::Drop);
+    let ids: Vec<i64> = (0..kept.len()).map(|i| kept.image(i).unwrap().id).collect();
+    assert_eq!(ids, vec![11, 12, 14, 4, 5]);
+    // Through the image loader: every image loads (a bad record fails only its targets), and
+    // each carries its own geometry.
+    let loader = gm_loader::Loader::builder(kept.clone()).cpu().workers(2);
+    check_batches_carry_geometry_of(loader, &kept, 5);
+    std::fs::remove_dir_all(&dir).ok();
 }

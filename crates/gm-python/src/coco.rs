@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gm_loader::coco::{CocoDataset as RustCoco, CocoTargets, EmptyImages};
+use gm_loader::coco::{CocoDataset as RustCoco, CocoShardsError, CocoTargets, EmptyImages};
 use gm_transforms::targets::{BoundingBoxes, KeyPoints, Mask, TargetGeometry};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -23,6 +23,8 @@ use crate::tensor::{Elem, Tensor};
 /// the file, image and annotation. As an `ImageLoader` source, each batch's `targets` holds
 /// every image's targets moved with its pixels. `drop_empty=True` leaves out images without
 /// objects (torchvision's detection references train without them).
+/// `CocoDataset.from_shards(shards, categories)` reads WebDataset shards whose samples carry
+/// their image and its COCO record (see there).
 #[pyclass(module = "gm", frozen)]
 pub struct CocoDataset {
     pub(crate) inner: Arc<RustCoco>,
@@ -45,6 +47,37 @@ impl CocoDataset {
         };
         let d = py.detach(|| RustCoco::open(&annotations, &root, empty));
         let d = d.map_err(|e| GmError::new_err(e.to_string()))?;
+        Ok(CocoDataset { inner: Arc::new(d) })
+    }
+
+    /// WebDataset shards (a pattern such as `s3://bucket/coco-{000..099}.tar`, or a list of
+    /// shard paths or URLs) whose samples each hold an image and a `.json` record:
+    /// `{"image": {"width": W, "height": H, "id": ..., "file_name": ...}, "annotations":
+    /// [...]}` (id and file name optional), the annotations as in a COCO file. `categories`
+    /// is a COCO file with the categories (the instances file will do). A sample without a
+    /// usable record raises `gm.GmError` naming `shard#key` when its targets are asked for.
+    /// `storage` as for `ImageLoader`.
+    #[staticmethod]
+    #[pyo3(signature = (shards, categories, *, drop_empty=false, storage=None))]
+    fn from_shards(
+        py: Python<'_>,
+        shards: &Bound<'_, PyAny>,
+        categories: PathBuf,
+        drop_empty: bool,
+        storage: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let empty = if drop_empty {
+            EmptyImages::Drop
+        } else {
+            EmptyImages::Keep
+        };
+        let storage = crate::storage::from_dict(storage)?;
+        let builder = crate::storage::shards_builder(shards, storage)?;
+        let d = py.detach(|| RustCoco::from_shards(builder, &categories, empty));
+        let d = d.map_err(|e| match e {
+            CocoShardsError::Shards(e) => crate::storage::shard_error(e),
+            CocoShardsError::Coco(e) => GmError::new_err(e.to_string()),
+        })?;
         Ok(CocoDataset { inner: Arc::new(d) })
     }
 

@@ -128,6 +128,23 @@ fn is_gzip_shard(text: &str) -> bool {
     last.ends_with(".tar.gz") || last.ends_with(".tgz")
 }
 
+/// A WebDataset builder for `source`: a shard pattern (`train-{000..099}.tar`, a URL) or a
+/// list of shard paths or URLs, reading through `storage`.
+pub(crate) fn shards_builder(
+    source: &Bound<'_, PyAny>,
+    storage: Option<Storage>,
+) -> PyResult<gm_loader::WebDatasetBuilder> {
+    let storage = storage.unwrap_or_else(Storage::global);
+    if source.is_instance_of::<PyList>() || source.is_instance_of::<PyTuple>() {
+        let shards: Vec<String> = source.extract()?;
+        return Ok(WebDataset::from_shards(shards).storage(storage));
+    }
+    let pattern: String = source.extract()?;
+    Ok(WebDataset::builder(&pattern)
+        .map_err(shard_error)?
+        .storage(storage))
+}
+
 fn open_shards(
     py: Python<'_>,
     builder: gm_loader::WebDatasetBuilder,
@@ -138,7 +155,7 @@ fn open_shards(
 
 /// Shards that could not be opened: `OSError` when they could not be read, `ValueError` for
 /// a bad pattern or index.
-fn shard_error(e: ShardError) -> PyErr {
+pub(crate) fn shard_error(e: ShardError) -> PyErr {
     match &e {
         ShardError::Io { .. } => PyOSError::new_err(e.to_string()),
         _ => PyValueError::new_err(e.to_string()),

@@ -146,3 +146,77 @@ def test_iou_crop_without_boxes_names_the_sample(good_folder):
                             device="cpu", bad_samples="fail")
     with pytest.raises(gm.GmError, match="RandomIoUCrop.*bounding boxes"):
         next(iter(loader))
+
+
+def write_coco_shards(folder):
+    """The instances fixture as two WebDataset shards: each photo with its record
+    (``{"image": ..., "annotations": [...]}``), and a last sample without one."""
+    import io
+    import tarfile
+
+    coco = json.loads((COCO / "instances.json").read_text())
+    samples = []
+    for im in coco["images"]:
+        record = {"image": im, "annotations": [a for a in coco["annotations"] if a["image_id"] == im["id"]]}
+        key = im["file_name"][: -len(".jpg")]
+        samples.append((key, {"jpg": (JPEG / im["file_name"]).read_bytes(), "json": json.dumps(record).encode()}))
+    samples.append(("no-record", {"jpg": (JPEG / coco["images"][0]["file_name"]).read_bytes()}))
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for n, part in enumerate((samples[:2], samples[2:])):
+        path = folder / f"coco-{n:06d}.tar"
+        with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+            for key, members in part:
+                for ext, data in members.items():
+                    info = tarfile.TarInfo(f"{key}.{ext}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+        paths.append(path)
+    return paths
+
+
+def check_sharded_targets(d):
+    folder = gm.CocoDataset(COCO / "instances.json", JPEG)
+    assert len(d) == len(folder) + 1
+    for i in range(len(folder)):
+        assert d.image(i) == folder.image(i)
+        if i == 3:
+            with pytest.raises(gm.GmError, match=r"coco-000001.tar#baboon-201x151-440.*annotation 401"):
+                d.targets(i)
+            continue
+        got, want = d.targets(i), folder.targets(i)
+        assert got.keys() == want.keys()
+        for k in want:
+            if isinstance(want[k], int):
+                assert got[k] == want[k]
+            else:
+                assert np.array_equal(arr(got[k]), arr(want[k])), (i, k)
+    with pytest.raises(gm.GmError, match=r"coco-000001.tar#no-record: no COCO record.*no .json member"):
+        d.targets(4)
+
+
+def test_coco_records_in_shards_give_the_folders_targets(tmp_path):
+    paths = write_coco_shards(tmp_path / "shards")
+    pattern = str(tmp_path / "shards" / "coco-{000000..000001}.tar")
+    d = gm.CocoDataset.from_shards(pattern, COCO / "instances.json")
+    check_sharded_targets(d)
+    # The shards as a loader source: targets move with the pixels, as from the folder.
+    kept = gm.CocoDataset.from_shards([str(p) for p in paths], COCO / "instances.json", drop_empty=True)
+    assert [kept.image(i)["id"] for i in range(len(kept))] == [11, 12, 14, 4]
+    loader = gm.ImageLoader(kept, batch_size=2, transforms=[gm.transforms.Resize((48, 64))], device="cpu")
+    ids = []
+    for batch in loader:
+        for i, t in zip(batch.indices, batch.targets):
+            ids.append(kept.image(i)["id"])
+            if t is not None:
+                assert arr(t["boxes"]).shape[0] == arr(kept.targets(i)["boxes"]).shape[0]
+    assert sorted(ids) == [4, 11, 12, 14]
+
+
+def test_coco_records_in_s3_shards(s3, tmp_path):
+    write_coco_shards(tmp_path / "shards")
+    bucket = s3.bucket("coco")
+    assert s3.upload(bucket, tmp_path / "shards", "wds") == 2
+    d = gm.CocoDataset.from_shards(f"s3://{bucket}/wds/coco-{{000000..000001}}.tar", COCO / "instances.json",
+                                   storage=s3.storage)
+    check_sharded_targets(d)

@@ -31,6 +31,31 @@ struct RawImage {
     height: u32,
 }
 
+/// One sample's record in a WebDataset shard: its image and that image's annotations.
+#[derive(Deserialize)]
+struct RawRecord {
+    image: RawRecordImage,
+    #[serde(default)]
+    annotations: Vec<RawObject>,
+}
+
+/// A record's image: the file name and id are optional (the sample's key and position).
+#[derive(Deserialize)]
+struct RawRecordImage {
+    #[serde(default)]
+    id: Option<i64>,
+    #[serde(default)]
+    file_name: Option<String>,
+    width: u32,
+    height: u32,
+}
+
+/// The categories of a COCO file (anything else in it is not read).
+#[derive(Deserialize)]
+struct RawCategories {
+    categories: Vec<RawCategory>,
+}
+
 #[derive(Deserialize)]
 struct RawObject {
     #[serde(default)]
@@ -118,14 +143,33 @@ pub struct CocoObject {
 /// checked; an image with a bad object carries the first problem found.
 #[derive(Debug, Clone)]
 pub struct CocoAnnotations {
-    /// The file read.
+    /// The file read (for records from shards: the categories file).
     pub path: PathBuf,
     /// The images, in the file's order.
     pub images: Vec<CocoImage>,
     /// Category ids and names, in the file's order.
     pub categories: Vec<(i64, String)>,
     objects: Vec<Vec<CocoObject>>,
-    issues: Vec<Option<(i64, CocoIssue)>>,
+    issues: Vec<Option<Problem>>,
+    /// Per image, where its record came from (shards: `shard#key`); empty for a file.
+    sources: Vec<String>,
+}
+
+/// Why an image's targets cannot be given.
+#[derive(Debug, Clone)]
+enum Problem {
+    /// The first bad object: its id and what is wrong.
+    Object(i64, CocoIssue),
+    /// The image's record itself (shards: missing, not JSON, not COCO's fields).
+    Record(String),
+}
+
+/// Category ids and names, and each category's keypoint count.
+type Categories = (Vec<(i64, String)>, HashMap<i64, usize>);
+
+fn categories_of(raw: Vec<RawCategory>) -> Categories {
+    let keypoints = raw.iter().map(|c| (c.id, c.keypoints.len())).collect();
+    (raw.into_iter().map(|c| (c.id, c.name)).collect(), keypoints)
 }
 
 impl CocoAnnotations {
@@ -151,11 +195,7 @@ impl CocoAnnotations {
                 return Err(format(format!("image id {} appears twice", im.id)));
             }
         }
-        let keypoints: HashMap<i64, usize> = raw
-            .categories
-            .iter()
-            .map(|c| (c.id, c.keypoints.len()))
-            .collect();
+        let (categories, keypoints) = categories_of(raw.categories);
         let images: Vec<CocoImage> = raw
             .images
             .into_iter()
@@ -167,7 +207,7 @@ impl CocoAnnotations {
             })
             .collect();
         let mut objects: Vec<Vec<CocoObject>> = vec![Vec::new(); images.len()];
-        let mut issues: Vec<Option<(i64, CocoIssue)>> = vec![None; images.len()];
+        let mut issues: Vec<Option<Problem>> = vec![None; images.len()];
         for o in raw.annotations {
             let Some(&i) = index.get(&o.image_id) else {
                 return Err(format(format!(
@@ -178,32 +218,107 @@ impl CocoAnnotations {
             match object(o, &images[i], &keypoints) {
                 Ok(obj) => objects[i].push(obj),
                 Err((id, issue)) => {
-                    issues[i].get_or_insert((id, issue));
+                    issues[i].get_or_insert(Problem::Object(id, issue));
                 }
             }
         }
         Ok(CocoAnnotations {
             path: path.to_path_buf(),
             images,
-            categories: raw.categories.into_iter().map(|c| (c.id, c.name)).collect(),
+            categories,
             objects,
             issues,
+            sources: Vec::new(),
         })
+    }
+
+    /// One image per record, as WebDataset shards carry them: each record is a sample's
+    /// `.json` member (`{"image": {"width", "height", "id"?, "file_name"?}, "annotations":
+    /// [...]}`, the annotations as a COCO file writes them), or why the sample has none;
+    /// `sources` name the samples (`shard#key`, also the file name where the record gives
+    /// none). The categories come from `categories`, a COCO file's JSON (`path` in errors).
+    /// A record that cannot be read is that image's problem, not the whole set's.
+    pub(crate) fn from_records(
+        path: &Path,
+        categories: &[u8],
+        records: Vec<Result<Vec<u8>, String>>,
+        sources: Vec<String>,
+    ) -> Result<CocoAnnotations, CocoError> {
+        let raw: RawCategories =
+            serde_json::from_slice(categories).map_err(|e| CocoError::Format {
+                path: path.to_path_buf(),
+                reason: format!("no categories: {e}"),
+            })?;
+        let (categories, keypoints) = categories_of(raw.categories);
+        let n = records.len();
+        let mut a = CocoAnnotations {
+            path: path.to_path_buf(),
+            images: Vec::with_capacity(n),
+            categories,
+            objects: vec![Vec::new(); n],
+            issues: vec![None; n],
+            sources,
+        };
+        for (i, record) in records.into_iter().enumerate() {
+            let source = a.sources.get(i).cloned().unwrap_or_default();
+            let raw = record.and_then(|b| {
+                serde_json::from_slice::<RawRecord>(&b).map_err(|e| format!("its .json: {e}"))
+            });
+            let raw = match raw {
+                Ok(raw) => raw,
+                Err(why) => {
+                    a.images.push(CocoImage {
+                        id: i as i64,
+                        file_name: source,
+                        width: 0,
+                        height: 0,
+                    });
+                    a.issues[i] = Some(Problem::Record(why));
+                    continue;
+                }
+            };
+            let im = CocoImage {
+                id: raw.image.id.unwrap_or(i as i64),
+                file_name: raw.image.file_name.unwrap_or(source),
+                width: raw.image.width,
+                height: raw.image.height,
+            };
+            for o in raw.annotations {
+                match object(o, &im, &keypoints) {
+                    Ok(obj) => a.objects[i].push(obj),
+                    Err((id, issue)) => {
+                        a.issues[i].get_or_insert(Problem::Object(id, issue));
+                    }
+                }
+            }
+            a.images.push(im);
+        }
+        Ok(a)
     }
 
     /// The objects of image `i` (in the file's order), or the first bad one's problem.
     pub fn objects(&self, i: usize) -> Result<&[CocoObject], CocoError> {
-        if let Some(Some((annotation_id, issue))) = self.issues.get(i) {
-            let im = &self.images[i];
-            return Err(CocoError::Annotation {
-                file: self.path.clone(),
+        let Some(Some(problem)) = self.issues.get(i) else {
+            return Ok(self.objects.get(i).map_or(&[], Vec::as_slice));
+        };
+        let im = &self.images[i];
+        let file = match self.sources.get(i) {
+            Some(source) => PathBuf::from(source),
+            None => self.path.clone(),
+        };
+        Err(match problem {
+            Problem::Object(annotation_id, issue) => CocoError::Annotation {
+                file,
                 image_id: im.id,
                 image: im.file_name.clone(),
                 annotation_id: *annotation_id,
                 issue: issue.clone(),
-            });
-        }
-        Ok(self.objects.get(i).map_or(&[], Vec::as_slice))
+            },
+            Problem::Record(reason) => CocoError::Record {
+                sample: file.display().to_string(),
+                reason: reason.clone(),
+            },
+        })
     }
 
     /// Whether image `i` has no object (a bad object counts as one).

@@ -10,6 +10,7 @@ use super::rle::Rle;
 use super::{CocoError, CocoIssue};
 use crate::error::SampleErrorKind;
 use crate::image::{Dataset, Label};
+use crate::shards::{ShardError, WebDataset, WebDatasetBuilder};
 
 /// What to do with images that have no object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,15 +48,25 @@ pub struct CocoTargets {
     pub crowd_masks: Option<Vec<Rle>>,
 }
 
-/// Images of a COCO annotation file, read from a folder, with their targets
-/// ([`CocoDataset::targets`]). As a [`Dataset`] its label is the image's first object's
-/// category (-1 without one) and its name the image's path.
+/// Images of a COCO annotation file, read from a folder, or the samples of WebDataset shards
+/// whose `.json` members carry each image's annotations ([`CocoDataset::from_shards`]), with
+/// their targets ([`CocoDataset::targets`]). As a [`Dataset`] its label is the image's first
+/// object's category (-1 without one) and its name the image's path (shards: `shard#key`).
 #[derive(Debug, Clone)]
 pub struct CocoDataset {
     annotations: Arc<CocoAnnotations>,
-    root: PathBuf,
-    /// Image index in the file per sample.
+    images: Images,
+    /// Image index in the annotations per sample.
     order: Vec<usize>,
+}
+
+/// Where a COCO dataset's images are.
+#[derive(Debug, Clone)]
+enum Images {
+    /// Files under a folder, by the annotations' file names.
+    Folder(PathBuf),
+    /// The samples of shards, one image per sample, in the shards' order.
+    Shards(WebDataset),
 }
 
 impl CocoDataset {
@@ -75,14 +86,42 @@ impl CocoDataset {
 
     /// The images of checked annotations under `root`.
     pub fn new(annotations: Arc<CocoAnnotations>, root: &Path, empty: EmptyImages) -> CocoDataset {
-        let order = (0..annotations.images.len())
-            .filter(|&i| empty == EmptyImages::Keep || !annotations.is_empty_image(i))
-            .collect();
+        let order = kept(&annotations, empty);
         CocoDataset {
             annotations,
-            root: root.to_path_buf(),
+            images: Images::Folder(root.to_path_buf()),
             order,
         }
+    }
+
+    /// The samples of WebDataset `shards` (opened without labels), each an image with a
+    /// `.json` member holding its COCO record: `{"image": {"width": W, "height": H, "id": ..,
+    /// "file_name": ..}, "annotations": [...]}` (id and file name optional: the sample's
+    /// position and `shard#key`), the annotations as a COCO instances or keypoints file writes
+    /// them. The categories (and keypoint names) come from `categories`, a COCO file's JSON
+    /// (the instances file itself will do). The records are read once, here; a sample
+    /// without a record, or with a record that is not one, is a bad sample like a bad
+    /// annotation, named `shard#key`.
+    pub fn from_shards(
+        shards: WebDatasetBuilder,
+        categories: &Path,
+        empty: EmptyImages,
+    ) -> Result<CocoDataset, CocoShardsError> {
+        let shards = shards.unlabelled().open()?;
+        let bytes = std::fs::read(categories).map_err(|source| CocoError::Io {
+            path: categories.to_path_buf(),
+            source,
+        })?;
+        let names = (0..shards.len()).map(|i| shards.name(i)).collect();
+        let annotations =
+            CocoAnnotations::from_records(categories, &bytes, shards.json_members(), names)?;
+        let annotations = Arc::new(annotations);
+        let order = kept(&annotations, empty);
+        Ok(CocoDataset {
+            annotations,
+            images: Images::Shards(shards),
+            order,
+        })
     }
 
     /// The annotation file's contents.
@@ -95,9 +134,13 @@ impl CocoDataset {
         self.order.get(index).map(|&i| &self.annotations.images[i])
     }
 
-    /// Sample `index`'s file.
+    /// Sample `index`'s file (the image's path under the folder; shards: `shard#key`).
     pub fn path(&self, index: usize) -> Option<PathBuf> {
-        self.image(index).map(|im| self.root.join(&im.file_name))
+        let i = *self.order.get(index)?;
+        Some(match &self.images {
+            Images::Folder(root) => root.join(&self.annotations.images[i].file_name),
+            Images::Shards(shards) => PathBuf::from(shards.name(i)),
+        })
     }
 
     /// Sample `index`'s targets, or why one of its annotations is bad.
@@ -108,8 +151,12 @@ impl CocoDataset {
         })?;
         let im = &self.annotations.images[i];
         let objects = self.annotations.objects(i)?;
+        let file = match &self.images {
+            Images::Folder(_) => self.annotations.path.clone(),
+            Images::Shards(shards) => PathBuf::from(shards.name(i)),
+        };
         let fail = |o: &CocoObject, issue: CocoIssue| CocoError::Annotation {
-            file: self.annotations.path.clone(),
+            file: file.clone(),
             image_id: im.id,
             image: im.file_name.clone(),
             annotation_id: o.id,
@@ -137,6 +184,24 @@ impl CocoDataset {
             crowd_masks,
         })
     }
+}
+
+/// The images of `annotations` a dataset keeps.
+fn kept(annotations: &CocoAnnotations, empty: EmptyImages) -> Vec<usize> {
+    (0..annotations.images.len())
+        .filter(|&i| empty == EmptyImages::Keep || !annotations.is_empty_image(i))
+        .collect()
+}
+
+/// Why COCO records in shards cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum CocoShardsError {
+    /// The shards cannot be opened or indexed.
+    #[error(transparent)]
+    Shards(#[from] ShardError),
+    /// The categories file cannot be read.
+    #[error(transparent)]
+    Coco(#[from] CocoError),
 }
 
 /// Boxes (XYXY), labels and masks (where every object has an outline) of some objects.
@@ -224,10 +289,40 @@ impl Dataset for CocoDataset {
     }
 
     fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
-        let path = self.path(index).ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::NotFound, format!("sample {index}"))
-        })?;
-        crate::image::read_file(&path, buf)
+        let missing =
+            || std::io::Error::new(std::io::ErrorKind::NotFound, format!("sample {index}"));
+        match &self.images {
+            Images::Folder(_) => {
+                crate::image::read_file(&self.path(index).ok_or_else(missing)?, buf)
+            }
+            Images::Shards(shards) => shards.read(*self.order.get(index).ok_or_else(missing)?, buf),
+        }
+    }
+
+    fn read_batch(&self, indices: &[usize], bufs: &mut [Vec<u8>]) -> Vec<std::io::Result<()>> {
+        match &self.images {
+            Images::Shards(shards) => match indices
+                .iter()
+                .map(|&i| self.order.get(i).copied())
+                .collect::<Option<Vec<usize>>>()
+            {
+                Some(samples) => shards.read_batch(&samples, bufs),
+                None => indices
+                    .iter()
+                    .map(|&i| {
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            format!("sample {i}"),
+                        ))
+                    })
+                    .collect(),
+            },
+            Images::Folder(_) => indices
+                .iter()
+                .zip(bufs.iter_mut())
+                .map(|(&i, buf)| self.read(i, buf))
+                .collect(),
+        }
     }
 
     /// The boxes of the sample's objects (crowd regions apart), without decoding masks.

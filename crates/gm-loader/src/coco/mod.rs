@@ -8,6 +8,8 @@
 //! - [`CocoDataset`]: images by index (the loaders' [`Dataset`](crate::Dataset)) with their
 //!   targets ([`CocoTargets`]): boxes, category labels, masks and keypoints; crowd objects
 //!   kept apart, as COCO's evaluation and torchvision's detection references treat them.
+//!   From a folder, or from WebDataset shards whose samples carry their records
+//!   ([`CocoDataset::from_shards`]).
 
 mod annotations;
 mod dataset;
@@ -15,7 +17,7 @@ mod polygon;
 mod rle;
 
 pub use annotations::{CocoAnnotations, CocoImage, CocoObject, Segmentation};
-pub use dataset::{CocoDataset, CocoTargets, EmptyImages};
+pub use dataset::{CocoDataset, CocoShardsError, CocoTargets, EmptyImages};
 pub use polygon::polygon_mask;
 pub use rle::{MAX_MASK_PIXELS, Rle};
 
@@ -55,10 +57,18 @@ pub enum CocoError {
         /// What is wrong.
         reason: String,
     },
+    /// A sample of WebDataset shards has no usable annotation record.
+    #[error("{sample}: no COCO record: {reason}")]
+    Record {
+        /// The sample, `shard#key`.
+        sample: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// One annotation of one image is bad.
     #[error("{file}: image {image_id} ({image}), annotation {annotation_id}: {issue}")]
     Annotation {
-        /// The annotation file.
+        /// The annotation file (shards: the sample, `shard#key`).
         file: std::path::PathBuf,
         /// The image's id.
         image_id: i64,

@@ -50,6 +50,14 @@ pub(crate) fn video(sample: &IndexedSample) -> Option<&Member> {
         .find(|m| has_ext(&m.ext, VIDEO_EXTENSIONS))
 }
 
+/// The `.json` member.
+pub(crate) fn json(sample: &IndexedSample) -> Option<&Member> {
+    sample
+        .members
+        .iter()
+        .find(|m| m.ext.eq_ignore_ascii_case("json"))
+}
+
 /// The member holding the label, by preference, with its position in the sample.
 pub(crate) fn label_member(sample: &IndexedSample) -> Option<(usize, &Member)> {
     LABEL_ORDER.iter().find_map(|ext| {

@@ -37,6 +37,8 @@ struct Sample {
     image: Option<(u64, u64)>,
     /// Offset, size and extension of the video member.
     video: Option<(u64, u64, String)>,
+    /// Offset and size of the `.json` member.
+    json: Option<(u64, u64)>,
     label: Result<Label, String>,
 }
 
@@ -69,6 +71,7 @@ pub struct WebDatasetBuilder {
     indexes: Vec<PathBuf>,
     cache: Option<PathBuf>,
     json_key: String,
+    labelled: bool,
     header_hops: bool,
     storage: Option<Storage>,
     progress: Option<Arc<Progress>>,
@@ -93,6 +96,7 @@ impl WebDataset {
             indexes: Vec::new(),
             cache: None,
             json_key: "label".into(),
+            labelled: true,
             header_hops: false,
             storage: None,
             progress: None,
@@ -102,6 +106,34 @@ impl WebDataset {
     /// The shards' paths or URLs, in order.
     pub fn shards(&self) -> impl Iterator<Item = &str> {
         self.shards.iter().map(|s| s.name.as_str())
+    }
+
+    /// The bytes of every sample's `.json` member, in sample order (one batch of ranged
+    /// reads per shard), or why a sample has none.
+    pub(crate) fn json_members(&self) -> Vec<Result<Vec<u8>, String>> {
+        let mut out: Vec<Result<Vec<u8>, String>> = self
+            .samples
+            .iter()
+            .map(|s| match &s.label {
+                Err(reason) if s.image.is_none() => Err(reason.clone()),
+                _ => Err(format!("sample {} has no .json member", s.key)),
+            })
+            .collect();
+        for (n, shard) in self.shards.iter().enumerate() {
+            let mine: Vec<(usize, (u64, u64))> = self
+                .samples
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.shard == n)
+                .filter_map(|(i, s)| s.json.map(|j| (i, j)))
+                .collect();
+            let ranges: Vec<std::ops::Range<u64>> =
+                mine.iter().map(|(_, (o, len))| *o..o + len).collect();
+            for ((i, _), got) in mine.iter().zip(shard.read_ranges(&ranges, &self.storage)) {
+                out[*i] = got.map_err(|e| format!("reading its .json: {e}"));
+            }
+        }
+        out
     }
 
     /// The shard (its position in [`shards`](Self::shards)) and key of sample `index`.
@@ -174,6 +206,14 @@ impl WebDatasetBuilder {
         self
     }
 
+    /// Samples without labels: no `.cls`, `.txt` or `.json` label is read or required (every
+    /// label is -1), as for shards whose `.json` carries annotations
+    /// ([`CocoDataset::from_shards`](crate::coco::CocoDataset::from_shards)).
+    pub fn unlabelled(mut self) -> Self {
+        self.labelled = false;
+        self
+    }
+
     /// The `.json` key holding the label (`label` by default).
     pub fn json_label_key(mut self, key: impl Into<String>) -> Self {
         self.json_key = key.into();
@@ -228,7 +268,10 @@ impl WebDatasetBuilder {
             storage: storage.clone(),
         };
         for (n, opened) in self.open_all(&storage).into_iter().enumerate() {
-            let (shard, index, extras) = opened?;
+            let (shard, index, mut extras) = opened?;
+            if !self.labelled {
+                extras.labels = vec![Ok(-1); index.samples.len()];
+            }
             data.add(n, &shard, &index, extras);
             data.shards.push(shard);
         }
@@ -312,7 +355,10 @@ impl WebDatasetBuilder {
             Some((what, text)) => {
                 let index = TarIndex::parse(&text, &what)?;
                 check_headers(shard, &index, &what, storage)?;
-                let labels = read_labels(shard, &index, &self.json_key, storage);
+                let labels = match self.labelled {
+                    true => read_labels(shard, &index, &self.json_key, storage),
+                    false => vec![Ok(-1); index.samples.len()],
+                };
                 (index, Extras { labels, cut: None })
             }
             None => {
@@ -350,6 +396,7 @@ impl WebDataset {
                 key: sample.key().to_string(),
                 image: range(fields::image(sample)),
                 video: fields::video(sample).map(|m| (m.offset, m.size, m.ext.clone())),
+                json: fields::json(sample).map(|m| (m.offset, m.size)),
                 label: match past_end {
                     Some(reason) => Err(reason),
                     None => label,
@@ -362,6 +409,7 @@ impl WebDataset {
                 key: "(end of shard)".into(),
                 image: None,
                 video: None,
+                json: None,
                 label: Err(format!(
                     "the shard ended after {} samples: {cut}",
                     index.samples.len()
