@@ -248,7 +248,7 @@ pub(crate) fn batch_mix(spec: &Bound<'_, PyAny>) -> PyResult<BatchMix> {
 }
 
 /// The arguments of `("random_affine", degrees, translate, scale, shear, interpolation, fill,
-/// center)`.
+/// center, mask_fill)`.
 type AffineArgs = (
     (f64, f64),
     Option<(f64, f64)>,
@@ -257,14 +257,15 @@ type AffineArgs = (
     String,
     [f32; 3],
     Option<(f64, f64)>,
+    u8,
 );
 
-/// The arguments of `("random_rotation", degrees, interpolation, fill, center)`.
-type RotationArgs = ((f64, f64), String, [f32; 3], Option<(f64, f64)>);
+/// The arguments of `("random_rotation", degrees, interpolation, fill, center, mask_fill)`.
+type RotationArgs = ((f64, f64), String, [f32; 3], Option<(f64, f64)>, u8);
 
-/// Appends a warp step: `random_affine` (as [`AffineArgs`]), `random_rotation` (degrees,
-/// interpolation, fill, center), `random_perspective` (distortion_scale, p, interpolation,
-/// fill). The argument checks are gm-transforms' (torchvision's).
+/// Appends a warp step: `random_affine` (as [`AffineArgs`]), `random_rotation` (as
+/// [`RotationArgs`]), `random_perspective` (distortion_scale, p, interpolation, fill,
+/// mask_fill). The argument checks are gm-transforms' (torchvision's).
 fn warp_step(
     chain: &mut Compose,
     kind: &str,
@@ -282,7 +283,7 @@ fn warp_step(
     };
     match kind {
         "random_affine" => {
-            let (degrees, translate, scale, shear, interp, fill, center): AffineArgs =
+            let (degrees, translate, scale, shear, interp, fill, center, mask_fill): AffineArgs =
                 args.extract()?;
             let mut step = RandomAffine::with_range(degrees)?;
             if let Some((x, y)) = translate {
@@ -294,27 +295,33 @@ fn warp_step(
             if let Some(shear) = shear {
                 step = step.shear(&shear)?;
             }
-            step = step.interpolation(warp_interp(&interp)?)?.fill(fill)?;
+            step = step
+                .interpolation(warp_interp(&interp)?)?
+                .fill(fill)?
+                .mask_fill(mask_fill);
             if let Some((x, y)) = center {
                 step = step.center(x, y);
             }
             chain.push(step);
         }
         "random_rotation" => {
-            let (degrees, interp, fill, center): RotationArgs = args.extract()?;
+            let (degrees, interp, fill, center, mask_fill): RotationArgs = args.extract()?;
             let mut step = RandomRotation::with_range(degrees)?
                 .interpolation(warp_interp(&interp)?)?
-                .fill(fill)?;
+                .fill(fill)?
+                .mask_fill(mask_fill);
             if let Some((x, y)) = center {
                 step = step.center(x, y);
             }
             chain.push(step);
         }
         _ => {
-            let (distortion, p, interp, fill): (f64, f64, String, [f32; 3]) = args.extract()?;
+            let (distortion, p, interp, fill, mask_fill): (f64, f64, String, [f32; 3], u8) =
+                args.extract()?;
             let step = RandomPerspective::new(distortion, p)?
                 .interpolation(warp_interp(&interp)?)?
-                .fill(fill)?;
+                .fill(fill)?
+                .mask_fill(mask_fill);
             chain.push(step);
         }
     }

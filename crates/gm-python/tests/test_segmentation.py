@@ -77,3 +77,27 @@ def test_segmentation_recipe_pads_masks_with_the_ignore_index():
                 assert m.shape == (96, 96) and set(np.unique(m).tolist()) <= classes | {255}
                 padded += int((m == 255).any())
     assert padded > 0
+
+
+@pytest.mark.parametrize("step", [
+    lambda fill: T.RandomRotation((30, 30), fill=fill),
+    lambda fill: T.RandomAffine((30, 30), fill=fill),
+    lambda fill: T.RandomPerspective(distortion_scale=0.9, p=1.0, interpolation="nearest", fill=fill),
+])
+def test_warps_fill_masks_with_the_fill_dicts_mask_entry(step):
+    # The exact pixels are checked against torchvision in gm-transforms' targets test; here the
+    # fill dict reaches the masks: the corners a warp reads from outside hold the Mask entry,
+    # the image's the "others" value.
+    d = gm.SegmentationFolder(JPEG, SEG / "masks")
+    for fill, mask_value, image_value in (({Mask: 200, "others": 7}, 200, 7), (0, 0, 0), (9, 9, 9)):
+        chain = [T.Resize((64, 64)), step(fill)]
+        loader = gm.ImageLoader(d, batch_size=2, transforms=chain, seed=3, device="cpu")
+        corners = 0
+        for b in loader:
+            images = arr(b.images)
+            for k, t in enumerate(b.targets):
+                m = arr(t["mask"])
+                for y, x in ((0, 0), (0, 63), (63, 0), (63, 63)):
+                    if (images[k, :, y, x] == image_value).all() and m[y, x] == mask_value:
+                        corners += 1
+        assert corners >= 2 * len(d), (fill, corners)

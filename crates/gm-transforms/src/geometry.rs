@@ -210,6 +210,9 @@ pub struct Affine {
     pub fill: Option<[f32; 3]>,
     /// Centre of rotation in pixels; the image centre when `None`.
     pub center: Option<(f64, f64)>,
+    /// Value of a mask's pixels mapped from outside (torchvision's fill for a `Mask`: the
+    /// fill dict's Mask entry, or a single fill value; 0 by default).
+    pub mask_fill: u8,
 }
 
 impl Affine {
@@ -223,6 +226,7 @@ impl Affine {
             interpolation: Interp::Nearest,
             fill: Some([0.0; 3]),
             center: None,
+            mask_fill: 0,
         }
     }
 }
@@ -248,6 +252,7 @@ impl Transform for Affine {
             scale: self.scale,
             shear: self.shear,
             center: self.center,
+            mask_fill: self.mask_fill,
         });
         let (w, h) = (st.width, st.height);
         let center = self.center.map_or((0.0, 0.0), |(cx, cy)| {
@@ -272,6 +277,9 @@ pub struct Rotate {
     /// Value of pixels mapped from outside the image, per RGB channel, 0..255; `None` is
     /// torchvision's functional default `fill=None` (zeros padding, no fill blend).
     pub fill: Option<[f32; 3]>,
+    /// Value of a mask's pixels mapped from outside (torchvision's fill for a `Mask`: the
+    /// fill dict's Mask entry, or a single fill value; 0 by default).
+    pub mask_fill: u8,
 }
 
 impl Transform for Rotate {
@@ -287,6 +295,7 @@ impl Transform for Rotate {
         let target_step = GeoStep::Rotate {
             angle: self.angle,
             center: self.center,
+            mask_fill: self.mask_fill,
         };
         let angle = self.angle.rem_euclid(360.0);
         if self.center.is_none() {
@@ -329,6 +338,9 @@ pub struct Perspective {
     /// Value of pixels mapped from outside the image, per RGB channel, 0..255; `None` is
     /// torchvision's functional default `fill=None` (zeros padding, no fill blend).
     pub fill: Option<[f32; 3]>,
+    /// Value of a mask's pixels mapped from outside (torchvision's fill for a `Mask`: the
+    /// fill dict's Mask entry, or a single fill value; 0 by default).
+    pub mask_fill: u8,
 }
 
 impl Transform for Perspective {
@@ -341,6 +353,7 @@ impl Transform for Perspective {
         }
         st.geometry.steps.push(GeoStep::Perspective {
             coefficients: self.coefficients,
+            mask_fill: self.mask_fill,
         });
         let grid = perspective_grid(self.coefficients, st.width, st.height);
         st.warp_current(STEP, grid, self.interpolation, self.fill)
@@ -382,6 +395,7 @@ pub struct RandomAffine {
     interpolation: Interp,
     fill: [f32; 3],
     center: Option<(f64, f64)>,
+    mask_fill: u8,
 }
 
 impl RandomAffine {
@@ -402,6 +416,7 @@ impl RandomAffine {
             interpolation: Interp::Nearest,
             fill: [0.0; 3],
             center: None,
+            mask_fill: 0,
         })
     }
 
@@ -466,6 +481,14 @@ impl RandomAffine {
         Ok(self)
     }
 
+    /// Value of a mask's pixels mapped from outside the image (torchvision's fill for a
+    /// `Mask`; 0 by default).
+    #[must_use]
+    pub fn mask_fill(mut self, value: u8) -> Self {
+        self.mask_fill = value;
+        self
+    }
+
     /// Centre of rotation in pixels of the image the step sees (origin top-left).
     #[must_use]
     pub fn center(mut self, x: f64, y: f64) -> RandomAffine {
@@ -497,6 +520,7 @@ impl RandomAffine {
             interpolation: self.interpolation,
             fill: Some(self.fill),
             center: self.center,
+            mask_fill: self.mask_fill,
         }
     }
 }
@@ -515,6 +539,7 @@ pub struct RandomRotation {
     interpolation: Interp,
     center: Option<(f64, f64)>,
     fill: [f32; 3],
+    mask_fill: u8,
 }
 
 impl RandomRotation {
@@ -531,6 +556,7 @@ impl RandomRotation {
             interpolation: Interp::Nearest,
             center: None,
             fill: [0.0; 3],
+            mask_fill: 0,
         })
     }
 
@@ -548,6 +574,14 @@ impl RandomRotation {
         Ok(self)
     }
 
+    /// Value of a mask's pixels mapped from outside the image (torchvision's fill for a
+    /// `Mask`; 0 by default).
+    #[must_use]
+    pub fn mask_fill(mut self, value: u8) -> Self {
+        self.mask_fill = value;
+        self
+    }
+
     /// Centre of rotation in pixels of the image the step sees (origin top-left).
     #[must_use]
     pub fn center(mut self, x: f64, y: f64) -> RandomRotation {
@@ -563,6 +597,7 @@ impl Transform for RandomRotation {
             interpolation: self.interpolation,
             center: self.center,
             fill: Some(self.fill),
+            mask_fill: self.mask_fill,
         }
         .plan(st, rng)
     }
@@ -577,6 +612,7 @@ pub struct RandomPerspective {
     p: f64,
     interpolation: Interp,
     fill: [f32; 3],
+    mask_fill: u8,
 }
 
 impl RandomPerspective {
@@ -597,6 +633,7 @@ impl RandomPerspective {
             p,
             interpolation: Interp::Bilinear,
             fill: [0.0; 3],
+            mask_fill: 0,
         })
     }
 
@@ -612,6 +649,14 @@ impl RandomPerspective {
         check_fill("RandomPerspective", Some(fill))?;
         self.fill = fill;
         Ok(self)
+    }
+
+    /// Value of a mask's pixels mapped from outside the image (torchvision's fill for a
+    /// `Mask`; 0 by default).
+    #[must_use]
+    pub fn mask_fill(mut self, value: u8) -> Self {
+        self.mask_fill = value;
+        self
     }
 
     /// The end points torchvision draws for a `width` x `height` image (the start points
@@ -656,6 +701,7 @@ impl Transform for RandomPerspective {
             coefficients,
             interpolation: self.interpolation,
             fill: Some(self.fill),
+            mask_fill: self.mask_fill,
         }
         .plan(st, rng)
     }

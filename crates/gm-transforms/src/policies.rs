@@ -140,6 +140,7 @@ impl AugmentOp {
                 interpolation: interp,
                 center: None,
                 fill,
+                mask_fill: 0,
             }
             .plan(st, &mut rng),
             _ => match self.colour(m) {

@@ -55,7 +55,7 @@ proptest! {
         let img = image(w, h, seed);
         let id = Affine { interpolation: interp(bilinear), center: Some((cx, cy)), ..Affine::identity() };
         prop_assert_eq!(run(&img, w, h, &[&id]).0, img.clone());
-        let rot = Rotate { angle: 360.0, interpolation: interp(bilinear), center: None, fill: Some([9.0; 3]) };
+        let rot = Rotate { angle: 360.0, interpolation: interp(bilinear), center: None, fill: Some([9.0; 3]), mask_fill: 0 };
         prop_assert_eq!(run(&img, w, h, &[&rot]).0, img);
     }
 
@@ -119,6 +119,7 @@ fn half_and_quarter_turns_are_exact() {
         interpolation: Interp::Bilinear,
         center: None,
         fill: Some([0.0; 3]),
+        mask_fill: 0,
     };
     let flips = run(&img, w, h, &[&HorizontalFlip(1.0), &VerticalFlip(1.0)]).0;
     assert_eq!(run(&img, w, h, &[&half]).0, flips);
@@ -127,6 +128,7 @@ fn half_and_quarter_turns_are_exact() {
         interpolation: Interp::Nearest,
         center: None,
         fill: Some([0.0; 3]),
+        mask_fill: 0,
     };
     let out = run(&img, w, h, &[&quarter]).0;
     for y in 0..h as usize {
@@ -162,6 +164,7 @@ fn torchvision_argument_checks() {
         interpolation: Interp::Bilinear,
         center: None,
         fill: Some([0.0; 3]),
+        mask_fill: 0,
     };
     let twice = Compose::new().then(r).then(r);
     assert!(

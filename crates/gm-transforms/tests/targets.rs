@@ -57,6 +57,11 @@ impl Transform for IoUCropAt {
     }
 }
 
+/// A `*_fill` warp's mask fill, its argument `k` (0 for the plain warps).
+fn mask_fill(step: &[Value], k: usize) -> u8 {
+    step.get(k).map_or(0, |v| num(v) as u8)
+}
+
 /// The gm chain for a case's steps (gm's argument order: x before y, width before height);
 /// a perspective comes first, on the `w` x `h` source.
 fn chain(steps: &[Value], w: u32, h: u32) -> Compose {
@@ -85,7 +90,7 @@ fn chain(steps: &[Value], w: u32, h: u32) -> Compose {
                 bottom: int(&a[4]),
                 fill: [a.get(5).map_or(0.0, |v| num(v) as f32); 3],
             }),
-            "affine" => c.push(Affine {
+            "affine" | "affine_fill" => c.push(Affine {
                 angle: num(&a[1]),
                 translate: pair(&a[2]).expect("translate"),
                 scale: num(&a[3]),
@@ -93,15 +98,17 @@ fn chain(steps: &[Value], w: u32, h: u32) -> Compose {
                 interpolation: Interp::Nearest,
                 fill: None,
                 center: pair(&a[5]),
+                mask_fill: mask_fill(a, 6),
             }),
-            "rotate" => c.push(Rotate {
+            "rotate" | "rotate_fill" => c.push(Rotate {
                 angle: num(&a[1]),
                 interpolation: Interp::Nearest,
                 center: pair(&a[2]),
                 fill: None,
+                mask_fill: mask_fill(a, 3),
             }),
             "center_crop" => c.push(CenterCrop(int(&a[1]), int(&a[2]))),
-            "perspective" => {
+            "perspective" | "perspective_fill" => {
                 let start = corners(w, h);
                 let end: [[f64; 2]; 4] = std::array::from_fn(|k| {
                     let (dx, dy) = pair(&a[1][k]).expect("offset");
@@ -111,6 +118,7 @@ fn chain(steps: &[Value], w: u32, h: u32) -> Compose {
                     coefficients: perspective_coefficients(start, end).expect("not degenerate"),
                     interpolation: Interp::Bilinear,
                     fill: None,
+                    mask_fill: mask_fill(a, 2),
                 });
             }
             "iou_crop" => c.push(IoUCropAt([1, 2, 3, 4].map(|k| int(&a[k]) as f32))),
@@ -172,7 +180,7 @@ fn boxes_and_keypoints_move_as_torchvision_moves_them() {
     let text = std::fs::read_to_string(fixtures().join("cases.json")).unwrap();
     let all: Value = serde_json::from_str(&text).unwrap();
     let cases = all["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 64);
+    assert_eq!(cases.len(), 72);
     let mut report = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap();
@@ -183,9 +191,12 @@ fn boxes_and_keypoints_move_as_torchvision_moves_them() {
             .unwrap();
         let geometry = &passes.geometry;
         let warps = ["affine", "rotate", "perspective"];
-        let warped = steps
-            .iter()
-            .any(|s| warps.contains(&s[0].as_str().unwrap()));
+        let warped = steps.iter().any(|s| {
+            let op = s[0].as_str().unwrap();
+            warps
+                .iter()
+                .any(|w| op.strip_suffix("_fill").unwrap_or(op) == *w)
+        });
         // Warps multiply in float32 in another order than torch's matmul: 1e-5 of the value.
         let tolerance = if warped { 1e-5 } else { 0.0 };
         for (key, format) in [

@@ -682,7 +682,8 @@ class _Warp(Transform):
 class RandomAffine(_Warp):
     """torchvision's ``RandomAffine``: rotation in ``degrees``, then (when given) a translation
     up to ``translate`` of the size (whole pixels), a scale in ``scale``, shears in degrees; drawn
-    per sample in torchvision's order; pixels from outside the image read ``fill``."""
+    per sample in torchvision's order; pixels from outside the image read ``fill`` (as
+    torchvision takes it: ``{tv_tensors.Mask: 255, "others": 0}`` fills masks with 255)."""
 
     def __init__(self, degrees: Any, translate: Any = None, scale: Any = None, shear: Any = None,
                  interpolation: Any = InterpolationMode.NEAREST, fill: Any = 0, center: Any = None):
@@ -699,12 +700,12 @@ class RandomAffine(_Warp):
                 raise ValueError("scale values should be positive")
         self.shear = None if shear is None else _setup_angle(shear, "shear", (2, 4))
         self.interpolation = _warp_interp(interpolation, "RandomAffine")
-        self.fill = _fill3(fill, "RandomAffine")
+        self.fill, self.mask_fill = _split_fill(fill, "RandomAffine")
         self.center = None if center is None else _pair(center, "center")
 
     def _step(self) -> tuple:
         return ("random_affine", tuple(self.degrees), self.translate, self.scale, self.shear,
-                self.interpolation, self.fill, self.center)
+                self.interpolation, self.fill, self.center, self.mask_fill)
 
 
 class RandomRotation(_Warp):
@@ -719,10 +720,11 @@ class RandomRotation(_Warp):
         self.interpolation = _warp_interp(interpolation, "RandomRotation")
         self.expand = False
         self.center = None if center is None else _pair(center, "center")
-        self.fill = _fill3(fill, "RandomRotation")
+        self.fill, self.mask_fill = _split_fill(fill, "RandomRotation")
 
     def _step(self) -> tuple:
-        return ("random_rotation", tuple(self.degrees), self.interpolation, self.fill, self.center)
+        return ("random_rotation", tuple(self.degrees), self.interpolation, self.fill, self.center,
+                self.mask_fill)
 
 
 class RandomPerspective(_Warp):
@@ -736,10 +738,11 @@ class RandomPerspective(_Warp):
         self.distortion_scale = float(distortion_scale)
         self.p = float(p)
         self.interpolation = _warp_interp(interpolation, "RandomPerspective")
-        self.fill = _fill3(fill, "RandomPerspective")
+        self.fill, self.mask_fill = _split_fill(fill, "RandomPerspective")
 
     def _step(self) -> tuple:
-        return ("random_perspective", self.distortion_scale, self.p, self.interpolation, self.fill)
+        return ("random_perspective", self.distortion_scale, self.p, self.interpolation, self.fill,
+                self.mask_fill)
 
 
 class TrivialAugmentWide(_Warp):

@@ -93,7 +93,7 @@ impl BoundingBoxes {
                     None => self.boxes.clone(),
                 }
             }
-            GeoStep::Perspective { coefficients } => match inverse_perspective(&coefficients) {
+            GeoStep::Perspective { coefficients, .. } => match inverse_perspective(&coefficients) {
                 Some(m) => {
                     self.map(|b| from_xyxy(hull(to_xyxy(b, f), |p| perspective_point(&m, p)), f))
                 }

@@ -72,7 +72,7 @@ impl KeyPoints {
                     None => self.points.clone(),
                 }
             }
-            GeoStep::Perspective { coefficients } => match inverse_perspective(&coefficients) {
+            GeoStep::Perspective { coefficients, .. } => match inverse_perspective(&coefficients) {
                 Some(m) => map(&|p| perspective_point(&m, p)),
                 None => self.points.clone(),
             },

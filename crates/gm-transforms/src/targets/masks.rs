@@ -107,32 +107,42 @@ impl Mask {
                 })
             }
             GeoStep::ZeroOutside { .. } | GeoStep::Keep(_) => self.clone(),
-            GeoStep::Rotate { angle, center } => self.rotated(angle, center),
+            GeoStep::Rotate {
+                angle,
+                center,
+                mask_fill,
+            } => self.rotated(angle, center, mask_fill),
             GeoStep::Affine {
                 angle,
                 translate,
                 scale,
                 shear,
                 center,
+                mask_fill,
             } => self.warped(&Affine {
                 angle,
                 translate,
                 scale,
                 shear,
                 interpolation: Interp::Nearest,
-                fill: None,
+                fill: warp_fill(mask_fill),
                 center,
+                mask_fill,
             }),
-            GeoStep::Perspective { coefficients } => self.warped(&Perspective {
+            GeoStep::Perspective {
+                coefficients,
+                mask_fill,
+            } => self.warped(&Perspective {
                 coefficients,
                 interpolation: Interp::Nearest,
-                fill: None,
+                fill: warp_fill(mask_fill),
+                mask_fill,
             }),
         })
     }
 
     /// torchvision's `rotate_image` on a mask: its fast paths, else the nearest grid.
-    fn rotated(&self, angle: f64, center: Option<(f64, f64)>) -> Mask {
+    fn rotated(&self, angle: f64, center: Option<(f64, f64)>, mask_fill: u8) -> Mask {
         let (w, h) = (i64::from(self.width), i64::from(self.height));
         let a = angle.rem_euclid(360.0);
         if center.is_none() {
@@ -157,7 +167,8 @@ impl Mask {
             angle,
             interpolation: Interp::Nearest,
             center,
-            fill: None,
+            fill: warp_fill(mask_fill),
+            mask_fill,
         })
     }
 
@@ -182,6 +193,12 @@ impl Mask {
             data: out.chunks_exact(3).map(|p| p[0]).collect(),
         }
     }
+}
+
+/// The twin's fill for a mask warp: none for 0 (torchvision's `fill=None`, zeros padding),
+/// else the value on every channel (nearest sampling takes it whole).
+fn warp_fill(mask_fill: u8) -> Option<[f32; 3]> {
+    (mask_fill != 0).then(|| [f32::from(mask_fill); 3])
 }
 
 /// torch's nearest source index per output index (`interpolate(mode="nearest")`).

@@ -69,6 +69,8 @@ pub enum GeoStep {
         angle: f64,
         /// Centre in pixels (the image centre when `None`).
         center: Option<(f64, f64)>,
+        /// Value of a mask's pixels mapped from outside.
+        mask_fill: u8,
     },
     /// `F.affine`, `expand=False`.
     Affine {
@@ -82,12 +84,16 @@ pub enum GeoStep {
         shear: (f64, f64),
         /// Centre in pixels (the image centre when `None`).
         center: Option<(f64, f64)>,
+        /// Value of a mask's pixels mapped from outside.
+        mask_fill: u8,
     },
     /// `F.perspective` with these coefficients (output position to input position, as
     /// [`crate::Perspective`] holds them); targets go through its inverse.
     Perspective {
         /// a..h.
         coefficients: [f32; 8],
+        /// Value of a mask's pixels mapped from outside.
+        mask_fill: u8,
     },
     /// RandomIoUCrop's mark before its crop: boxes whose centre is not strictly inside
     /// `left < x < right`, `top < y < bottom` become all zeros (torchvision zeroes them after
@@ -186,7 +192,7 @@ impl TargetGeometry {
 
     fn check_canvas(&self, canvas: (u32, u32)) -> Result<(), TargetError> {
         for step in &self.steps {
-            if let GeoStep::Perspective { coefficients } = step
+            if let GeoStep::Perspective { coefficients, .. } = step
                 && inverse_perspective(coefficients).is_none()
             {
                 return Err(TargetError::Singular {
@@ -235,8 +241,9 @@ pub(crate) fn forward_affine(step: GeoStep, canvas: (u32, u32)) -> Option<[f32; 
             scale,
             shear,
             center,
+            ..
         } => (angle, translate, scale, shear, center),
-        GeoStep::Rotate { angle, center } => (-angle, (0.0, 0.0), 1.0, (0.0, 0.0), center),
+        GeoStep::Rotate { angle, center, .. } => (-angle, (0.0, 0.0), 1.0, (0.0, 0.0), center),
         _ => return None,
     };
     let (cx, cy) = center.unwrap_or((f64::from(canvas.0) * 0.5, f64::from(canvas.1) * 0.5));

@@ -58,6 +58,7 @@ fn step(op: &str, args: &Value, w: u32, h: u32) -> (Box<dyn Transform>, Option<[
                 interpolation,
                 fill,
                 center,
+                mask_fill: 0,
             }),
             None,
         ),
@@ -67,6 +68,7 @@ fn step(op: &str, args: &Value, w: u32, h: u32) -> (Box<dyn Transform>, Option<[
                 interpolation,
                 center,
                 fill,
+                mask_fill: 0,
             }),
             None,
         ),
@@ -83,6 +85,7 @@ fn step(op: &str, args: &Value, w: u32, h: u32) -> (Box<dyn Transform>, Option<[
                     coefficients,
                     interpolation,
                     fill,
+                    mask_fill: 0,
                 }),
                 Some(coefficients),
             )

@@ -58,6 +58,12 @@ CHAINS = {
     # padding with fill={Mask: 255} pads a segmentation's ignore index.
     "pad_mask_fill": [["pad_fill", 3, 5, 7, 2, 255]],
     "pad_fill_crop_flip": [["pad_fill", 4, 4, 4, 4, 255], ["crop", 3, 6, 40, 40], ["hflip"]],
+    # Warps whose masks fill with their own value (the last argument), as RandomAffine,
+    # RandomRotation and RandomPerspective with fill={Mask: 255} fill a segmentation's masks.
+    "affine_mask_fill": [["affine_fill", 30.0, [5.0, -3.0], 1.2, [10.0, 5.0], None, 255]],
+    "rotate_mask_fill": [["rotate_fill", 37.0, None, 255]],
+    "rotate_center_mask_fill": [["rotate_fill", 90.0, [20.0, 10.0], 7]],
+    "perspective_mask_fill": [["perspective_fill", [[3, 2], [-4, 5], [-2, -3], [5, -1]], 255]],
 }
 
 
@@ -117,18 +123,21 @@ def apply(step, x, keep=None):
         return F.pad(x, list(args))
     if op == "pad_fill":  # left, top, right, bottom, fill
         return F.pad(x, list(args[:4]), fill=args[4])
-    if op == "affine":
-        angle, translate, scale, shear, center = args
+    # The *_fill warps: the fill a transform's {Mask: v} dict gives masks (boxes and
+    # keypoints take none).
+    fill = args[-1] if op.endswith("_fill") else None
+    if op in ("affine", "affine_fill"):
+        angle, translate, scale, shear, center = args[:5]
         return F.affine(x, angle=angle, translate=translate, scale=scale, shear=shear,
-                        center=center)
-    if op == "rotate":
-        angle, center = args
-        return F.rotate(x, angle, center=center)
-    if op == "perspective":
+                        center=center, fill=fill)
+    if op in ("rotate", "rotate_fill"):
+        angle, center = args[:2]
+        return F.rotate(x, angle, center=center, fill=fill)
+    if op in ("perspective", "perspective_fill"):
         h, w = F.get_size(x)
         start = [[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]]
         end = [[a + d[0], b + d[1]] for (a, b), d in zip(start, args[0])]
-        return F.perspective(x, start, end)
+        return F.perspective(x, start, end, fill=fill)
     if op == "center_crop":  # width, height
         # torchvision pads an image smaller than the crop by (crop - size) // 2 on the left
         # and top, but moves targets by -round((size - crop) / 2), a pixel more where the
