@@ -71,56 +71,79 @@ impl GroupedBatchSampler {
     /// The batches of `epoch`, in order.
     pub fn batches(&self, epoch: u64) -> Vec<Vec<usize>> {
         let order = self.sampler.indices(self.groups.len(), epoch);
-        let expected = order.len() / self.batch_size;
-        let mut buffers: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        let mut seen: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        // The groups in the order Python's dict holds their buffers (a group moves to the end
-        // when its batch is taken: torchvision deletes the key and reads it back at once).
-        let mut opened: Vec<usize> = Vec::new();
-        let mut out = Vec::with_capacity(expected);
-        for i in order {
-            let g = self.groups.get(i).copied().unwrap_or(0);
-            if !opened.contains(&g) {
-                opened.push(g);
-            }
-            let buf = buffers.entry(g).or_default();
-            buf.push(i);
-            seen.entry(g).or_default().push(i);
-            if buf.len() == self.batch_size {
-                out.push(std::mem::take(buf));
-                opened.retain(|&o| o != g);
-                opened.push(g);
-            }
-        }
-        self.complete(&mut out, expected, &buffers, &seen, &opened);
-        out
+        group_batches(&order, &self.groups, self.batch_size)
     }
+}
 
-    /// Completes the fullest leftover buffers (ties in the order they were opened, as
-    /// Python's stable sort of a dict does) with their group's samples, repeated as needed.
-    fn complete(
-        &self,
-        out: &mut Vec<Vec<usize>>,
-        expected: usize,
-        buffers: &BTreeMap<usize, Vec<usize>>,
-        seen: &BTreeMap<usize, Vec<usize>>,
-        opened: &[usize],
-    ) {
-        let mut left: Vec<usize> = opened
-            .iter()
-            .copied()
-            .filter(|g| buffers.get(g).is_some_and(|b| !b.is_empty()))
-            .collect();
-        left.sort_by_key(|g| std::cmp::Reverse(buffers[g].len()));
-        for g in left {
-            if out.len() >= expected {
-                break;
-            }
-            let mut batch = buffers[&g].clone();
-            let pool = &seen[&g];
-            let need = self.batch_size - batch.len();
-            batch.extend(pool.iter().cycle().take(need));
-            out.push(batch);
+/// Batches of one group at a time over `order` (sample indices; `groups[i]` is sample `i`'s
+/// group): each index joins its group's buffer, a full buffer is a batch, and the fullest
+/// leftover buffers are completed with their group's samples until there are
+/// `order.len() / batch_size` batches (torchvision's `GroupedBatchSampler`).
+pub(crate) fn group_batches(
+    order: &[usize],
+    groups: &[usize],
+    batch_size: usize,
+) -> Vec<Vec<usize>> {
+    let batch_size = batch_size.max(1);
+    let expected = order.len() / batch_size;
+    let mut buffers: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut seen: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    // The groups in the order Python's dict holds their buffers (a group moves to the end
+    // when its batch is taken: torchvision deletes the key and reads it back at once).
+    let mut opened: Vec<usize> = Vec::new();
+    let mut out = Vec::with_capacity(expected);
+    for &i in order {
+        let g = groups.get(i).copied().unwrap_or(0);
+        if !opened.contains(&g) {
+            opened.push(g);
         }
+        let buf = buffers.entry(g).or_default();
+        buf.push(i);
+        seen.entry(g).or_default().push(i);
+        if buf.len() == batch_size {
+            out.push(std::mem::take(buf));
+            opened.retain(|&o| o != g);
+            opened.push(g);
+        }
+    }
+    complete(&mut out, expected, batch_size, &buffers, &seen, &opened);
+    out
+}
+
+/// A stable hash of the groups (FNV-1a over each group id), for saved states.
+pub(crate) fn groups_hash(groups: &[usize]) -> u64 {
+    groups.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &g| {
+        (g as u64)
+            .to_le_bytes()
+            .iter()
+            .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    })
+}
+
+/// Completes the fullest leftover buffers (ties in the order they were opened, as Python's
+/// stable sort of a dict does) with their group's samples, repeated as needed.
+fn complete(
+    out: &mut Vec<Vec<usize>>,
+    expected: usize,
+    batch_size: usize,
+    buffers: &BTreeMap<usize, Vec<usize>>,
+    seen: &BTreeMap<usize, Vec<usize>>,
+    opened: &[usize],
+) {
+    let mut left: Vec<usize> = opened
+        .iter()
+        .copied()
+        .filter(|g| buffers.get(g).is_some_and(|b| !b.is_empty()))
+        .collect();
+    left.sort_by_key(|g| std::cmp::Reverse(buffers[g].len()));
+    for g in left {
+        if out.len() >= expected {
+            break;
+        }
+        let mut batch = buffers[&g].clone();
+        let pool = &seen[&g];
+        let need = batch_size - batch.len();
+        batch.extend(pool.iter().cycle().take(need));
+        out.push(batch);
     }
 }

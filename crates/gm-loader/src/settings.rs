@@ -1,5 +1,7 @@
 //! The settings both loaders share: batching, order, seed, bad samples and where they run.
 
+use std::sync::Arc;
+
 use gm_cuda::Device;
 
 use crate::bad_samples::{BadSamplePolicy, BadSamples};
@@ -51,6 +53,9 @@ pub(crate) struct Settings {
     pub(crate) seed: u64,
     pub(crate) policy: BadSamplePolicy,
     pub(crate) placement: Placement,
+    /// Each sample's group when batches take one group at a time
+    /// ([`crate::GroupedBatchSampler`]'s batching over the sampler's order).
+    pub(crate) groups: Option<Arc<[usize]>>,
 }
 
 impl Settings {
@@ -63,6 +68,7 @@ impl Settings {
             seed: 0,
             policy: BadSamplePolicy::Skip,
             placement: Placement::Auto,
+            groups: None,
         }
     }
 
@@ -83,6 +89,7 @@ impl Settings {
             drop_last: self.drop_last,
             stream: None,
             reshards: Vec::new(),
+            groups: self.groups.as_deref().map(crate::grouped::groups_hash),
         }
     }
 
@@ -95,6 +102,9 @@ impl Settings {
         reshards: &[Reshard],
     ) -> Vec<Vec<usize>> {
         let order = self.sampler.indices_after(dataset_len, epoch, reshards);
+        if let Some(groups) = &self.groups {
+            return crate::grouped::group_batches(&order, groups, self.batch_size);
+        }
         order
             .chunks(self.batch_size)
             .filter(|c| !self.drop_last || c.len() == self.batch_size)
@@ -105,7 +115,7 @@ impl Settings {
     /// Samples in an epoch (for this rank, after `drop_last`), bad samples counted.
     pub(crate) fn samples_per_epoch(&self, dataset_len: usize) -> usize {
         let n = self.sampler.indices(dataset_len, 0).len();
-        if self.drop_last {
+        if self.drop_last || self.groups.is_some() {
             n - n % self.batch_size
         } else {
             n
@@ -115,7 +125,8 @@ impl Settings {
     /// Batches in an epoch.
     pub(crate) fn batches_per_epoch(&self, dataset_len: usize) -> usize {
         let n = self.sampler.indices(dataset_len, 0).len();
-        if self.drop_last {
+        // Grouped batches are whole: len / batch_size of them, as torchvision's sampler.
+        if self.drop_last || self.groups.is_some() {
             n / self.batch_size
         } else {
             n.div_ceil(self.batch_size)

@@ -37,6 +37,12 @@ pub struct LoaderState {
     /// world size.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reshards: Vec<Reshard>,
+    /// For batches grouped by aspect ratio ([`LoaderBuilder::batch_groups`]): a hash of the
+    /// groups, so that a state resumes only a loader grouping the same way. Absent otherwise.
+    ///
+    /// [`LoaderBuilder::batch_groups`]: crate::LoaderBuilder::batch_groups
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<u64>,
 }
 
 impl LoaderState {
@@ -97,6 +103,14 @@ impl LoaderState {
             return merge_error(
                 "a streaming WebDataset resumes only at the world size it was saved at (its \
                  shards are dealt to ranks by that world); use indexed shards to change it"
+                    .into(),
+            );
+        }
+        if states.iter().any(|s| s.groups.is_some()) {
+            return merge_error(
+                "batches grouped by aspect ratio resume only at the world size they were saved \
+                 at (a grouped batch takes its samples from anywhere in its rank's order, so \
+                 what a rank consumed is not a prefix of it)"
                     .into(),
             );
         }

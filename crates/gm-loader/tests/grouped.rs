@@ -102,3 +102,96 @@ fn grouped_batches_are_deterministic_one_group_each_and_cover_every_sample() {
     }
     assert!(GroupedBatchSampler::new(Sampler::sequential(), groups, 0).is_err());
 }
+
+/// 23 photos in memory, in 3 groups: a CPU loader over them with `batch_groups`.
+fn grouped_loader(groups: Vec<usize>) -> gm_loader::Loader {
+    use gm_transforms::{Resize, ToDtype};
+    let dir = std::env::var_os("GM_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"));
+    let names = [
+        "baboon-201x151-420.jpg",
+        "baboon-201x151-422.jpg",
+        "baboon-12x10-420.jpg",
+    ];
+    let samples = (0..23).map(|i| {
+        let name = names[i % names.len()];
+        let bytes = std::fs::read(dir.join("jpeg").join(name)).unwrap();
+        (format!("{i}-{name}"), bytes, i as i64)
+    });
+    gm_loader::Loader::builder(gm_loader::InMemory::new(samples))
+        .cpu()
+        .workers(2)
+        .batch_size(4)
+        .sampler(Sampler::shuffled(9))
+        .seed(3)
+        .transform(Resize::Exact(16, 12))
+        .transform(ToDtype(gm_cuda::DType::U8, gm_transforms::Layout::Hwc))
+        .batch_groups(groups)
+        .build()
+        .unwrap()
+}
+
+/// The loader's grouped batches are the sampler's (torchvision's batching, checked above),
+/// one group each, whole, and resume exactly; a state of other groups, or a merge to
+/// another world size, is refused.
+#[test]
+fn the_loader_batches_one_group_at_a_time_and_resumes_exactly() {
+    let groups: Vec<usize> = (0..23).map(|i| (i * 7 / 3) % 3).collect();
+    let mut loader = grouped_loader(groups.clone());
+    assert_eq!(loader.batches_per_epoch(), 23 / 4);
+    let want = GroupedBatchSampler::new(Sampler::shuffled(9), groups.clone(), 4)
+        .unwrap()
+        .batches(2);
+    let mut batches = Vec::new();
+    for b in loader.epoch(2) {
+        let b = b.unwrap();
+        let g: BTreeSet<usize> = b.indices.iter().map(|&i| groups[i]).collect();
+        assert_eq!(g.len(), 1, "batch {:?} mixes groups", b.indices);
+        let labels: Vec<i64> = b.indices.iter().map(|&i| i as i64).collect();
+        assert_eq!(b.labels, labels);
+        batches.push((b.indices.clone(), b.images.to_host_bytes(None).unwrap()));
+    }
+    let indices: Vec<Vec<usize>> = batches.iter().map(|b| b.0.clone()).collect();
+    assert_eq!(indices, want);
+    // Resumed after the second batch: the same batches, pixels included.
+    let state = loader.state(2, 2);
+    let json = state.to_json();
+    assert!(json.contains("\"groups\""), "{json}");
+    let state = gm_loader::LoaderState::from_json(&json).unwrap();
+    let rest: Vec<(Vec<usize>, Vec<u8>)> = loader
+        .resume(&state)
+        .unwrap()
+        .map(|b| {
+            let b = b.unwrap();
+            (b.indices.clone(), b.images.to_host_bytes(None).unwrap())
+        })
+        .collect();
+    assert_eq!(rest, batches[2..].to_vec());
+    // Other groups: another loader.
+    let mut other = grouped_loader((0..23).map(|i| i % 2).collect());
+    let err = other.resume(&state).err().unwrap().to_string();
+    assert!(err.contains("different loader"), "{err}");
+    // Elastic merging does not know what a grouped rank consumed.
+    let err = gm_loader::LoaderState::merge(&[state])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("grouped by aspect ratio"), "{err}");
+    // One group per sample, or the loader is refused.
+    let one = std::fs::read(
+        std::env::var_os("GM_FIXTURES")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+            .join("jpeg/baboon-12x10-420.jpg"),
+    )
+    .unwrap();
+    let err = gm_loader::Loader::builder(gm_loader::InMemory::new([("a".into(), one, 0)]))
+        .cpu()
+        .batch_groups(vec![0; 3])
+        .transform(gm_transforms::Resize::Exact(8, 8))
+        .build()
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("3 batch groups for a dataset of 1"), "{err}");
+}

@@ -44,7 +44,10 @@ use crate::tensor::{Elem, Tensor, Uploads};
 /// largest height and width, each rounded up to `size_divisible`, the rest `pad_value`, as
 /// torchvision's `GeneralizedRCNNTransform` batches; `valid_mask()` marks the images) or
 /// `"ragged"` (`images` is a list of tensors of their own sizes, views of one buffer).
-/// Batches give each image's `(height, width)` in `image_sizes`.
+/// Batches give each image's `(height, width)` in `image_sizes`. `batch_groups` (a group per
+/// sample) or `aspect_ratio_group_factor` (a `gm.CocoDataset` source, grouped by its images'
+/// aspect ratios as torchvision's `create_aspect_ratio_groups`) make batches of one group at a
+/// time, as torchvision's `GroupedBatchSampler`.
 ///
 /// `epoch_batches` fixes the batches per epoch (the data repeats), else an epoch is one pass
 /// and has no `len()`. Batches say each image's `shard#key` in `names`.
@@ -201,7 +204,7 @@ impl ImageLoader {
         prefetch=2, device_cache=None, prefetch_next_epoch=true, progress=None, mix=None,
         truncated="refuse", storage=None, cores=None, stream=false, shuffle_buffer=1000,
         shuffle_initial=100, streams=4, epoch_batches=None, batch_sizes="uniform",
-        size_divisible=32, pad_value=0.0
+        size_divisible=32, pad_value=0.0, batch_groups=None, aspect_ratio_group_factor=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -234,8 +237,33 @@ impl ImageLoader {
         batch_sizes: &str,
         size_divisible: u32,
         pad_value: f32,
+        batch_groups: Option<Vec<usize>>,
+        aspect_ratio_group_factor: Option<usize>,
     ) -> PyResult<ImageLoader> {
         let sizes = sizes_named(batch_sizes, size_divisible, pad_value)?;
+        let groups = match (batch_groups, aspect_ratio_group_factor) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "batch_groups or aspect_ratio_group_factor, not both",
+                ));
+            }
+            (Some(g), None) => Some(g),
+            (None, Some(k)) => match source.cast::<crate::coco::CocoDataset>() {
+                Ok(c) => Some(c.get().inner.aspect_ratio_groups(k)),
+                Err(_) => {
+                    return Err(PyValueError::new_err(
+                        "aspect_ratio_group_factor groups a gm.CocoDataset's images by their \
+                         records' sizes; for another source give batch_groups",
+                    ));
+                }
+            },
+            (None, None) => None,
+        };
+        if stream && groups.is_some() {
+            return Err(PyValueError::new_err(
+                "batch groups need samples by index; stream=True reads shards front to back",
+            ));
+        }
         logging::sync_level(py)?;
         let targets = TargetSource::of(source);
         if targets.is_some() && stream {
@@ -275,11 +303,15 @@ impl ImageLoader {
                 None => crate::storage::image_dataset(py, source, storage)?,
             };
             let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
-            Loader::builder_shared(dataset)
+            let b = Loader::builder_shared(dataset)
                 .sampler(sampler)
                 .seed(seed)
                 .batch_size(batch_size)
-                .drop_last(drop_last)
+                .drop_last(drop_last);
+            match groups {
+                Some(g) => b.batch_groups(g),
+                None => b,
+            }
         };
         let (chain, erasing) = plan_steps_erasing(py, transforms)?;
         let mix = match mix {

@@ -220,3 +220,34 @@ def test_coco_records_in_s3_shards(s3, tmp_path):
     d = gm.CocoDataset.from_shards(f"s3://{bucket}/wds/coco-{{000000..000001}}.tar", COCO / "instances.json",
                                    storage=s3.storage)
     check_sharded_targets(d)
+
+
+def test_aspect_ratio_groups_batch_one_group_at_a_time_and_resume():
+    d = gm.CocoDataset(COCO / "instances.json", JPEG)
+    # Portrait or landscape (factor 0): the 12x10 and 201x151 images are all landscape, so
+    # give groups by hand too: images 0 and 2 against 1 and 3.
+    T = gm.transforms
+    chain = [T.Resize((24, 32))]
+    loader = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", shuffle=True, seed=4,
+                            batch_groups=[0, 1, 0, 1])
+    assert len(loader) == 2
+    batches = [list(b.indices) for b in loader]
+    assert sorted(sorted(b) for b in batches) == [[0, 2], [1, 3]]
+    # Resumed after the first batch: the second.
+    loader.set_epoch(1)
+    it = iter(loader)
+    first = list(next(it).indices)
+    state = loader.state_dict()
+    rest = [list(b.indices) for b in it]
+    again = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", shuffle=True, seed=4,
+                           batch_groups=[0, 1, 0, 1])
+    again.load_state_dict(state)
+    assert [list(b.indices) for b in again] == rest and sorted(first + rest[0]) == [0, 1, 2, 3]
+    # From the records' sizes: one landscape group, two whole batches.
+    by_ratio = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu",
+                              aspect_ratio_group_factor=3)
+    assert len(by_ratio) == 2 and sum(len(b) for b in by_ratio) == 4
+    with pytest.raises(ValueError, match="batch_groups"):
+        gm.ImageLoader(str(JPEG), batch_size=2, transforms=chain, device="cpu", aspect_ratio_group_factor=3)
+    with pytest.raises(ValueError, match="3 batch groups for a dataset of 4"):
+        gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", batch_groups=[0, 1, 0])

@@ -134,6 +134,21 @@ impl CocoDataset {
         self.order.get(index).map(|&i| &self.annotations.images[i])
     }
 
+    /// Each sample's aspect-ratio group (torchvision's `create_aspect_ratio_groups` with
+    /// factor `k`, from the records' sizes), for
+    /// [`LoaderBuilder::batch_groups`](crate::LoaderBuilder::batch_groups).
+    pub fn aspect_ratio_groups(&self, k: usize) -> Vec<usize> {
+        let sizes: Vec<(u32, u32)> = self
+            .order
+            .iter()
+            .map(|&i| {
+                let im = &self.annotations.images[i];
+                (im.width, im.height)
+            })
+            .collect();
+        crate::aspect_ratio_groups(&sizes, k)
+    }
+
     /// Sample `index`'s file (the image's path under the folder; shards: `shard#key`).
     pub fn path(&self, index: usize) -> Option<PathBuf> {
         let i = *self.order.get(index)?;

@@ -133,6 +133,18 @@ impl LoaderBuilder {
         self
     }
 
+    /// Batches of one group at a time: `groups[i]` is sample `i`'s group (one per sample of
+    /// the dataset), e.g. [`aspect_ratio_groups`](crate::aspect_ratio_groups) of the images'
+    /// sizes, so that detection batches of images resized without cropping pad little. Each
+    /// epoch's batches are torchvision's `GroupedBatchSampler`'s over the sampler's order
+    /// (this rank's share): `len / batch_size` full batches, the last ones of each group
+    /// completed with that group's samples. Deterministic and resumable at the same world
+    /// size; merging states to resume at another world size is refused.
+    pub fn batch_groups(mut self, groups: Vec<usize>) -> Self {
+        self.settings.groups = Some(groups.into());
+        self
+    }
+
     /// Appends a step to the transform chain, which is planned per sample and run as one
     /// fused kernel. The chain must end in a fixed output size (a crop or a resize to width
     /// and height) so that images stack.
@@ -235,6 +247,26 @@ impl LoaderBuilder {
         self
     }
 
+    /// Batch groups fit the dataset and its source: one per sample, and not over a stream.
+    fn check_groups(&self) -> Result<(), LoaderError> {
+        let Some(groups) = &self.settings.groups else {
+            return Ok(());
+        };
+        if self.stream.is_some() {
+            return Err(LoaderError::Config(
+                "batch groups need samples by index; a streaming WebDataset has none".into(),
+            ));
+        }
+        if groups.len() != self.dataset.len() {
+            return Err(LoaderError::Config(format!(
+                "{} batch groups for a dataset of {} samples",
+                groups.len(),
+                self.dataset.len()
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks the settings, picks the device and creates the decoder.
     pub fn build(self) -> Result<Loader, LoaderError> {
         if self.settings.batch_size == 0 {
@@ -254,6 +286,7 @@ impl LoaderBuilder {
             }
             None => {}
         }
+        self.check_groups()?;
         let mut chain = self.transforms;
         if let Some((dtype, layout)) = self.output {
             chain.push(ToDtype(dtype, layout));

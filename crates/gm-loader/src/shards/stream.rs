@@ -268,6 +268,7 @@ impl WebDatasetStream {
             drop_last: false,
             stream,
             reshards: Vec::new(),
+            groups: None,
         }
     }
 

@@ -162,6 +162,11 @@ class ImageLoader:
     size), "padded" (the largest height and width rounded up to ``size_divisible``, the rest
     ``pad_value``, as torchvision's detection models batch; ``valid_mask()``) or "ragged"
     (``images`` a list of each image's tensor).
+
+    ``batch_groups`` (one group per sample) or ``aspect_ratio_group_factor`` (a
+    ``gm.CocoDataset`` source: torchvision's ``create_aspect_ratio_groups`` of its images'
+    sizes) batch one group at a time as torchvision's ``GroupedBatchSampler`` does:
+    ``len(dataset) // batch_size`` whole batches per rank, resumable at the same world size.
     """
 
     def __init__(
@@ -195,6 +200,8 @@ class ImageLoader:
         batch_sizes: Literal["uniform", "padded", "ragged"] = "uniform",
         size_divisible: int = 32,
         pad_value: float = 0.0,
+        batch_groups: Optional[Sequence[int]] = None,
+        aspect_ratio_group_factor: Optional[int] = None,
     ) -> None: ...
     def __len__(self) -> int:
         """Batches per epoch (for this rank); a stream without ``epoch_batches`` raises
