@@ -315,24 +315,15 @@ impl Dataset for CocoDataset {
     }
 
     fn read_batch(&self, indices: &[usize], bufs: &mut [Vec<u8>]) -> Vec<std::io::Result<()>> {
-        match &self.images {
-            Images::Shards(shards) => match indices
-                .iter()
-                .map(|&i| self.order.get(i).copied())
-                .collect::<Option<Vec<usize>>>()
-            {
-                Some(samples) => shards.read_batch(&samples, bufs),
-                None => indices
-                    .iter()
-                    .map(|&i| {
-                        Err(std::io::Error::new(
-                            std::io::ErrorKind::NotFound,
-                            format!("sample {i}"),
-                        ))
-                    })
-                    .collect(),
-            },
-            Images::Folder(_) => indices
+        // Shards read a batch at once (remote ones in concurrent requests); an index past the
+        // end (never from a sampler) falls back to reads one by one, each failing alone.
+        let samples: Option<Vec<usize>> = indices
+            .iter()
+            .map(|&i| self.order.get(i).copied())
+            .collect();
+        match (&self.images, samples) {
+            (Images::Shards(shards), Some(samples)) => shards.read_batch(&samples, bufs),
+            _ => indices
                 .iter()
                 .zip(bufs.iter_mut())
                 .map(|(&i, buf)| self.read(i, buf))
