@@ -24,17 +24,8 @@ import os
 import pathlib
 import random
 import sys
-import time
 
-REPEAT = int(os.environ.get("GM_BENCH_REPEAT", "4"))
-EPOCHS = int(os.environ.get("GM_BENCH_EPOCHS", "3"))
-BATCH = 16
-DEVICE = os.environ.get("GM_BENCH_DEVICE", "cuda")  # "cpu": a smoke run without a GPU
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
-
-
-def emit(**kw):
-    print(json.dumps(kw), flush=True)
+from training_bench_common import BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, emit, timed
 
 
 def make_instances(image_dir, out):
@@ -65,21 +56,6 @@ def make_instances(image_dir, out):
     return path, len(images)
 
 
-def timed(epoch, torch):
-    """images/s of EPOCHS epochs after a warm-up one (`epoch(e)` -> images, objects), with the
-    last epoch's counts."""
-    secs = images = 0
-    for e in range(EPOCHS + 1):
-        t0 = time.perf_counter()
-        counts = epoch(e)
-        if DEVICE == "cuda":
-            torch.cuda.synchronize()
-        if e:
-            secs += time.perf_counter() - t0
-            images += counts[0]
-    return images / secs, counts[0], counts[1]
-
-
 def run_gm(image_dir, instances, n):
     import torch
     import gm
@@ -98,7 +74,7 @@ def run_gm(image_dir, instances, n):
             objects += sum(torch.from_dlpack(t["masks"]).shape[0] for t in b.targets if t is not None)
         return images, objects
 
-    rate, images, objects = timed(epoch, torch)
+    rate, (images, objects) = timed(epoch, torch)
     emit(peer="gm", images_per_s=rate, epochs=EPOCHS, images=images, objects=objects,
          loader_images_per_s=loader.stats().get("images_per_second"))
 
@@ -129,7 +105,7 @@ def run_torchvision(image_dir, instances, n):
             objects += sum(t["masks"].shape[0] for t in targets)
         return images, objects
 
-    rate, images, objects = timed(epoch, torch)
+    rate, (images, objects) = timed(epoch, torch)
     emit(peer="torchvision", images_per_s=rate, epochs=EPOCHS, workers=workers, images=images,
          objects=objects, torchvision=torchvision.__version__)
 

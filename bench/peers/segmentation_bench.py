@@ -17,25 +17,15 @@ index) over real photos. Each file is listed GM_BENCH_REPEAT times (default 4); 
 GM_BENCH_EPOCHS epochs (default 3) after a warm-up epoch. One JSON object per measurement.
 Usage: python3 segmentation_bench.py IMAGE_DIR OUT_DIR
 """
-import json
 import os
 import pathlib
 import sys
-import time
 
-REPEAT = int(os.environ.get("GM_BENCH_REPEAT", "4"))
-EPOCHS = int(os.environ.get("GM_BENCH_EPOCHS", "3"))
-BATCH = 16
-DEVICE = os.environ.get("GM_BENCH_DEVICE", "cuda")  # "cpu": a smoke run without a GPU
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+from training_bench_common import BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, emit, timed
 
 
 class Mask:
     """Stands for torchvision.tv_tensors.Mask as gm's fill key (matched by name)."""
-
-
-def emit(**kw):
-    print(json.dumps(kw), flush=True)
 
 
 def make_dataset(image_dir, out):
@@ -62,20 +52,6 @@ def make_dataset(image_dir, out):
             lines.append(f"{link} 0")
     (out / "list.txt").write_text("\n".join(lines) + "\n")
     return images, masks, out / "list.txt", len(lines)
-
-
-def timed(epoch, torch):
-    """images/s of EPOCHS epochs after a warm-up one (`epoch(e)` -> images, masked pixels)."""
-    secs = images = 0
-    for e in range(EPOCHS + 1):
-        t0 = time.perf_counter()
-        counts = epoch(e)
-        if DEVICE == "cuda":
-            torch.cuda.synchronize()
-        if e:
-            secs += time.perf_counter() - t0
-            images += counts[0]
-    return images / secs, counts
 
 
 def gm_chain(torch, gm, fill):

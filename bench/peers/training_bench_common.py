@@ -1,0 +1,30 @@
+"""What the detection and segmentation benches share: their settings from the environment,
+one JSON line per measurement, and the timing of epochs after a warm-up."""
+import json
+import os
+import time
+
+REPEAT = int(os.environ.get("GM_BENCH_REPEAT", "4"))
+EPOCHS = int(os.environ.get("GM_BENCH_EPOCHS", "3"))
+BATCH = 16
+DEVICE = os.environ.get("GM_BENCH_DEVICE", "cuda")  # "cpu": a smoke run without a GPU
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def timed(epoch, torch):
+    """images/s of EPOCHS epochs after a warm-up one (`epoch(e)` returns a tuple whose first
+    item is the images it delivered), with the last epoch's tuple."""
+    secs = images = 0
+    for e in range(EPOCHS + 1):
+        t0 = time.perf_counter()
+        counts = epoch(e)
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+        if e:
+            secs += time.perf_counter() - t0
+            images += counts[0]
+    return images / secs, counts
