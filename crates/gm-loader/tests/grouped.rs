@@ -9,11 +9,14 @@ use std::path::{Path, PathBuf};
 use gm_loader::{GroupedBatchSampler, Sampler, aspect_ratio_groups};
 use serde_json::Value;
 
-fn cases() -> Vec<Value> {
-    let dir = std::env::var_os("GM_FIXTURES")
+fn media() -> PathBuf {
+    std::env::var_os("GM_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"));
-    let text = std::fs::read_to_string(dir.join("grouped/cases.json")).unwrap();
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
+}
+
+fn cases() -> Vec<Value> {
+    let text = std::fs::read_to_string(media().join("grouped/cases.json")).unwrap();
     serde_json::from_str::<Value>(&text)
         .unwrap()
         .as_array()
@@ -106,9 +109,7 @@ fn grouped_batches_are_deterministic_one_group_each_and_cover_every_sample() {
 /// 23 photos in memory, in 3 groups: a CPU loader over them with `batch_groups`.
 fn grouped_loader(groups: Vec<usize>) -> gm_loader::Loader {
     use gm_transforms::{Resize, ToDtype};
-    let dir = std::env::var_os("GM_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"));
+    let dir = media();
     let names = [
         "baboon-201x151-420.jpg",
         "baboon-201x151-422.jpg",
@@ -178,13 +179,7 @@ fn the_loader_batches_one_group_at_a_time_and_resumes_exactly() {
         .to_string();
     assert!(err.contains("grouped by aspect ratio"), "{err}");
     // One group per sample, or the loader is refused.
-    let one = std::fs::read(
-        std::env::var_os("GM_FIXTURES")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/media"))
-            .join("jpeg/baboon-12x10-420.jpg"),
-    )
-    .unwrap();
+    let one = std::fs::read(media().join("jpeg/baboon-12x10-420.jpg")).unwrap();
     let err = gm_loader::Loader::builder(gm_loader::InMemory::new([("a".into(), one, 0)]))
         .cpu()
         .batch_groups(vec![0; 3])

@@ -296,16 +296,22 @@ impl CocoAnnotations {
         Ok(a)
     }
 
+    /// Where image `i`'s annotations come from, as errors name it: the file, or for records
+    /// from shards the sample (`shard#key`).
+    pub fn source(&self, i: usize) -> PathBuf {
+        match self.sources.get(i) {
+            Some(source) => PathBuf::from(source),
+            None => self.path.clone(),
+        }
+    }
+
     /// The objects of image `i` (in the file's order), or the first bad one's problem.
     pub fn objects(&self, i: usize) -> Result<&[CocoObject], CocoError> {
         let Some(Some(problem)) = self.issues.get(i) else {
             return Ok(self.objects.get(i).map_or(&[], Vec::as_slice));
         };
         let im = &self.images[i];
-        let file = match self.sources.get(i) {
-            Some(source) => PathBuf::from(source),
-            None => self.path.clone(),
-        };
+        let file = self.source(i);
         Err(match problem {
             Problem::Object(annotation_id, issue) => CocoError::Annotation {
                 file,

@@ -154,7 +154,7 @@ impl CocoDataset {
         let i = *self.order.get(index)?;
         Some(match &self.images {
             Images::Folder(root) => root.join(&self.annotations.images[i].file_name),
-            Images::Shards(shards) => PathBuf::from(shards.name(i)),
+            Images::Shards(_) => self.annotations.source(i),
         })
     }
 
@@ -166,12 +166,8 @@ impl CocoDataset {
         })?;
         let im = &self.annotations.images[i];
         let objects = self.annotations.objects(i)?;
-        let file = match &self.images {
-            Images::Folder(_) => self.annotations.path.clone(),
-            Images::Shards(shards) => PathBuf::from(shards.name(i)),
-        };
         let fail = |o: &CocoObject, issue: CocoIssue| CocoError::Annotation {
-            file: file.clone(),
+            file: self.annotations.source(i),
             image_id: im.id,
             image: im.file_name.clone(),
             annotation_id: o.id,
