@@ -6,7 +6,8 @@ ImageNet normalize, with the image's boxes, labels and instance masks moved alon
 batch's images and targets ending on the GPU.
 
 - gm: gm.CocoDataset + gm.ImageLoader(device="cuda", batch_sizes="padded"): decode and the
-  fused transforms on the GPU, targets moved on the host and uploaded beside the images.
+  fused transforms on the GPU, each object's mask rasterized by a host worker and moved in
+  the fused launch with its image, boxes and labels moved on the host and uploaded.
 - torchvision: torchvision.datasets.CocoDetection wrapped for transforms v2 (boxes, labels,
   masks), the same v2 transforms in a DataLoader with one worker per host core, then images
   and targets moved to the GPU as torchvision's detection reference does

@@ -7,14 +7,15 @@ presets, base size 520, crop 480): decode, RandomResize(260, 1040), random horiz
 RandomCrop(480, pad_if_needed, fill={Mask: 255, others: 0}), float32 and ImageNet normalize.
 
 - gm-segmentation: gm.SegmentationFolder (each image's PNG label map) + gm.ImageLoader on the
-  GPU; each map moved on the host with its image and uploaded beside the batch.
+  GPU; each map decoded by a host worker and moved in the fused launch with its image.
 - gm-classification: the same images and chain through a list file (a label each, no map).
 - torchvision-segmentation: the same v2 transforms over (image, tv_tensors.Mask) pairs read
   with PIL in a DataLoader with one worker per host core, then moved to the GPU.
 
 The label maps are synthetic (blocks of 21 classes with a speckle of 255, the VOC boundary
 index) over real photos. Each file is listed GM_BENCH_REPEAT times (default 4); images/s over
-GM_BENCH_EPOCHS epochs (default 3) after a warm-up epoch. One JSON object per measurement.
+GM_BENCH_EPOCHS epochs (default 3) after a warm-up epoch; GM_BENCH_WORKERS sets gm-segmentation's
+host workers (default: the loader's). One JSON object per measurement.
 Usage: python3 segmentation_bench.py IMAGE_DIR OUT_DIR
 """
 import os
@@ -65,19 +66,20 @@ def run_gm_segmentation(images, masks, listing):
     import torch
     import gm
     d = gm.SegmentationFolder(images, masks)
+    # GM_BENCH_WORKERS: host workers (reading files and decoding maps) instead of the default.
+    workers = int(os.environ["GM_BENCH_WORKERS"]) if "GM_BENCH_WORKERS" in os.environ else None
     loader = gm.ImageLoader(d, batch_size=BATCH, transforms=gm_chain(torch, gm, {Mask: 255, "others": 0}),
-                            shuffle=True, seed=1, device=DEVICE)
+                            shuffle=True, seed=1, device=DEVICE, workers=workers)
 
     def epoch(e):
         loader.set_epoch(e)
         n, ignored = 0, torch.zeros((), dtype=torch.int64, device=DEVICE)
         for b in loader:
             n += torch.from_dlpack(b.images).shape[0]
-            # Counted on the device, read once an epoch: no wait per image (torchvision's
-            # loop below reads once per batch).
-            for t in b.targets:
-                if t:
-                    ignored += (torch.from_dlpack(t["mask"]) == 255).sum()
+            # The batch's maps as one [B, H, W] tensor, as torchvision's collate gives them;
+            # counted on the device, read once an epoch (torchvision's loop below reads once
+            # per batch).
+            ignored += (torch.from_dlpack(b.masks) == 255).sum()
         return n, int(ignored)
 
     rate, (n, ignored) = timed(epoch, torch)

@@ -75,8 +75,9 @@ pub use epochs::{EpochSource, Epochs, PRESTART_AT};
 pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
 pub use grouped::{GroupedBatchSampler, aspect_ratio_groups};
 pub use image::{
-    Batch, BatchSizes, Dataset, DeviceCache, Epoch, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label,
-    ListFile, Loader, LoaderBuilder, PathTotals, Stats, Waited, cached_size,
+    Batch, BatchMasks, BatchSizes, Dataset, DeviceCache, Epoch, IMAGE_EXTENSIONS, ImageFolder,
+    InMemory, Label, ListFile, Loader, LoaderBuilder, MaskPart, PathTotals, Stats, Waited,
+    cached_size,
 };
 pub use image::{
     CorePlan, ENGINES_ONLY_BELOW, LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, default_core_budget,

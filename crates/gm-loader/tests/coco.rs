@@ -370,7 +370,8 @@ fn gpu_batches_carry_each_images_geometry() {
 
 /// A chain that draws from each sample's boxes (RandomIoUCrop): the loader plans every image
 /// with its own boxes, as planning it alone with them does, the sanitize step's kept objects
-/// are sound on the output canvas, and an image whose annotations are bad is a bad sample.
+/// are sound on the output canvas, the kept objects' masks move with the pixels (the dropped
+/// ones' are left out), and an image whose annotations are bad is a bad sample.
 fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
     use gm_transforms::targets::SanitizeBoundingBoxes;
     use gm_transforms::{Compose, RandomIoUCrop, Resize, SampleRng};
@@ -381,15 +382,18 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
             .then(Resize::Exact(64, 48))
     };
     let mut loader = builder
+        .masks(true)
         .seed(9)
         .batch_size(2)
         .transforms(chain())
         .build()
         .unwrap();
-    let (mut cropped, mut seen) = (0, 0);
+    let (mut cropped, mut seen, mut dropped) = (0, 0, 0);
     for epoch in 0..8 {
         for batch in loader.epoch(epoch) {
             let batch = batch.unwrap();
+            let masks = batch.masks.as_ref().expect("the loader moves masks");
+            let bytes = masks.data.to_host_bytes(None).unwrap();
             for (k, &i) in batch.indices.iter().enumerate() {
                 let im = dataset.image(i).unwrap();
                 let boxes = dataset.boxes(i).unwrap().unwrap();
@@ -406,6 +410,23 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
                         assert!(b[0] < b[2] && b[1] < b[3] && b[2] <= 64.0 && b[3] <= 48.0);
                     }
                 }
+                let kept = g.kept(&boxes).unwrap();
+                let runs = dataset.targets(i).unwrap().masks.unwrap();
+                let want: Vec<u8> = runs
+                    .iter()
+                    .zip(&kept)
+                    .filter(|(_, k)| **k)
+                    .flat_map(|(r, _)| g.mask(&r.to_mask()).unwrap().data)
+                    .collect();
+                let part = masks.parts[k];
+                assert_eq!((part.width, part.height), (64, 48));
+                assert_eq!(part.planes as usize, kept.iter().filter(|k| **k).count());
+                assert_eq!(
+                    bytes[part.offset..part.offset + part.bytes()],
+                    want[..],
+                    "epoch {epoch}, sample {i}"
+                );
+                dropped += kept.iter().filter(|k| !**k).count();
                 seen += 1;
             }
         }
@@ -418,6 +439,7 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
     let why = stats.first_errors[0].to_string();
     assert!(why.contains("annotation 401"), "{why}");
     assert!(cropped > 0, "no sample was cropped");
+    assert!(dropped > 0, "no object was dropped");
 }
 
 #[test]

@@ -113,8 +113,23 @@ fn chain() -> Compose {
         })
 }
 
+/// Each image's moved masks in a batch (`LoaderBuilder::masks`): (planes, width, height,
+/// bytes) in batch order.
+fn batch_masks(batch: &gm_loader::Batch) -> Vec<(u32, u32, u32, Vec<u8>)> {
+    let m = batch.masks.as_ref().expect("the loader moves masks");
+    let bytes = m.data.to_host_bytes(None).unwrap();
+    m.parts
+        .iter()
+        .map(|p| {
+            let data = bytes[p.offset..p.offset + p.bytes()].to_vec();
+            (p.planes, p.width, p.height, data)
+        })
+        .collect()
+}
+
 fn check_moves_maps(builder: LoaderBuilder, d: &SegmentationFolder) {
     let mut loader = builder
+        .masks(true)
         .sampler(Sampler::shuffled(3))
         .seed(3)
         .batch_size(2)
@@ -126,6 +141,7 @@ fn check_moves_maps(builder: LoaderBuilder, d: &SegmentationFolder) {
         for batch in loader.epoch(epoch) {
             let batch = batch.unwrap();
             assert_eq!(batch.images.shape()[1..], [96, 96, 3]);
+            let moved = batch_masks(&batch);
             for (k, &i) in batch.indices.iter().enumerate() {
                 let src = d.mask(i).unwrap();
                 let mut rng = SampleRng::new(3, epoch, i as u64);
@@ -134,6 +150,11 @@ fn check_moves_maps(builder: LoaderBuilder, d: &SegmentationFolder) {
                 assert_eq!(*g, alone.geometry, "epoch {epoch} sample {i}");
                 let m = g.mask(&src).unwrap();
                 assert_eq!((m.width, m.height), (96, 96));
+                assert_eq!(
+                    moved[k],
+                    (1, 96, 96, m.data.clone()),
+                    "epoch {epoch} sample {i}"
+                );
                 let classes: std::collections::BTreeSet<u8> = src.data.iter().copied().collect();
                 assert!(m.data.iter().all(|v| *v == 255 || classes.contains(v)));
                 padded += usize::from(m.data.contains(&255) && !classes.contains(&255));
@@ -165,4 +186,52 @@ fn gpu_loader_moves_each_map_with_its_image() {
     let device = gm_cuda::gpu_test_device!("gpu_loader_moves_each_map_with_its_image");
     let d = folder();
     check_moves_maps(Loader::builder(d.clone()).device(&device), &d);
+}
+
+/// Through a rotation (a warp, moved on the host then copied by the launch) and into batches
+/// of many sizes (each image's masks its own size), masks are what the geometry gives.
+fn check_warped_maps(builder: LoaderBuilder, d: &SegmentationFolder) {
+    use gm_transforms::{RandomRotation, Resize};
+    let chain = || {
+        Compose::new()
+            .then(RandomRotation::new(30.0).unwrap().mask_fill(255))
+            .then(Resize::Shorter(80))
+    };
+    let mut loader = builder
+        .masks(true)
+        .batch_sizes(gm_loader::BatchSizes::Ragged)
+        .seed(4)
+        .batch_size(3)
+        .transforms(chain())
+        .build()
+        .unwrap();
+    let mut seen = 0;
+    for epoch in 0..2 {
+        for batch in loader.epoch(epoch) {
+            let batch = batch.unwrap();
+            let moved = batch_masks(&batch);
+            for (k, &i) in batch.indices.iter().enumerate() {
+                let m = batch.geometry[k].mask(&d.mask(i).unwrap()).unwrap();
+                let (h, w) = batch.sizes[k];
+                assert_eq!((m.width, m.height), (w, h));
+                assert_eq!(moved[k], (1, w, h, m.data), "epoch {epoch} sample {i}");
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, 2 * d.len());
+}
+
+#[test]
+fn cpu_loader_moves_maps_through_warps_into_ragged_batches() {
+    let d = folder();
+    check_warped_maps(Loader::builder(d.clone()).cpu().workers(2), &d);
+}
+
+#[test]
+fn gpu_loader_moves_maps_through_warps_into_ragged_batches() {
+    let device =
+        gm_cuda::gpu_test_device!("gpu_loader_moves_maps_through_warps_into_ragged_batches");
+    let d = folder();
+    check_warped_maps(Loader::builder(d.clone()).device(&device), &d);
 }

@@ -106,9 +106,9 @@ impl CocoDataset {
             .image(i)
             .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("image {i}")))?;
         let unmoved = TargetGeometry::new(im.width, im.height);
-        move_targets(&self.inner, i, &unmoved)
+        move_targets(&self.inner, i, &unmoved, true)
             .map_err(|e| GmError::new_err(e.to_string()))?
-            .into_dict(py)
+            .into_dict(py, None)
     }
 
     fn __repr__(&self) -> String {
@@ -126,7 +126,8 @@ pub(crate) struct MovedCoco {
     image_id: i64,
     boxes: BoundingBoxes,
     labels: Vec<i64>,
-    /// The kept objects' masks, object after object, on the output canvas.
+    /// The kept objects' masks, object after object, on the output canvas; empty bytes
+    /// where the loader moved them (`into_dict` is then given them).
     masks: Option<(usize, Vec<u8>)>,
     /// The kept objects' keypoints, and how many each has.
     keypoints: Option<(KeyPoints, usize)>,
@@ -135,13 +136,19 @@ pub(crate) struct MovedCoco {
     canvas: (u32, u32),
 }
 
-/// Sample `index`'s targets moved through `geometry`, or why not.
+/// Sample `index`'s targets moved through `geometry`, or why not; its masks only
+/// `with_masks` (else the loader moved them with the pixels).
 pub(crate) fn move_targets(
     d: &RustCoco,
     index: usize,
     g: &TargetGeometry,
+    with_masks: bool,
 ) -> Result<MovedCoco, TargetsError> {
-    let t: CocoTargets = d.targets(index)?;
+    let t: CocoTargets = if with_masks {
+        d.targets(index)?
+    } else {
+        d.targets_without_masks(index)?
+    };
     let fail = |source| TargetsError::Moved {
         image: gm_loader::Dataset::name(d, index),
         source,
@@ -159,7 +166,7 @@ pub(crate) fn move_targets(
                 let moved: Mask = g.mask(&r.to_mask()).map_err(fail)?;
                 bytes.extend_from_slice(&moved.data);
             }
-            Some((kept_masks.len(), bytes))
+            Some((kept.iter().filter(|k| **k).count(), bytes))
         }
         None => None,
     };
@@ -186,13 +193,20 @@ pub(crate) fn move_targets(
 }
 
 impl MovedCoco {
-    /// The dict `CocoDataset.targets` gives, on the moved canvas.
-    pub(crate) fn into_dict(self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+    /// The dict `CocoDataset.targets` gives, on the moved canvas; `masks` the moved masks
+    /// where the loader moved them.
+    pub(crate) fn into_dict(
+        self,
+        py: Python<'_>,
+        masks: Option<Py<Tensor>>,
+    ) -> PyResult<Py<PyDict>> {
         let d = PyDict::new(py);
         d.set_item("image_id", self.image_id)?;
         d.set_item("boxes", boxes(py, &self.boxes)?)?;
         d.set_item("labels", labels(py, &self.labels)?)?;
-        if let Some((n, bytes)) = self.masks {
+        if let (Some(_), Some(m)) = (&self.masks, masks) {
+            d.set_item("masks", m)?;
+        } else if let Some((n, bytes)) = self.masks {
             let (w, h) = self.canvas;
             let shape = [n, h as usize, w as usize];
             let t = Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)?;

@@ -107,10 +107,16 @@ pub struct Batch {
     position: usize,
     /// With a `gm.CocoDataset` or `gm.SegmentationFolder` source: each image's targets (a
     /// dict as `CocoDataset.targets` gives, or `{"mask": ...}`, moved with its pixels onto
-    /// the output canvas, on the images' device), `None` for an image whose annotations are
-    /// bad; else `None`.
+    /// the output canvas, on the images' device; the masks moved in the same launch as the
+    /// pixels, each a view of the batch's masks); an image whose annotations or label map
+    /// cannot be read is a bad sample (`bad_samples=`); else `None`.
     #[pyo3(get)]
     targets: Option<Vec<Option<Py<PyDict>>>>,
+    /// With a `gm.SegmentationFolder` source and images of one size: the label maps moved
+    /// with them as one `uint8 [B, H, W]` tensor (the same memory as each target's `mask`),
+    /// as the segmentation references' collate stacks them; else `None`.
+    #[pyo3(get)]
+    masks: Option<Py<Tensor>>,
 }
 
 /// `batch_sizes=` and its padding as the loader's setting.
@@ -303,7 +309,9 @@ impl ImageLoader {
                 None => crate::storage::image_dataset(py, source, storage)?,
             };
             let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
+            // A COCO image's or a label map's masks move with its pixels, in the fused launch.
             let b = Loader::builder_shared(dataset)
+                .masks(targets.is_some())
                 .sampler(sampler)
                 .seed(seed)
                 .batch_size(batch_size)
@@ -509,9 +517,19 @@ impl BatchIterator {
                 .filter_map(|k| Some((*b.offsets.get(k)?, b.image_shape(k)?)))
                 .collect()
         });
+        let geometry = std::mem::take(&mut b.geometry);
+        let mask_parts = b.masks.as_ref().map(|m| m.parts.clone());
+        let (images, masks) = batch_tensors(b)?;
+        let (mask_views, stacked) = match (masks, mask_parts) {
+            (Some(t), Some(parts)) => (
+                Some(self.mask_views(py, &t, &parts)?),
+                self.stacked_maps(py, &t, &parts)?,
+            ),
+            _ => (None, None),
+        };
         let targets = match &self.targets {
             Some(t) => {
-                let moved = t.moved_batch(py, &indices, &b.geometry)?;
+                let moved = t.moved_batch(py, &indices, &geometry, mask_views)?;
                 let g = self.inner.lock();
                 match &g.uploads {
                     Some(u) => Some(targets_to_device(py, moved, u)?),
@@ -519,17 +537,6 @@ impl BatchIterator {
                 }
             }
             None => None,
-        };
-        let images = match &mut b.images {
-            Images::Host(h) => {
-                let data = std::mem::take(&mut h.data);
-                Tensor::host(&h.shape, Elem::of(h.dtype), data)?
-            }
-            // The tensor stays in the batch: its release is ordered before the memory's.
-            Images::Device(t) => {
-                let t = t.clone();
-                Tensor::from_device(&t, Arc::new(Owner::Batch(Mutex::new(b))))
-            }
         };
         let images = if let Some(parts) = parts {
             let views = parts
@@ -578,7 +585,92 @@ impl BatchIterator {
             epoch,
             position,
             targets,
+            masks: stacked,
         })
+    }
+}
+
+impl BatchIterator {
+    /// A segmentation batch's label maps as one `[B, H, W]` view, where they are one size.
+    fn stacked_maps(
+        &self,
+        py: Python<'_>,
+        t: &Tensor,
+        parts: &[gm_loader::MaskPart],
+    ) -> PyResult<Option<Py<Tensor>>> {
+        let Some(first) = parts.first() else {
+            return Ok(None);
+        };
+        let maps = matches!(self.targets, Some(TargetSource::Segmentation(_)));
+        let packed = parts.iter().enumerate().all(|(k, p)| {
+            p.planes == 1
+                && (p.width, p.height) == (first.width, first.height)
+                && p.offset == k * first.bytes()
+        });
+        if !maps || !packed {
+            return Ok(None);
+        }
+        let shape = [parts.len(), first.height as usize, first.width as usize];
+        t.part(0, &shape).map(|v| Py::new(py, v)).transpose()
+    }
+
+    /// Each image's masks as a view of the batch's: `[H, W]` for a label map, `[N, H, W]` for a
+    /// COCO image's kept objects.
+    fn mask_views(
+        &self,
+        py: Python<'_>,
+        t: &Tensor,
+        parts: &[gm_loader::MaskPart],
+    ) -> PyResult<Vec<Py<Tensor>>> {
+        let single = matches!(self.targets, Some(TargetSource::Segmentation(_)));
+        parts
+            .iter()
+            .map(|p| {
+                let (h, w) = (p.height as usize, p.width as usize);
+                let shape = if single {
+                    vec![h, w]
+                } else {
+                    vec![p.planes as usize, h, w]
+                };
+                let view = t.part(p.offset, &shape).ok_or_else(|| {
+                    PyValueError::new_err("a batch's masks reach past their buffer")
+                })?;
+                Py::new(py, view)
+            })
+            .collect()
+    }
+}
+
+/// The batch's images and masks (if it moved any) as tensors; on the GPU both keep the batch
+/// alive (its release is ordered before the memory's).
+fn batch_tensors(mut b: RustBatch) -> PyResult<(Tensor, Option<Tensor>)> {
+    let masks = b.masks.as_mut().map(|m| match &mut m.data {
+        Images::Host(h) => Err(std::mem::take(&mut h.data)),
+        Images::Device(t) => Ok(t.clone()),
+    });
+    match &mut b.images {
+        Images::Host(h) => {
+            let data = std::mem::take(&mut h.data);
+            let images = Tensor::host(&h.shape, Elem::of(h.dtype), data)?;
+            let masks = match masks {
+                Some(Err(bytes)) => Some(Tensor::host(
+                    &[bytes.len()],
+                    Elem::of(gm_cuda::DType::U8),
+                    bytes,
+                )?),
+                _ => None,
+            };
+            Ok((images, masks))
+        }
+        Images::Device(t) => {
+            let t = t.clone();
+            let owner = Arc::new(Owner::Batch(Box::new(Mutex::new(b))));
+            let masks = match masks {
+                Some(Ok(m)) => Some(Tensor::from_device(&m, owner.clone())),
+                _ => None,
+            };
+            Ok((Tensor::from_device(&t, owner), masks))
+        }
     }
 }
 
@@ -589,15 +681,22 @@ fn targets_to_device(
     targets: Vec<Option<Py<PyDict>>>,
     uploads: &Uploads,
 ) -> PyResult<Vec<Option<Py<PyDict>>>> {
+    // Every dict's tensors, then one upload for all of them.
+    let mut places = Vec::new();
+    let mut tensors = Vec::new();
     for d in targets.iter().flatten() {
         let d = d.bind(py);
-        let items: Vec<_> = d.iter().collect();
-        for (k, v) in items {
+        for (k, v) in d.iter() {
             if let Ok(t) = v.cast::<Tensor>() {
-                let on_device = t.get().to_device(uploads)?;
-                d.set_item(k, Py::new(py, on_device)?)?;
+                places.push((d.clone(), k));
+                tensors.push(t.get().clone_view());
             }
         }
+    }
+    let refs: Vec<&Tensor> = tensors.iter().collect();
+    let moved = Tensor::to_device_all(&refs, uploads)?;
+    for ((d, k), t) in places.into_iter().zip(moved) {
+        d.set_item(k, Py::new(py, t)?)?;
     }
     Ok(targets)
 }

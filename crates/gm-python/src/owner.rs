@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 pub(crate) enum Owner {
     /// A loader batch's images: dropping the batch orders the pool's reuse after the streams
     /// recorded on it.
-    Batch(Mutex<gm_loader::Batch>),
+    Batch(Box<Mutex<gm_loader::Batch>>),
     /// A clip batch's frames (the same contract).
     Clips(Mutex<gm_loader::ClipBatch>),
     /// Device memory from a pool fenced on `stream`.

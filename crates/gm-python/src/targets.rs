@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::segmentation::{SegmentationFolder, mask_tensor};
+use crate::tensor::Tensor;
 
 /// Why one image's targets could not be moved (the image stays in its batch without them).
 #[derive(Debug, thiserror::Error)]
@@ -62,31 +63,49 @@ impl TargetSource {
     /// The targets of the batch's samples `indices`, each moved through its `geometry`,
     /// computed on up to [`TARGET_THREADS`] threads without the GIL, then as dicts; `None` (with a
     /// warning) where they cannot be read: the image stays in the batch, its targets are
-    /// missing, not wrong.
+    /// missing, not wrong. `masks`: each image's masks where the loader moved them with the
+    /// pixels (they are then not moved here).
     pub(crate) fn moved_batch(
         &self,
         py: Python<'_>,
         indices: &[usize],
         geometry: &[TargetGeometry],
+        masks: Option<Vec<Py<Tensor>>>,
     ) -> PyResult<Vec<Option<Py<PyDict>>>> {
-        let moved = py.detach(|| {
-            parallel_map(
-                indices.len(),
-                |k| self.move_one(indices[k], &geometry[k]),
-                || Err(TargetsError::Lost),
-            )
-        });
+        let with_masks = masks.is_none();
+        let moved = if !with_masks && matches!(self, TargetSource::Segmentation(_)) {
+            // Nothing left to move: the loader moved the maps.
+            (0..indices.len())
+                .map(|_| Ok(Moved::Mask(Mask::default())))
+                .collect()
+        } else {
+            py.detach(|| {
+                parallel_map(
+                    indices.len(),
+                    |k| self.move_one(indices[k], &geometry[k], with_masks),
+                    || Err(TargetsError::Lost),
+                )
+            })
+        };
+        let mut masks = masks.map(Vec::into_iter);
         moved
             .into_iter()
             .zip(indices)
             .map(|(m, &index)| match m {
-                Ok(Moved::Coco(c)) => c.into_dict(py).map(Some),
+                Ok(Moved::Coco(c)) => {
+                    let view = masks.as_mut().and_then(Iterator::next);
+                    c.into_dict(py, view).map(Some)
+                }
                 Ok(Moved::Mask(m)) => {
                     let out = PyDict::new(py);
-                    out.set_item("mask", mask_tensor(py, m)?)?;
+                    match masks.as_mut().and_then(Iterator::next) {
+                        Some(view) => out.set_item("mask", view)?,
+                        None => out.set_item("mask", mask_tensor(py, m)?)?,
+                    }
                     Ok(Some(out.unbind()))
                 }
                 Err(e) => {
+                    masks.as_mut().and_then(Iterator::next);
                     tracing::warn!(sample = index, error = %e, "no targets for this image");
                     Ok(None)
                 }
@@ -94,11 +113,16 @@ impl TargetSource {
             .collect()
     }
 
-    fn move_one(&self, index: usize, geometry: &TargetGeometry) -> Result<Moved, TargetsError> {
+    fn move_one(
+        &self,
+        index: usize,
+        geometry: &TargetGeometry,
+        with_masks: bool,
+    ) -> Result<Moved, TargetsError> {
         match self {
-            TargetSource::Coco(c) => {
-                crate::coco::move_targets(c, index, geometry).map(|m| Moved::Coco(Box::new(m)))
-            }
+            TargetSource::Coco(c) => crate::coco::move_targets(c, index, geometry, with_masks)
+                .map(|m| Moved::Coco(Box::new(m))),
+            TargetSource::Segmentation(_) if !with_masks => Ok(Moved::Mask(Mask::default())),
             TargetSource::Segmentation(s) => {
                 let m = s.mask(index)?;
                 geometry

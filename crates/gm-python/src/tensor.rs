@@ -132,14 +132,45 @@ impl Tensor {
         Tensor::upload(bytes, shape, Elem::of(DType::F32), uploads)
     }
 
-    /// This host tensor copied to device memory from `uploads` (a batch's targets beside its
-    /// images); a device tensor as it is.
-    pub(crate) fn to_device(&self, uploads: &Uploads) -> PyResult<Tensor> {
-        if self.device.is_some() {
-            return Ok(self.clone_view());
+    /// Host tensors copied to device memory from `uploads` in one copy (a batch's targets
+    /// beside its images): each a view of one buffer, all ready on one event. Device tensors
+    /// come back as they are.
+    pub(crate) fn to_device_all(tensors: &[&Tensor], uploads: &Uploads) -> PyResult<Vec<Tensor>> {
+        // 8-byte aligned places in one buffer for the host tensors.
+        let mut bytes = Vec::new();
+        let mut at = Vec::with_capacity(tensors.len());
+        for t in tensors {
+            if t.device.is_some() {
+                at.push(None);
+                continue;
+            }
+            bytes.resize(bytes.len().next_multiple_of(8), 0);
+            at.push(Some(bytes.len()));
+            bytes.extend_from_slice(&t.host_bytes()?);
         }
-        let shape: Vec<usize> = self.shape.iter().map(|&d| d.max(0) as usize).collect();
-        Tensor::upload(&self.host_bytes()?, &shape, self.elem, uploads)
+        if at.iter().all(Option::is_none) {
+            return Ok(tensors.iter().map(|t| t.clone_view()).collect());
+        }
+        let all = Tensor::upload(&bytes, &[bytes.len()], Elem::of(DType::U8), uploads)?;
+        tensors
+            .iter()
+            .zip(at)
+            .map(|(t, at)| match at {
+                None => Ok(t.clone_view()),
+                Some(offset) => {
+                    let shape: Vec<usize> = t.shape.iter().map(|&d| d.max(0) as usize).collect();
+                    let mut v = all.clone_view();
+                    v.byte_offset += offset as u64;
+                    v.shape = t.shape.clone();
+                    v.strides = gm_cuda::contiguous_strides(&shape)
+                        .into_iter()
+                        .map(|s| s as i64)
+                        .collect();
+                    v.elem = t.elem;
+                    Ok(v)
+                }
+            })
+            .collect()
     }
 
     /// Contiguous elements of `elem` (native-endian `bytes`) of `shape`, copied to device
@@ -167,7 +198,7 @@ impl Tensor {
     }
 
     /// The same view, sharing the memory.
-    fn clone_view(&self) -> Tensor {
+    pub(crate) fn clone_view(&self) -> Tensor {
         Tensor {
             owner: self.owner.clone(),
             data: self.data,

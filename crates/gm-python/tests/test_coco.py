@@ -55,15 +55,13 @@ def test_loader_batches_move_targets_with_their_pixels():
     assert len(d) == 3
     T = gm.transforms
     chain = [T.Resize((48, 64)), T.RandomHorizontalFlip(p=1.0)]
-    loader = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu")
+    loader = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", prefetch_next_epoch=False)
     seen = 0
     for batch in loader:
         assert len(batch.targets) == len(batch)
         for i, t in zip(batch.indices, batch.targets):
             seen += 1
-            if d.image(i)["id"] == 14:
-                assert t is None  # a bad annotation: no targets, the image stays
-                continue
+            assert d.image(i)["id"] != 14  # its bad annotation makes it a bad sample
             alone = d.targets(i)
             b = arr(alone["boxes"])
             sx, sy = np.float32(64 / 201), np.float32(48 / 151)
@@ -73,7 +71,11 @@ def test_loader_batches_move_targets_with_their_pixels():
             assert arr(t["labels"]).tolist() == arr(alone["labels"]).tolist()
             m = arr(alone["masks"])[:, nearest(151, 48)][:, :, nearest(201, 64)][:, :, ::-1]
             assert np.array_equal(arr(t["masks"]), m)
-    assert seen == 3
+    # Like a bad image: skipped, counted, named with the annotation.
+    assert seen == 2
+    stats = loader.stats()
+    assert stats["bad"] == 1 and stats["skipped"] == 1
+    assert "annotation 401" in stats["first_errors"][0][2]
 
 
 def test_a_coco_source_does_not_stream():
@@ -203,14 +205,15 @@ def test_coco_records_in_shards_give_the_folders_targets(tmp_path):
     # The shards as a loader source: targets move with the pixels, as from the folder.
     kept = gm.CocoDataset.from_shards([str(p) for p in paths], COCO / "instances.json", drop_empty=True)
     assert [kept.image(i)["id"] for i in range(len(kept))] == [11, 12, 14, 4]
-    loader = gm.ImageLoader(kept, batch_size=2, transforms=[gm.transforms.Resize((48, 64))], device="cpu")
+    loader = gm.ImageLoader(kept, batch_size=2, transforms=[gm.transforms.Resize((48, 64))], device="cpu",
+                            prefetch_next_epoch=False)
     ids = []
     for batch in loader:
         for i, t in zip(batch.indices, batch.targets):
             ids.append(kept.image(i)["id"])
-            if t is not None:
-                assert arr(t["boxes"]).shape[0] == arr(kept.targets(i)["boxes"]).shape[0]
-    assert sorted(ids) == [4, 11, 12, 14]
+            assert arr(t["boxes"]).shape[0] == arr(kept.targets(i)["boxes"]).shape[0]
+    # Image 14's bad annotation and image 4's missing record make them bad samples.
+    assert sorted(ids) == [11, 12] and loader.stats()["bad"] == 2
 
 
 def test_coco_records_in_s3_shards(s3, tmp_path):
@@ -232,7 +235,8 @@ def test_aspect_ratio_groups_batch_one_group_at_a_time_and_resume():
                             batch_groups=[0, 1, 0, 1])
     assert len(loader) == 2
     batches = [list(b.indices) for b in loader]
-    assert sorted(sorted(b) for b in batches) == [[0, 2], [1, 3]]
+    # Image 3's bad annotation makes it a bad sample, skipped: its batch is one short.
+    assert sorted(sorted(b) for b in batches) == [[0, 2], [1]]
     # Resumed after the first batch: the second.
     loader.set_epoch(1)
     it = iter(loader)
@@ -242,11 +246,11 @@ def test_aspect_ratio_groups_batch_one_group_at_a_time_and_resume():
     again = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", shuffle=True, seed=4,
                            batch_groups=[0, 1, 0, 1])
     again.load_state_dict(state)
-    assert [list(b.indices) for b in again] == rest and sorted(first + rest[0]) == [0, 1, 2, 3]
+    assert [list(b.indices) for b in again] == rest and sorted(first + rest[0]) == [0, 1, 2]
     # From the records' sizes: one landscape group, two whole batches.
     by_ratio = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu",
                               aspect_ratio_group_factor=3)
-    assert len(by_ratio) == 2 and sum(len(b) for b in by_ratio) == 4
+    assert len(by_ratio) == 2 and sum(len(b) for b in by_ratio) == 3
     with pytest.raises(ValueError, match="batch_groups"):
         gm.ImageLoader(str(JPEG), batch_size=2, transforms=chain, device="cpu", aspect_ratio_group_factor=3)
     with pytest.raises(ValueError, match="3 batch groups for a dataset of 4"):

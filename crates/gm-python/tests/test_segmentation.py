@@ -71,6 +71,8 @@ def test_segmentation_recipe_pads_masks_with_the_ignore_index():
         loader.set_epoch(epoch)
         for b in loader:
             assert arr(b.images).shape[1:] == (3, 96, 96)
+            # The batch's maps in one tensor, as the references' collate stacks them.
+            assert np.array_equal(arr(b.masks), np.stack([arr(t["mask"]) for t in b.targets]))
             for i, t in zip(b.indices, b.targets):
                 m = arr(t["mask"])
                 classes = set(np.unique(arr(d.mask(i))).tolist())

@@ -58,6 +58,12 @@ struct GmFusedParams {
     int slot_w, slot_h;             // the image's slot in the batch: rows of slot_w, slot_h rows
     float slot_fill;                // output value of the slot's pixels right of or below the image
     int unused;                     // keeps the size a multiple of the u64 fields' alignment
+    unsigned long long mask_src;    // the image's masks on the source canvas: mask_planes of mask_w x mask_h bytes
+    unsigned long long mask_dst;    // the moved masks: mask_planes of out_w x out_h bytes
+    unsigned long long mask_taps;   // out_w column taps, then out_h row taps (targets::MaskTaps)
+    int mask_w, mask_h;
+    int mask_planes;                // 0: no masks
+    int mask_unused;
 };
 
 // Chroma sample (cx, cy) as U and V.
@@ -458,6 +464,33 @@ __device__ __forceinline__ void store_fill(const GmFusedParams& p, int x, int y)
     for (int c = 0; c < channels; ++c) store_value(p, x, y, c, channels, p.slot_w * p.slot_h, p.slot_fill);
 }
 
+// The byte of a moved mask at column tap tx and row tap ty of one source plane: a source
+// index, or -1 - (fill | step << 8) where a crop or pad brought the pixel in (the later
+// step's fill where both are). targets::MaskTaps::gather is the CPU twin.
+__device__ __forceinline__ unsigned char mask_value(const unsigned char* plane, int w, int h, int tx, int ty) {
+    if (tx < 0 || ty < 0) {
+        int fx = -1 - tx, fy = -1 - ty;
+        int v = tx >= 0 ? fy : (ty >= 0 || (fx >> 8) > (fy >> 8)) ? fx : fy;
+        return (unsigned char)(v & 255);
+    }
+    if (tx >= w || ty >= h) return 0;
+    return plane[(long long)ty * w + tx];
+}
+
+// Output pixel (x, y) of every mask of the image: nearest, through the same geometry as its
+// pixels, read from the source planes once (the taps are the geometry per axis).
+__device__ __forceinline__ void store_masks(const GmFusedParams& p, int x, int y) {
+    const int* taps = (const int*)p.mask_taps;
+    int tx = taps[x], ty = taps[p.out_w + y];
+    long long src_plane = (long long)p.mask_w * p.mask_h;
+    long long dst_plane = (long long)p.out_w * p.out_h;
+    const unsigned char* src = (const unsigned char*)p.mask_src;
+    unsigned char* dst = (unsigned char*)p.mask_dst + (long long)y * p.out_w + x;
+    for (int k = 0; k < p.mask_planes; ++k) {
+        dst[k * dst_plane] = mask_value(src + k * src_plane, p.mask_w, p.mask_h, tx, ty);
+    }
+}
+
 // Which colour code a fused entry point compiles in, chosen per batch by FusedKernel::run
 // (fused.rs): none (the plain geometry-and-store kernel, no colour code and none of its
 // registers or branches), the point ops (every op but sharpness: one pass over the pixel,
@@ -482,6 +515,7 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
         if (x < p.slot_w && y < p.slot_h) store_fill(p, x, y);
         return;
     }
+    if (p.mask_planes > 0) store_masks(p, x, y);
     float rgb[3];
     sample<INTERP>(p, x, y, rgb);
     if constexpr (COLOUR != GM_COLOUR_NONE) {

@@ -66,6 +66,35 @@ pub(crate) struct GmFusedParams {
     pub slot_fill: f32,
     /// Keeps the size a multiple of 8 (no implicit padding for `Pod`).
     pub unused: i32,
+    pub mask_src: u64,
+    pub mask_dst: u64,
+    pub mask_taps: u64,
+    pub mask_w: i32,
+    pub mask_h: i32,
+    /// 0: the image has no masks.
+    pub mask_planes: i32,
+    pub mask_unused: i32,
+}
+
+/// One image's masks, moved in the launch that writes its pixels: `planes` masks of `width` x
+/// `height` bytes at `src` (the source's canvas, before any crop), gathered through the taps at
+/// `taps` ([`MaskTaps::encoded`](crate::targets::MaskTaps::encoded): the output's width of
+/// column taps, then its height of row taps, as `i32`) into `planes` masks of the output's
+/// size at `dst`. Device memory the caller keeps alive until the stream has run the launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaskGather {
+    /// The source masks.
+    pub src: DevicePtr,
+    /// Their width.
+    pub width: u32,
+    /// Their height.
+    pub height: u32,
+    /// How many.
+    pub planes: u32,
+    /// The encoded taps.
+    pub taps: DevicePtr,
+    /// Where the moved masks go.
+    pub dst: DevicePtr,
 }
 
 /// An image's sampling grid; the layout of `GmWarpParams` in fused.cu. Uploaded as a
@@ -132,6 +161,8 @@ pub(crate) struct Target {
     pub spec: OutputSpec,
     pub dst: u64,
     pub slot: Slot,
+    /// The image's masks, moved in the same launch.
+    pub masks: Option<MaskGather>,
 }
 
 /// The kernel parameters of one image writing to `target`, its statistics sums at `stats`.
@@ -218,6 +249,13 @@ pub(crate) fn params(
         slot_h: target.slot.height as i32,
         slot_fill: target.slot.fill,
         unused: 0,
+        mask_src: target.masks.map_or(0, |m| m.src.0),
+        mask_dst: target.masks.map_or(0, |m| m.dst.0),
+        mask_taps: target.masks.map_or(0, |m| m.taps.0),
+        mask_w: target.masks.map_or(0, |m| m.width as i32),
+        mask_h: target.masks.map_or(0, |m| m.height as i32),
+        mask_planes: target.masks.map_or(0, |m| m.planes as i32),
+        mask_unused: 0,
     }
 }
 
@@ -420,6 +458,19 @@ impl FusedKernel {
         out: &Tensor,
         first_slot: usize,
     ) -> Result<()> {
+        self.run_into(stream, images, ops, spec, (out, first_slot), &[])
+    }
+
+    /// [`FusedKernel::run`], image `i`'s masks moved by `masks[i]` (none, or one per image).
+    fn run_into(
+        &mut self,
+        stream: &Stream,
+        images: &[SourceImage],
+        ops: &[FusedOp],
+        spec: &OutputSpec,
+        (out, first_slot): (&Tensor, usize),
+        masks: &[Option<MaskGather>],
+    ) -> Result<()> {
         if images.len() != ops.len() {
             return Err(CudaError::InvalidArgument(format!(
                 "{} images but {} operations",
@@ -432,18 +483,17 @@ impl FusedKernel {
         }
         check_output(spec, out, first_slot + images.len())?;
         let base = out.data_ptr().0 + (first_slot * spec.image_bytes()) as u64;
-        self.launch_to(
-            stream,
-            images,
-            ops,
-            &tight_targets(spec, base, images.len()),
-        )
+        let mut targets = tight_targets(spec, base, images.len());
+        with_masks(&mut targets, masks)?;
+        self.launch_to(stream, images, ops, &targets)
     }
 
     /// [`FusedKernel::run_passes`] for a batch of many sizes: image `i` (output `specs[i]`,
     /// which differ only in size) is written into `slots[i]` of `out`, a contiguous tensor of
     /// the specs' type; each slot at least its image's size. One launch over the largest slot
-    /// (plus the statistics pre-passes), as [`FusedKernel::run`].
+    /// (plus the statistics pre-passes), as [`FusedKernel::run`]; image `i`'s masks, if
+    /// `masks[i]` gives them (`masks` is empty or has one entry per image), are moved in the
+    /// same launch.
     #[allow(clippy::too_many_arguments)]
     pub fn run_slots(
         &mut self,
@@ -454,6 +504,7 @@ impl FusedKernel {
         specs: &[OutputSpec],
         slots: &[Slot],
         out: &Tensor,
+        masks: &[Option<MaskGather>],
     ) -> Result<()> {
         let n = images.len();
         if [pre.len(), ops.len(), specs.len(), slots.len()] != [n; 4] {
@@ -475,15 +526,17 @@ impl FusedKernel {
             self.run_level(stream, &mut sources, pre, level)?;
         }
         let base = out.data_ptr().0;
-        let targets: Vec<Target> = specs
+        let mut targets: Vec<Target> = specs
             .iter()
             .zip(slots)
             .map(|(spec, slot)| Target {
                 spec: *spec,
                 dst: base + slot.offset as u64,
                 slot: *slot,
+                masks: None,
             })
             .collect();
+        with_masks(&mut targets, masks)?;
         self.launch_to(stream, &sources, ops, &targets)
     }
 
@@ -503,6 +556,23 @@ impl FusedKernel {
         out: &Tensor,
         first_slot: usize,
     ) -> Result<()> {
+        self.run_passes_masked(stream, images, pre, ops, spec, (out, first_slot), &[])
+    }
+
+    /// [`FusedKernel::run_passes`] moving image `i`'s masks by `masks[i]` in the launch that
+    /// writes its pixels (`masks` is empty or has one entry per image); `out` and the first
+    /// slot as there.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_passes_masked(
+        &mut self,
+        stream: &Stream,
+        images: &[SourceImage],
+        pre: &[&[PrePass]],
+        ops: &[FusedOp],
+        spec: &OutputSpec,
+        (out, first_slot): (&Tensor, usize),
+        masks: &[Option<MaskGather>],
+    ) -> Result<()> {
         if pre.len() != images.len() {
             return Err(CudaError::InvalidArgument(format!(
                 "{} images but {} pre-pass lists",
@@ -510,15 +580,12 @@ impl FusedKernel {
                 pre.len()
             )));
         }
-        let levels = pre.iter().map(|p| p.len()).max().unwrap_or(0);
-        if levels == 0 {
-            return self.run(stream, images, ops, spec, out, first_slot);
-        }
         let mut sources = images.to_vec();
+        let levels = pre.iter().map(|p| p.len()).max().unwrap_or(0);
         for level in 0..levels {
             self.run_level(stream, &mut sources, pre, level)?;
         }
-        self.run(stream, &sources, ops, spec, out, first_slot)
+        self.run_into(stream, &sources, ops, spec, (out, first_slot), masks)
     }
 
     /// Runs pre-pass `level` of every image that has one (one launch per distinct output)
@@ -742,9 +809,36 @@ fn tight_targets(spec: &OutputSpec, base: u64, n: usize) -> Vec<Target> {
                 spec: *spec,
                 dst: base + slot.offset as u64,
                 slot,
+                masks: None,
             }
         })
         .collect()
+}
+
+/// Gives `targets[i]` the masks `masks[i]` (`masks` empty: none), checking each.
+fn with_masks(targets: &mut [Target], masks: &[Option<MaskGather>]) -> Result<()> {
+    if masks.is_empty() {
+        return Ok(());
+    }
+    if masks.len() != targets.len() {
+        return Err(CudaError::InvalidArgument(format!(
+            "{} images but {} mask entries",
+            targets.len(),
+            masks.len()
+        )));
+    }
+    for (t, m) in targets.iter_mut().zip(masks) {
+        if let Some(m) = m {
+            let null = [m.src.0, m.taps.0, m.dst.0].contains(&0);
+            if m.planes > 0 && (null || m.width == 0 || m.height == 0) {
+                return Err(CudaError::InvalidArgument(format!(
+                    "masks {m:?}: a null address or an empty source"
+                )));
+            }
+        }
+        t.masks = m.filter(|m| m.planes > 0);
+    }
+    Ok(())
 }
 
 /// Checks that the outputs differ only in size, that each fits its slot, and that every slot

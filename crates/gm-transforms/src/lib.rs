@@ -70,7 +70,7 @@ pub use detection::{
 pub use erase::{
     Erase, EraseFill, ErasingValue, RandomErasing, erase_batch, erase_image, erase_noise,
 };
-pub use fused::{FUSED_PTX, FusedKernel};
+pub use fused::{FUSED_PTX, FusedKernel, MaskGather};
 pub use geometry::{Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate};
 pub use mix::{BatchMix, Mix, cut_box, mix_batch};
 pub use noise::{GaussianNoise, Noise, noise_batch, noise_image};

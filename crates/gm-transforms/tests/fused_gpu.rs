@@ -11,9 +11,10 @@ mod common;
 
 use gm_cuda::{DType, DeviceBuffer, DevicePool, PoolConfig, Stream, Tensor, gpu_test_device};
 use gm_transforms::cpu::{HostImage, fused, place_in_slot};
+use gm_transforms::targets::{GeoStep, MaskStack, TargetGeometry};
 use gm_transforms::{
-    ChromaFilter, Crop, FusedKernel, FusedOp, Interp, Layout, Matrix, Orientation, OutputSpec,
-    Padding, PixelFormat, Slot, SourceImage,
+    ChromaFilter, Crop, FusedKernel, FusedOp, Interp, Layout, MaskGather, Matrix, Orientation,
+    OutputSpec, Padding, PixelFormat, Slot, SourceImage,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -598,7 +599,7 @@ fn slots_of_many_sizes_match_the_cpu_twin() {
         let ops: Vec<FusedOp> = cases.iter().map(|c| c.op).collect();
         let pre: Vec<&[gm_transforms::PrePass]> = vec![&[]; n];
         kernel
-            .run_slots(&stream, &images, &pre, &ops, &specs, &slots, &out)
+            .run_slots(&stream, &images, &pre, &ops, &specs, &slots, &out, &[])
             .unwrap();
         let got = out.to_host_bytes(&stream).unwrap();
         let mut want = vec![0u8; bytes];
@@ -619,6 +620,159 @@ fn slots_of_many_sizes_match_the_cpu_twin() {
                 .map(|s| (s.width, s.height))
                 .collect::<Vec<_>>()
         );
+        drop(bufs);
+    }
+}
+
+/// A random mask stack and the axis-aligned geometry (crops past the edges, pads with a
+/// fill, flips, then a resize) that takes it to `out`.
+fn random_masks(rng: &mut StdRng, out: (u32, u32)) -> (MaskStack, TargetGeometry) {
+    let (w, h) = (rng.random_range(1..=90), rng.random_range(1..=70));
+    let planes = rng.random_range(0..=3);
+    let mut data = vec![0u8; (w * h * planes) as usize];
+    rng.fill_bytes(&mut data);
+    let mut steps = Vec::new();
+    for _ in 0..rng.random_range(0..3) {
+        steps.push(match rng.random_range(0..3) {
+            0 => GeoStep::Crop {
+                left: rng.random_range(-4..8) as f32,
+                top: rng.random_range(-4..8) as f32,
+                width: rng.random_range(1..=w + 4),
+                height: rng.random_range(1..=h + 4),
+            },
+            1 => GeoStep::Pad {
+                left: rng.random_range(0..4),
+                top: rng.random_range(0..4),
+                right: rng.random_range(0..4),
+                bottom: rng.random_range(0..4),
+                mask_fill: [0, 255, 7][rng.random_range(0..3)],
+            },
+            _ => GeoStep::Flip {
+                horizontal: rng.random_bool(0.5),
+            },
+        });
+    }
+    steps.push(GeoStep::Resize {
+        width: out.0,
+        height: out.1,
+    });
+    let stack = MaskStack::new(w, h, planes, data).unwrap();
+    (
+        stack,
+        TargetGeometry {
+            source: (w, h),
+            steps,
+        },
+    )
+}
+
+/// Masks gathered in the launch that writes their images (padded and packed slots, and a
+/// uniform batch): every byte equals the CPU twin's gather, fills of crops and pads included;
+/// the images are unchanged by it.
+#[test]
+fn masks_move_in_the_launch_like_the_cpu_twin() {
+    let device = gpu_test_device!("masks_move_in_the_launch_like_the_cpu_twin");
+    let seed = rand::rng().next_u64();
+    eprintln!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let stream = Stream::new(&device).unwrap();
+    let pool = DevicePool::new(&device, PoolConfig::unbounded("masks test"));
+    let mut kernel = FusedKernel::new(&device).unwrap();
+    let sizes = [(3, 7), (17, 9), (64, 48), (333, 211)];
+    for round in 0..40 {
+        let mut base = random_spec(&mut rng);
+        if base.interp == Interp::Antialias {
+            base.interp = Interp::Bilinear;
+        }
+        let n = rng.random_range(1..=5);
+        let uniform = round % 2 == 1;
+        let cases: Vec<Case> = (0..n).map(|_| random_case(&mut rng, &sizes)).collect();
+        let specs: Vec<OutputSpec> = (0..n)
+            .map(|_| OutputSpec {
+                width: if uniform {
+                    base.width
+                } else {
+                    rng.random_range(1..=70)
+                },
+                height: if uniform {
+                    base.height
+                } else {
+                    rng.random_range(1..=50)
+                },
+                ..base
+            })
+            .collect();
+        // A uniform batch is tight slots in a [B, ..] tensor; the others pad or pack.
+        let (slots, bytes) = slots_for(&specs, if uniform { 0 } else { 8 }, 0.0);
+        let (bufs, images) = upload_cases(&device, &stream, &cases);
+        let (w, h, c) = (base.width as usize, base.height as usize, base.channels());
+        let shape = match (uniform, base.layout) {
+            (false, _) => vec![bytes / base.dtype.size()],
+            (true, Layout::Chw) => vec![n, c, h, w],
+            (true, Layout::Hwc) => vec![n, h, w, c],
+        };
+        let out = Tensor::empty(&pool, &stream, &shape, base.dtype).unwrap();
+        // Each image's source masks, taps and output, in device buffers of their own.
+        let mut want = Vec::new();
+        let mut keep = Vec::new();
+        let mut gathers = Vec::new();
+        for spec in &specs {
+            let (stack, g) = random_masks(&mut rng, (spec.width, spec.height));
+            let taps = g.mask_taps().unwrap();
+            let moved = taps.gather(&stack).unwrap();
+            if stack.planes == 0 && rng.random_bool(0.5) {
+                gathers.push(None);
+                want.push(None);
+                continue;
+            }
+            let mut src = DeviceBuffer::alloc(&device, stack.data.len().max(1)).unwrap();
+            stream.upload(&stack.data, &mut src, 0).unwrap();
+            let tap_bytes: Vec<u8> = taps.encoded().flat_map(i32::to_ne_bytes).collect();
+            let mut tb = DeviceBuffer::alloc(&device, tap_bytes.len()).unwrap();
+            stream.upload(&tap_bytes, &mut tb, 0).unwrap();
+            let mut dst = DeviceBuffer::alloc(&device, moved.data.len().max(1)).unwrap();
+            stream
+                .upload(&vec![0xA5u8; moved.data.len().max(1)], &mut dst, 0)
+                .unwrap();
+            gathers.push(Some(MaskGather {
+                src: src.device_ptr(),
+                width: stack.width,
+                height: stack.height,
+                planes: stack.planes,
+                taps: tb.device_ptr(),
+                dst: dst.device_ptr(),
+            }));
+            want.push(Some(moved));
+            keep.push((src, tb, dst));
+        }
+        let ops: Vec<FusedOp> = cases.iter().map(|c| c.op).collect();
+        let pre: Vec<&[gm_transforms::PrePass]> = vec![&[]; n];
+        if uniform {
+            kernel
+                .run_passes_masked(&stream, &images, &pre, &ops, &base, (&out, 0), &gathers)
+                .unwrap();
+        } else {
+            kernel
+                .run_slots(&stream, &images, &pre, &ops, &specs, &slots, &out, &gathers)
+                .unwrap();
+        }
+        let got = out.to_host_bytes(&stream).unwrap();
+        let mut images_want = vec![0u8; bytes];
+        for ((c, spec), slot) in cases.iter().zip(&specs).zip(&slots) {
+            let mut image = vec![0u8; spec.image_bytes()];
+            fused(&c.host(), &c.op, spec, &mut image);
+            place_in_slot(&image, spec, slot, &mut images_want).unwrap();
+        }
+        let (d, at) = compare(base.dtype, &got, &images_want);
+        assert!(d == 0.0, "round {round}: image difference {d} at {at}");
+        let mut held = keep.iter();
+        for (k, w) in want.iter().enumerate() {
+            let Some(w) = w else { continue };
+            let (_, _, dst) = held.next().unwrap();
+            let mut host = vec![0u8; w.data.len()];
+            stream.download(dst, 0, &mut host).unwrap();
+            assert_eq!(host, w.data, "round {round} image {k}: {} planes", w.planes);
+        }
         drop(bufs);
     }
 }

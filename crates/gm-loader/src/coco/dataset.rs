@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints};
+use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, MaskStack};
 
 use super::annotations::{CocoAnnotations, CocoImage, CocoObject};
 use super::rle::Rle;
@@ -160,6 +160,17 @@ impl CocoDataset {
 
     /// Sample `index`'s targets, or why one of its annotations is bad.
     pub fn targets(&self, index: usize) -> Result<CocoTargets, CocoError> {
+        self.targets_decoding(index, true)
+    }
+
+    /// [`CocoDataset::targets`] without rasterizing the objects' outlines: `masks` and
+    /// `crowd_masks` are `Some(vec![])` where the objects have outlines (for a caller that
+    /// moves the masks another way, [`Dataset::masks`] through the loader).
+    pub fn targets_without_masks(&self, index: usize) -> Result<CocoTargets, CocoError> {
+        self.targets_decoding(index, false)
+    }
+
+    fn targets_decoding(&self, index: usize, decode: bool) -> Result<CocoTargets, CocoError> {
         let i = *self.order.get(index).ok_or_else(|| CocoError::Format {
             path: self.annotations.path.clone(),
             reason: format!("sample {index} of {}", self.order.len()),
@@ -175,9 +186,9 @@ impl CocoDataset {
         };
         let (crowd, single): (Vec<&CocoObject>, Vec<&CocoObject>) =
             objects.iter().partition(|o| o.crowd);
-        let (boxes, labels, masks) = group(&single, im).map_err(|(o, e)| fail(o, e))?;
+        let (boxes, labels, masks) = group(&single, im, decode).map_err(|(o, e)| fail(o, e))?;
         let (crowd_boxes, crowd_labels, crowd_masks) =
-            group(&crowd, im).map_err(|(o, e)| fail(o, e))?;
+            group(&crowd, im, decode).map_err(|(o, e)| fail(o, e))?;
         let per_object = single
             .iter()
             .find_map(|o| o.keypoints.as_ref().map(Vec::len))
@@ -222,12 +233,13 @@ type Group = (BoundingBoxes, Vec<i64>, Option<Vec<Rle>>);
 fn group<'a>(
     objects: &[&'a CocoObject],
     im: &CocoImage,
+    decode: bool,
 ) -> Result<Group, (&'a CocoObject, CocoIssue)> {
     let boxes = xyxy_boxes(objects, im);
     let labels = objects.iter().map(|o| o.category_id).collect();
     let masks = if !objects.is_empty() && objects.iter().all(|o| o.segmentation.is_some()) {
         let mut out = Vec::with_capacity(objects.len());
-        for o in objects {
+        for o in objects.iter().filter(|_| decode) {
             if let Some(s) = &o.segmentation {
                 out.push(s.mask(im.height, im.width).map_err(|e| (*o, e))?);
             }
@@ -325,6 +337,25 @@ impl Dataset for CocoDataset {
                 .map(|(&i, buf)| self.read(i, buf))
                 .collect(),
         }
+    }
+
+    /// One mask per object (crowd regions apart, in the order of `boxes`), decoded from its
+    /// runs; `None` where the objects have no outlines.
+    fn masks(&self, index: usize) -> Result<Option<MaskStack>, SampleErrorKind> {
+        let t = self
+            .targets(index)
+            .map_err(|e| SampleErrorKind::Targets(e.to_string()))?;
+        let Some(runs) = t.masks else {
+            return Ok(None);
+        };
+        let (w, h) = t.boxes.canvas;
+        let mut data = Vec::with_capacity(runs.len() * w as usize * h as usize);
+        for r in &runs {
+            data.extend_from_slice(&r.decode());
+        }
+        MaskStack::new(w, h, runs.len() as u32, data)
+            .map(Some)
+            .map_err(|e| SampleErrorKind::Targets(e.to_string()))
     }
 
     /// The boxes of the sample's objects (crowd regions apart), without decoding masks.

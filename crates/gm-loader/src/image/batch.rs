@@ -7,6 +7,7 @@ use gm_transforms::Layout;
 use gm_transforms::targets::TargetGeometry;
 
 use super::dataset::Label;
+use super::masks::BatchMasks;
 use super::sizes::{Placement, image_shape};
 use crate::error::LoaderError;
 use crate::release::Release;
@@ -43,6 +44,9 @@ pub struct Batch {
     /// [`keypoints`](gm_transforms::targets::TargetGeometry::keypoints),
     /// [`mask`](gm_transforms::targets::TargetGeometry::mask)).
     pub geometry: Vec<TargetGeometry>,
+    /// With [`LoaderBuilder::masks`](crate::LoaderBuilder::masks): each image's masks moved
+    /// with its pixels (on the GPU, written by the same launch and ready with the images).
+    pub masks: Option<BatchMasks>,
     /// Each image's own (height, width), torchvision's `image_sizes`: in a padded batch
     /// ([`BatchSizes::Padded`](crate::BatchSizes::Padded)) the image is the top-left corner
     /// of its slot, in a ragged one ([`BatchSizes::Ragged`](crate::BatchSizes::Ragged)) the
@@ -81,6 +85,7 @@ impl Batch {
             indices,
             names: None,
             geometry: Vec::new(),
+            masks: None,
             sizes: Vec::new(),
             offsets: Vec::new(),
             layout: None,
@@ -94,6 +99,12 @@ impl Batch {
     /// The batch with its images' names.
     pub(crate) fn with_names(mut self, names: Option<Vec<String>>) -> Batch {
         self.names = names;
+        self
+    }
+
+    /// The batch with its images' masks.
+    pub(crate) fn with_masks(mut self, masks: Option<BatchMasks>) -> Batch {
+        self.masks = masks;
         self
     }
 

@@ -48,6 +48,7 @@ pub struct LoaderBuilder {
     cache: Option<DeviceCache>,
     blocking_sync: Option<bool>,
     region_decode: bool,
+    masks: bool,
     progress: Option<Arc<Progress>>,
     erasing: Option<RandomErasing>,
     mix: Option<BatchMix>,
@@ -238,6 +239,18 @@ impl LoaderBuilder {
         self
     }
 
+    /// Whether each sample's masks ([`Dataset::masks`]: a segmentation folder's label map, a
+    /// COCO image's object masks) are moved with its pixels, nearest, through the same drawn
+    /// geometry, into [`Batch::masks`](crate::Batch::masks): on the GPU in the fused launch
+    /// that writes the image (the sources and their per-axis taps uploaded once per batch),
+    /// on the CPU path by the kernel's twin. Objects the chain drops (SanitizeBoundingBoxes,
+    /// FixedSizeCrop) lose their masks with their boxes. A sample whose masks cannot be read
+    /// is a bad sample. Default off.
+    pub fn masks(mut self, on: bool) -> Self {
+        self.masks = on;
+        self
+    }
+
     /// Decoder settings (backend, engine share, threads, size limit, EXIF orientation). The
     /// output format is always RGB: the transform does the rest. Default: the core budget's
     /// ([`CorePlan::decoder`]; [`DecoderOptions::for_loader`] from [`ENGINES_ONLY_BELOW`](crate::ENGINES_ONLY_BELOW)
@@ -297,10 +310,10 @@ impl LoaderBuilder {
             .map_or_else(CorePlan::from_env, CorePlan::for_cores_here);
         let mut decoder = self.decoder.unwrap_or_else(|| plan.decoder.clone());
         decoder.format = PixelFormat::Rgb;
-        let workers = self.workers.unwrap_or(if device.is_some() {
-            plan.workers
-        } else {
-            plan.cpu_workers
+        let workers = self.workers.unwrap_or(match (&device, self.masks) {
+            (Some(_), false) => plan.workers,
+            (Some(_), true) => plan.mask_workers,
+            (None, _) => plan.cpu_workers,
         });
         let stages = self.gpu_stages.unwrap_or(plan.stages);
         tracing::info!(
@@ -355,6 +368,7 @@ impl LoaderBuilder {
             mix: self.mix,
             sizes: self.sizes,
             named: self.stream.is_some(),
+            masks: self.masks,
         });
         Ok(Loader {
             shared,
@@ -382,6 +396,11 @@ impl LoaderBuilder {
         }
         if self.settings.seed != o.seed {
             return Err(conflict("seed", o.seed, self.settings.seed));
+        }
+        if self.masks {
+            return Err(LoaderError::Config(
+                "masks are read from an indexed dataset (Dataset::masks); a stream has none".into(),
+            ));
         }
         if self.settings.policy == BadSamplePolicy::Substitute {
             return Err(LoaderError::Config(
@@ -481,6 +500,7 @@ impl Loader {
             cache: None,
             blocking_sync: Some(LOADER_BLOCKING_SYNC),
             region_decode: LOADER_REGION_DECODE,
+            masks: false,
             progress: None,
             erasing: None,
             mix: None,

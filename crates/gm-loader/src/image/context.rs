@@ -40,6 +40,9 @@ pub(crate) struct Shared {
     pub(crate) sizes: super::sizes::BatchSizes,
     /// Batches carry their samples' names (a stream's: its indices name nothing lasting).
     pub(crate) named: bool,
+    /// Each sample's masks are read and moved with its pixels
+    /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)).
+    pub(crate) masks: bool,
 }
 
 impl Shared {

@@ -34,6 +34,10 @@ pub struct CorePlan {
     pub workers: usize,
     /// Host threads reading and decoding files for the CPU path.
     pub cpu_workers: usize,
+    /// Host threads for the GPU path when each sample's masks are read too
+    /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)): a label map's PNG decode or a
+    /// COCO image's polygons rasterized is host work per image that file reads alone are not.
+    pub mask_workers: usize,
     /// The decoder settings.
     pub decoder: DecoderOptions,
     /// GPU stages: 3 from [`ENGINES_ONLY_BELOW`] cores, 2 below. On the whole 16-core H100
@@ -73,6 +77,7 @@ impl CorePlan {
             cores,
             workers: cores.saturating_sub(2).clamp(2, 4),
             cpu_workers: cores.min(32),
+            mask_workers: cores.saturating_sub(2).clamp(2, 8),
             decoder,
             stages: if cores < ENGINES_ONLY_BELOW { 2 } else { 3 },
         }

@@ -2,7 +2,7 @@
 
 use gm_transforms::OutputSpec;
 use gm_transforms::cpu::place_in_slot;
-use gm_transforms::targets::TargetGeometry;
+use gm_transforms::targets::{MaskStack, TargetGeometry};
 
 use super::augment::{draw_erases, draw_mix};
 use super::batch::Batch;
@@ -19,6 +19,7 @@ struct Good {
     data: Vec<u8>,
     spec: OutputSpec,
     geometry: TargetGeometry,
+    masks: Option<MaskStack>,
 }
 
 /// Finishes one batch on the CPU: bad samples per the policy, then the images stacked.
@@ -65,18 +66,20 @@ fn fill_slot(
                 data,
                 spec,
                 geometry,
+                masks,
             } => {
                 let good = Good {
                     index,
                     data,
                     spec,
                     geometry,
+                    masks,
                 };
                 return Ok(Some((good, attempt)));
             }
             Prepared::Failed(reason) => reason,
-            Prepared::Bytes(b) => {
-                shared.give_buffer(b);
+            Prepared::Bytes { data, .. } => {
+                shared.give_buffer(data);
                 SampleErrorKind::Internal("undecoded bytes on the CPU path")
             }
             Prepared::Cached => SampleErrorKind::Internal("a device-cache slot on the CPU path"),
@@ -108,12 +111,15 @@ fn stack(
     let mut data = vec![0u8; placed.bytes()];
     let mut indices = Vec::with_capacity(good.len());
     let mut geometry = Vec::with_capacity(good.len());
+    let mut masks = Vec::with_capacity(good.len());
     for (g, slot) in good.into_iter().zip(&placed.slots) {
         place_in_slot(&g.data, &g.spec, slot, &mut data)
             .map_err(|e| shared.plan_error(g.index, e.into()))?;
         indices.push(g.index);
         geometry.push(g.geometry);
+        masks.push((g.masks, (g.spec.width, g.spec.height)));
     }
+    let masks = shared.masks.then(|| super::masks::host_batch(masks));
     let labels: Vec<_> = indices.iter().map(|&i| shared.dataset.label(i)).collect();
     if let Some(erases) = draw_erases(shared, epoch, &spec, &indices)? {
         gm_transforms::erase_batch(&mut data, &spec, &erases);
@@ -138,6 +144,9 @@ fn stack(
         None,
     );
     let names = shared.names_of(&batch.indices);
-    let batch = batch.with_soft_labels(soft).with_names(names);
+    let batch = batch
+        .with_soft_labels(soft)
+        .with_names(names)
+        .with_masks(masks);
     Ok(Some(batch.with_geometry(geometry).with_placement(placed)))
 }

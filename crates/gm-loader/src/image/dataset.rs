@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use gm_storage::{Location, Storage};
-use gm_transforms::targets::BoundingBoxes;
+use gm_transforms::targets::{BoundingBoxes, MaskStack};
 
 use super::files::{Base, Entry, Files, list_folder};
 use crate::error::{DatasetError, SampleErrorKind};
@@ -48,6 +48,14 @@ pub trait Dataset: Send + Sync {
     /// RandomIoUCrop); `None` for a dataset without targets (the default), an error for a
     /// sample whose annotations are bad.
     fn boxes(&self, index: usize) -> Result<Option<BoundingBoxes>, SampleErrorKind> {
+        let _ = index;
+        Ok(None)
+    }
+    /// Sample `index`'s masks on its image's canvas (a label map, or one mask per object in
+    /// the order of [`boxes`](Self::boxes)), for a loader that moves them with the pixels
+    /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)); `None` for a sample without
+    /// masks (the default), an error for one whose masks cannot be read.
+    fn masks(&self, index: usize) -> Result<Option<MaskStack>, SampleErrorKind> {
         let _ = index;
         Ok(None)
     }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder, Roi};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor, nvtx};
+use gm_transforms::targets::{MaskStack, MaskTaps};
 use gm_transforms::{
     BatchOpsKernel, Blur, BlurKernel, FusedKernel, FusedOp, OutputSpec, Passes, PrePass, SampleRng,
     SourceImage,
@@ -15,6 +16,7 @@ use super::augment::{draw_erases, draw_mix};
 use super::batch::Batch;
 use super::cache::{Cache, Entry};
 use super::context::Shared;
+use super::masks::{BatchMasks, MaskStaging};
 use super::output::batch_shape;
 use super::read::Prepared;
 use super::sizes::{BatchSizes, place};
@@ -32,6 +34,8 @@ pub(crate) struct GpuStage {
     /// GaussianBlur and GaussianNoise, the passes after the fused kernel.
     post: BlurKernel,
     pool: DevicePool,
+    /// Pinned staging for the masks moved with the images.
+    masks: MaskStaging,
 }
 
 /// A slot of the batch still waiting for an image.
@@ -39,8 +43,29 @@ struct Pending {
     slot: usize,
     index: usize,
     bytes: Result<Vec<u8>, SampleErrorKind>,
+    masks: Option<MaskStack>,
     attempt: u32,
 }
+
+impl Pending {
+    /// Slot `slot`'s try `attempt` with sample `index`, read now (a substitute).
+    fn read(shared: &Shared, slot: usize, index: usize, attempt: u32) -> Pending {
+        let (bytes, masks) = match super::masks::read(shared, index) {
+            Ok(masks) => (shared.read(index), masks),
+            Err(reason) => (Err(reason), None),
+        };
+        Pending {
+            slot,
+            index,
+            bytes,
+            masks,
+            attempt,
+        }
+    }
+}
+
+/// A sample's masks ready for the fused launch.
+type PreparedMasks = Option<(MaskStack, MaskTaps)>;
 
 /// What a slot's image and plan come to: ready, or the reason it is bad.
 type Planned = Result<(SourceImage, FusedOp, OutputSpec, Passes), SampleErrorKind>;
@@ -53,6 +78,7 @@ struct Ready {
     op: FusedOp,
     spec: OutputSpec,
     post: Passes,
+    masks: PreparedMasks,
 }
 
 impl GpuStage {
@@ -73,6 +99,7 @@ impl GpuStage {
             batch_ops: BatchOpsKernel::new(device)?,
             post: BlurKernel::new(device)?,
             pool,
+            masks: MaskStaging::new(device),
         })
     }
 
@@ -99,17 +126,24 @@ impl GpuStage {
         let mut round: Vec<Pending> = items
             .into_iter()
             .enumerate()
-            .map(|(slot, (index, p))| Pending {
-                slot,
-                index,
-                bytes: match p {
-                    Prepared::Bytes(b) => Ok(b),
-                    Prepared::Failed(r) => Err(r),
-                    Prepared::Pixels { .. } | Prepared::Cached => Err(SampleErrorKind::Internal(
-                        "host pixels or a cache slot on the decoding path",
-                    )),
-                },
-                attempt: 0,
+            .map(|(slot, (index, p))| {
+                let (bytes, masks) = match p {
+                    Prepared::Bytes { data, masks } => (Ok(data), masks),
+                    Prepared::Failed(r) => (Err(r), None),
+                    Prepared::Pixels { .. } | Prepared::Cached => (
+                        Err(SampleErrorKind::Internal(
+                            "host pixels or a cache slot on the decoding path",
+                        )),
+                        None,
+                    ),
+                };
+                Pending {
+                    slot,
+                    index,
+                    bytes,
+                    masks,
+                    attempt: 0,
+                }
             })
             .collect();
         // Decoded batches stay alive until the kernel that reads them is queued: dropping
@@ -217,10 +251,14 @@ impl GpuStage {
             loop {
                 let planned = match &cache.entries[index] {
                     Err(reason) => Err(reason.clone()),
-                    Ok(e) => plan_cached(shared, cache, e, epoch, index),
+                    Ok(e) => plan_cached(shared, cache, e, epoch, index).and_then(|p| {
+                        let masks = super::masks::read(shared, index)?;
+                        let masks = super::masks::prepare(shared, index, &p.3.geometry, masks)?;
+                        Ok((p, masks))
+                    }),
                 };
                 match planned {
-                    Ok((source, op, spec, post)) => {
+                    Ok(((source, op, spec, post), masks)) => {
                         tally.filled(attempt);
                         ready.push(Ready {
                             slot,
@@ -229,6 +267,7 @@ impl GpuStage {
                             op,
                             spec,
                             post,
+                            masks,
                         });
                         break;
                     }
@@ -272,6 +311,13 @@ impl GpuStage {
         let spec = placed.spec;
         let stream = self.decoder.stream().clone();
         let mut tensor = Tensor::empty(&self.pool, &stream, &placed.shape, spec.dtype)?;
+        let masks = if shared.masks {
+            let prepared: Vec<PreparedMasks> = ready.iter_mut().map(|r| r.masks.take()).collect();
+            let sizes: Vec<(u32, u32)> = specs.iter().map(|s| (s.width, s.height)).collect();
+            Some(self.masks.stage(&self.pool, &stream, &prepared, &sizes)?)
+        } else {
+            None
+        };
         for d in decoded {
             stream.wait(d.ready_event())?;
         }
@@ -281,6 +327,7 @@ impl GpuStage {
         let pre: Vec<&[PrePass]> = ready.iter().map(|r| r.post.pre.as_slice()).collect();
         let blurs: Vec<Option<Blur>> = ready.iter().map(|r| r.post.blur).collect();
         let noisy = ready.iter().any(|r| r.post.noise.is_some());
+        let gathers = masks.as_ref().map_or(&[][..], |m| m.gathers.as_slice());
         if shared.sizes != BatchSizes::Uniform {
             if noisy || blurs.iter().any(Option::is_some) {
                 return Err(LoaderError::Config(
@@ -297,6 +344,7 @@ impl GpuStage {
                 &specs,
                 &placed.slots,
                 &tensor,
+                gathers,
             )?;
         } else if blurs.iter().any(Option::is_some) {
             // The fused kernel writes the pre-blur u8 HWC images; the blur pass the batch.
@@ -304,12 +352,14 @@ impl GpuStage {
             let fspec = Blur::fused_spec(&spec);
             let shape = batch_shape(ready.len(), &fspec);
             let scratch = Tensor::empty(&self.pool, &stream, &shape, fspec.dtype)?;
+            let out = (&scratch, 0);
             self.kernel
-                .run_passes(&stream, &sources, &pre, &ops, &fspec, &scratch, 0)?;
+                .run_passes_masked(&stream, &sources, &pre, &ops, &fspec, out, gathers)?;
             self.post.run(&stream, &scratch, &spec, &blurs, &tensor)?;
         } else {
+            let out = (&tensor, 0);
             self.kernel
-                .run_passes(&stream, &sources, &pre, &ops, &spec, &tensor, 0)?;
+                .run_passes_masked(&stream, &sources, &pre, &ops, &spec, out, gathers)?;
         }
         let noises: Vec<_> = ready.iter().map(|r| r.post.noise).collect();
         if noisy {
@@ -332,6 +382,14 @@ impl GpuStage {
         let event = Arc::new(Event::new(&self.device)?);
         event.record(&stream)?;
         tensor.set_ready_event(event.clone());
+        let masks = masks.map(|m| {
+            let mut out = m.out;
+            out.set_ready_event(event.clone());
+            BatchMasks {
+                data: Images::Device(out),
+                parts: m.parts,
+            }
+        });
         let batch = Batch::new(
             Images::Device(tensor),
             labels,
@@ -341,7 +399,10 @@ impl GpuStage {
             Some((event, stream)),
         );
         let names = shared.names_of(&batch.indices);
-        let batch = batch.with_soft_labels(soft).with_names(names);
+        let batch = batch
+            .with_soft_labels(soft)
+            .with_names(names)
+            .with_masks(masks);
         Ok(Some(batch.with_geometry(geometry).with_placement(placed)))
     }
 }
@@ -372,8 +433,12 @@ fn plan_round(
         if let Ok(b) = p.bytes {
             shared.give_buffer(b);
         }
+        let planned = planned.and_then(|(source, op, spec, post)| {
+            let masks = super::masks::prepare(shared, p.index, &post.geometry, p.masks)?;
+            Ok((source, op, spec, post, masks))
+        });
         match planned {
-            Ok((source, op, spec, post)) => {
+            Ok((source, op, spec, post, masks)) => {
                 tally.filled(p.attempt);
                 ready.push(Ready {
                     slot: p.slot,
@@ -382,18 +447,16 @@ fn plan_round(
                     op,
                     spec,
                     post,
+                    masks,
                 });
             }
             Err(reason) => {
                 shared.bad_sample(p.index, reason)?;
                 match shared.bad.next(epoch, position, p.slot, p.attempt) {
                     Next::Skip => tally.skip(),
-                    Next::Substitute(index) => next.push(Pending {
-                        slot: p.slot,
-                        index,
-                        bytes: shared.read(index),
-                        attempt: p.attempt + 1,
-                    }),
+                    Next::Substitute(index) => {
+                        next.push(Pending::read(shared, p.slot, index, p.attempt + 1));
+                    }
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! stages decoding and transforming them into batches.
 //!
 //! Imports point one way: `builder` -> `pipeline` -> the stages (`gpu_stage`, `cpu_stage`)
-//! (and `augment`, their draws after the chain) -> `read` -> `context` -> the value types (`cache`, `batch`, `output`, `sizes`, `dataset`, `stats`).
+//! (and `augment`, their draws after the chain; `masks`, the masks moved with the images) -> `read` -> `context` -> the value types (`cache`, `batch`, `output`, `sizes`, `dataset`, `stats`).
 
 mod augment;
 mod batch;
@@ -14,6 +14,7 @@ mod cpu_stage;
 mod dataset;
 mod files;
 mod gpu_stage;
+mod masks;
 mod output;
 mod pipeline;
 mod read;
@@ -27,6 +28,7 @@ pub use cache::{DeviceCache, cached_size};
 pub use cores::{CorePlan, ENGINES_ONLY_BELOW, default_core_budget, local_loaders};
 pub(crate) use dataset::read_file;
 pub use dataset::{Dataset, IMAGE_EXTENSIONS, ImageFolder, InMemory, Label, ListFile};
+pub use masks::{BatchMasks, MaskPart};
 pub use pipeline::{Epoch, Waited};
 pub use sizes::BatchSizes;
 pub use stats::{PathTotals, Stats};

@@ -2,7 +2,7 @@
 
 use gm_codec::jpeg::{DecoderOptions, decode_host_with};
 use gm_transforms::cpu::{HostImage, fused_passes};
-use gm_transforms::targets::TargetGeometry;
+use gm_transforms::targets::{MaskStack, TargetGeometry};
 use gm_transforms::{Blur, OutputSpec, SampleRng, blur_image, noise_image};
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,13 +12,17 @@ use crate::error::SampleErrorKind;
 
 /// One sample after the host worker.
 pub(crate) enum Prepared {
-    /// Encoded bytes, for the GPU decoder.
-    Bytes(Vec<u8>),
-    /// The transformed image (CPU path).
+    /// Encoded bytes, for the GPU decoder, and the sample's masks when the loader moves them.
+    Bytes {
+        data: Vec<u8>,
+        masks: Option<MaskStack>,
+    },
+    /// The transformed image (CPU path), and its moved masks.
     Pixels {
         data: Vec<u8>,
         spec: OutputSpec,
         geometry: TargetGeometry,
+        masks: Option<MaskStack>,
     },
     /// Could not be read (or, on the CPU path, decoded or transformed).
     Failed(SampleErrorKind),
@@ -68,19 +72,28 @@ fn prepare_read(
         Ok(buf) => buf,
         Err(e) => return Prepared::Failed(e),
     };
+    let masks = match super::masks::read(shared, index) {
+        Ok(m) => m,
+        Err(reason) => {
+            shared.give_buffer(buf);
+            return Prepared::Failed(reason);
+        }
+    };
     if !shared.cpu {
-        return Prepared::Bytes(buf);
+        return Prepared::Bytes { data: buf, masks };
     }
     let out = decode_and_transform(shared, epoch, index, &buf);
     shared.give_buffer(buf);
-    match out {
-        Ok((data, spec, geometry)) => Prepared::Pixels {
+    let out = out.and_then(|(data, spec, geometry)| {
+        let masks = super::masks::moved_on_host(shared, index, &geometry, masks)?;
+        Ok(Prepared::Pixels {
             data,
             spec,
             geometry,
-        },
-        Err(reason) => Prepared::Failed(reason),
-    }
+            masks,
+        })
+    });
+    out.unwrap_or_else(Prepared::Failed)
 }
 
 /// Decodes `data` (sample `index`) and runs its planned transform.

@@ -2,10 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use gm_transforms::targets::Mask;
+use gm_transforms::targets::{Mask, MaskStack};
 
 use super::SegmentationError;
 use super::png::label_map;
+use crate::error::SampleErrorKind;
 use crate::image::{Dataset, Label};
 
 /// The extensions an image may have, tried in turn.
@@ -130,6 +131,14 @@ impl Dataset for SegmentationFolder {
     fn name(&self, index: usize) -> String {
         self.image_path(index)
             .map_or_else(|| format!("sample {index}"), |p| p.display().to_string())
+    }
+
+    /// The label map, one plane.
+    fn masks(&self, index: usize) -> Result<Option<MaskStack>, SampleErrorKind> {
+        match self.mask(index) {
+            Ok(m) => Ok(Some(MaskStack::single(m))),
+            Err(e) => Err(SampleErrorKind::Targets(e.to_string())),
+        }
     }
 
     fn read(&self, index: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {

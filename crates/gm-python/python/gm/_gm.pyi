@@ -98,7 +98,12 @@ class Batch:
     targets: Optional[List[Optional[Dict[str, Any]]]]
     """With a CocoDataset or SegmentationFolder source: each image's targets moved with its
     pixels (as CocoDataset.targets gives them, or {"mask": uint8 [H, W]}, on the output canvas
-    and the images' device), None for an image whose annotations are bad; else None."""
+    and the images' device; masks moved in the launch that writes the pixels); an image whose
+    annotations or label map cannot be read is a bad sample (bad_samples=); else None."""
+    masks: Optional[Tensor]
+    """With a SegmentationFolder source and images of one size: the label maps as one uint8
+    [B, H, W] tensor (the memory each target's "mask" views), as the segmentation references'
+    collate stacks them; else None."""
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Tensor]: ...
     def valid_mask(self) -> Any:

@@ -6,18 +6,32 @@
 use super::GeoStep;
 use super::masks::{Mask, nearest_sources};
 
+impl Tap {
+    /// The tap as the fused kernel reads it: a source index, or `-1 - (fill | step << 8)`.
+    pub(crate) fn encoded(self) -> i32 {
+        match self {
+            Tap::Source(i) => i as i32,
+            Tap::Fill { value, step } => -1 - (i32::from(value) | (step as i32) << 8),
+        }
+    }
+}
+
 /// Where an output column (or row) reads: a source index, or the fill of the step that
 /// brought it in from nowhere (the later step's fill wins where a column and a row both do).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Tap {
+pub(crate) enum Tap {
     Source(u32),
     Fill { value: u8, step: usize },
 }
 
-/// `mask` moved through `steps`, or `None` where a step is not axis-aligned (a warp).
-pub(crate) fn gather(mask: &Mask, steps: &[GeoStep]) -> Option<Mask> {
-    let mut xs: Vec<Tap> = (0..mask.width).map(Tap::Source).collect();
-    let mut ys: Vec<Tap> = (0..mask.height).map(Tap::Source).collect();
+/// Where each output column and each output row of a mask of `width` x `height` moved
+/// through `steps` reads, or `None` where a step is not axis-aligned (a warp).
+pub(crate) fn axis_taps(
+    (width, height): (u32, u32),
+    steps: &[GeoStep],
+) -> Option<(Vec<Tap>, Vec<Tap>)> {
+    let mut xs: Vec<Tap> = (0..width).map(Tap::Source).collect();
+    let mut ys: Vec<Tap> = (0..height).map(Tap::Source).collect();
     for (k, step) in steps.iter().enumerate() {
         match *step {
             GeoStep::Crop {
@@ -68,6 +82,12 @@ pub(crate) fn gather(mask: &Mask, steps: &[GeoStep]) -> Option<Mask> {
             }
         }
     }
+    Some((xs, ys))
+}
+
+/// `mask` moved through `steps`, or `None` where a step is not axis-aligned (a warp).
+pub(crate) fn gather(mask: &Mask, steps: &[GeoStep]) -> Option<Mask> {
+    let (xs, ys) = axis_taps((mask.width, mask.height), steps)?;
     let (w, h) = (xs.len(), ys.len());
     let mut data = Vec::with_capacity(w * h);
     let width = mask.width as usize;

@@ -12,7 +12,7 @@ use crate::plan::{PlanState, SampleRng, Transform};
 use crate::types::Interp;
 
 /// One mask, `width` x `height` bytes row by row.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Mask {
     /// Width.
     pub width: u32,

@@ -14,10 +14,12 @@
 mod boxes;
 mod keypoints;
 mod mask_axes;
+mod mask_stack;
 mod masks;
 
 pub use boxes::{BoundingBoxes, BoxFormat, SanitizeBoundingBoxes};
 pub use keypoints::KeyPoints;
+pub use mask_stack::{MaskStack, MaskTaps};
 pub use masks::Mask;
 
 /// One geometric step as torchvision applies it to targets, in the coordinates of the image
@@ -304,6 +306,18 @@ pub enum TargetError {
         target: (u32, u32),
         /// The image's size.
         image: (u32, u32),
+    },
+    /// Mask bytes that are not the stack's planes.
+    #[error("{bytes} bytes are not {planes} masks of {width}x{height}")]
+    MaskBytes {
+        /// The bytes given.
+        bytes: usize,
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// Planes.
+        planes: u32,
     },
     /// A step whose mapping cannot be inverted for targets (torchvision raises there too).
     #[error("{step}: its coefficients cannot be inverted to move boxes or keypoints")]
