@@ -1,6 +1,7 @@
 //! A detection pipeline on the CPU over a COCO file: torchvision's detection recipe (random
 //! shorter side, flip, IoU crop, sanitize), batches padded to the largest image as
-//! torchvision's detection models batch them, and each image's boxes moved with its pixels.
+//! torchvision's detection models batch them, each image's boxes moved with its pixels and
+//! its object masks moved by the loader (in the fused launch on a GPU).
 //!
 //! `cargo run -p gm-loader --example detection [INSTANCES.json IMAGE_DIR]` (default: the COCO
 //! fixture over the committed test photos, under `GM_FIXTURES` when set)
@@ -40,6 +41,7 @@ fn main() -> anyhow::Result<()> {
         .batch_size(2)
         .transforms(chain)
         .batch_sizes(BatchSizes::DETECTION)
+        .masks(true)
         .cpu() // the same pipeline runs on the GPU without this line, when there is one
         .build()?;
     println!("{} on {}", file.display(), loader.placement());
@@ -57,8 +59,10 @@ fn main() -> anyhow::Result<()> {
                 let boxes = g.boxes(&targets.boxes)?;
                 let kept = g.kept(&targets.boxes)?;
                 let n = kept.iter().filter(|k| **k).count();
+                let masks = batch.masks.as_ref().map_or(0, |m| m.parts[k].planes);
                 println!(
-                    "  {} as {:?} (height, width): {n} of {} objects kept, first box {:?}",
+                    "  {} as {:?} (height, width): {n} of {} objects kept ({masks} masks), \
+                     first box {:?}",
                     coco.image(i).map_or("?", |im| im.file_name.as_str()),
                     batch.sizes[k],
                     kept.len(),
