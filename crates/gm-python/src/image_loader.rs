@@ -11,6 +11,7 @@ use gm_loader::{
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::device::{self, Placement};
@@ -105,13 +106,11 @@ pub struct Batch {
     /// Position of the batch in its epoch, from 0.
     #[pyo3(get)]
     position: usize,
-    /// With a `gm.CocoDataset` or `gm.SegmentationFolder` source: each image's targets (a
-    /// dict as `CocoDataset.targets` gives, or `{"mask": ...}`, moved with its pixels onto
-    /// the output canvas, on the images' device; the masks moved in the same launch as the
-    /// pixels, each a view of the batch's masks); an image whose annotations or label map
-    /// cannot be read is a bad sample (`bad_samples=`); else `None`.
-    #[pyo3(get)]
-    targets: Option<Vec<Option<Py<PyDict>>>>,
+    /// The targets (see the `targets` getter), moved when first read: a loop that reads only
+    /// `masks` does not pay for the dicts.
+    targets: PyOnceLock<Option<Vec<Option<Py<PyDict>>>>>,
+    /// What moving them needs (`None` without a targets source).
+    pending: Option<PendingTargets>,
     /// With a `gm.SegmentationFolder` source and images of one size: the label maps moved
     /// with them as one `uint8 [B, H, W]` tensor (the same memory as each target's `mask`),
     /// as the segmentation references' collate stacks them; else `None`.
@@ -527,17 +526,13 @@ impl BatchIterator {
             ),
             _ => (None, None),
         };
-        let targets = match &self.targets {
-            Some(t) => {
-                let moved = t.moved_batch(py, &indices, &geometry, mask_views)?;
-                let g = self.inner.lock();
-                match &g.uploads {
-                    Some(u) => Some(targets_to_device(py, moved, u)?),
-                    None => Some(moved),
-                }
-            }
-            None => None,
-        };
+        let pending = self.targets.as_ref().map(|source| PendingTargets {
+            source: source.clone(),
+            indices: indices.clone(),
+            geometry,
+            mask_views,
+            inner: self.inner.clone(),
+        });
         let images = if let Some(parts) = parts {
             let views = parts
                 .iter()
@@ -584,7 +579,8 @@ impl BatchIterator {
             names,
             epoch,
             position,
-            targets,
+            targets: PyOnceLock::new(),
+            pending,
             masks: stacked,
         })
     }
@@ -674,6 +670,33 @@ fn batch_tensors(mut b: RustBatch) -> PyResult<(Tensor, Option<Tensor>)> {
     }
 }
 
+/// What moving a batch's targets needs.
+struct PendingTargets {
+    source: TargetSource,
+    indices: Vec<usize>,
+    geometry: Vec<gm_transforms::targets::TargetGeometry>,
+    mask_views: Option<Vec<Py<Tensor>>>,
+    inner: Arc<Mutex<Inner<Loader>>>,
+}
+
+impl PendingTargets {
+    /// The targets moved, on the images' device.
+    fn moved(&self, py: Python<'_>) -> PyResult<Vec<Option<Py<PyDict>>>> {
+        let views = self
+            .mask_views
+            .as_ref()
+            .map(|v| v.iter().map(|t| t.clone_ref(py)).collect());
+        let moved = self
+            .source
+            .moved_batch(py, &self.indices, &self.geometry, views)?;
+        let g = self.inner.lock();
+        match &g.uploads {
+            Some(u) => targets_to_device(py, moved, u),
+            None => Ok(moved),
+        }
+    }
+}
+
 /// Every tensor of every target dict moved to the device `uploads` copies to, as torchvision's
 /// detection training moves its targets beside the images.
 fn targets_to_device(
@@ -710,6 +733,23 @@ impl Drop for BatchIterator {
 
 #[pymethods]
 impl Batch {
+    /// With a `gm.CocoDataset` or `gm.SegmentationFolder` source: each image's targets (a
+    /// dict as `CocoDataset.targets` gives, or `{"mask": ...}`, moved with its pixels onto
+    /// the output canvas, on the images' device; the masks moved in the same launch as the
+    /// pixels, each a view of the batch's masks); an image whose annotations or label map
+    /// cannot be read is a bad sample (`bad_samples=`); else `None`. Moved when first read.
+    #[getter]
+    fn targets(&self, py: Python<'_>) -> PyResult<Option<Vec<Option<Py<PyDict>>>>> {
+        let moved = self.targets.get_or_try_init(py, || {
+            self.pending.as_ref().map(|p| p.moved(py)).transpose()
+        })?;
+        Ok(moved.as_ref().map(|v| {
+            v.iter()
+                .map(|d| d.as_ref().map(|d| d.clone_ref(py)))
+                .collect()
+        }))
+    }
+
     fn __len__(&self) -> usize {
         self.indices.len()
     }
