@@ -704,19 +704,25 @@ fn targets_to_device(
     targets: Vec<Option<Py<PyDict>>>,
     uploads: &Uploads,
 ) -> PyResult<Vec<Option<Py<PyDict>>>> {
-    // Every dict's tensors, then one upload for all of them.
+    // Every dict's host tensors (the loader's masks are on the device already), then one
+    // upload for all of them.
     let mut places = Vec::new();
     let mut tensors = Vec::new();
     for d in targets.iter().flatten() {
         let d = d.bind(py);
         for (k, v) in d.iter() {
-            if let Ok(t) = v.cast::<Tensor>() {
+            if let Ok(t) = v.cast_into::<Tensor>()
+                && t.get().on_host()
+            {
                 places.push((d.clone(), k));
-                tensors.push(t.get().clone_view());
+                tensors.push(t);
             }
         }
     }
-    let refs: Vec<&Tensor> = tensors.iter().collect();
+    if tensors.is_empty() {
+        return Ok(targets);
+    }
+    let refs: Vec<&Tensor> = tensors.iter().map(|t| t.get()).collect();
     let moved = Tensor::to_device_all(&refs, uploads)?;
     for ((d, k), t) in places.into_iter().zip(moved) {
         d.set_item(k, Py::new(py, t)?)?;

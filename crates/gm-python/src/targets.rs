@@ -122,7 +122,6 @@ impl TargetSource {
         match self {
             TargetSource::Coco(c) => crate::coco::move_targets(c, index, geometry, with_masks)
                 .map(|m| Moved::Coco(Box::new(m))),
-            TargetSource::Segmentation(_) if !with_masks => Ok(Moved::Mask(Mask::default())),
             TargetSource::Segmentation(s) => {
                 let m = s.mask(index)?;
                 geometry

@@ -132,45 +132,39 @@ impl Tensor {
         Tensor::upload(bytes, shape, Elem::of(DType::F32), uploads)
     }
 
+    /// Whether the elements are in host memory.
+    pub(crate) fn on_host(&self) -> bool {
+        self.device.is_none()
+    }
+
     /// Host tensors copied to device memory from `uploads` in one copy (a batch's targets
-    /// beside its images): each a view of one buffer, all ready on one event. Device tensors
-    /// come back as they are.
-    pub(crate) fn to_device_all(tensors: &[&Tensor], uploads: &Uploads) -> PyResult<Vec<Tensor>> {
-        // 8-byte aligned places in one buffer for the host tensors.
+    /// beside its images): each a view of one buffer, all ready on one event.
+    pub(crate) fn to_device_all(host: &[&Tensor], uploads: &Uploads) -> PyResult<Vec<Tensor>> {
+        // 8-byte aligned places in one buffer.
         let mut bytes = Vec::new();
-        let mut at = Vec::with_capacity(tensors.len());
-        for t in tensors {
-            if t.device.is_some() {
-                at.push(None);
-                continue;
-            }
+        let mut at = Vec::with_capacity(host.len());
+        for t in host {
             bytes.resize(bytes.len().next_multiple_of(8), 0);
-            at.push(Some(bytes.len()));
+            at.push(bytes.len());
             bytes.extend_from_slice(&t.host_bytes()?);
         }
-        if at.iter().all(Option::is_none) {
-            return Ok(tensors.iter().map(|t| t.clone_view()).collect());
-        }
         let all = Tensor::upload(&bytes, &[bytes.len()], Elem::of(DType::U8), uploads)?;
-        tensors
+        Ok(host
             .iter()
             .zip(at)
-            .map(|(t, at)| match at {
-                None => Ok(t.clone_view()),
-                Some(offset) => {
-                    let shape: Vec<usize> = t.shape.iter().map(|&d| d.max(0) as usize).collect();
-                    let mut v = all.clone_view();
-                    v.byte_offset += offset as u64;
-                    v.shape = t.shape.clone();
-                    v.strides = gm_cuda::contiguous_strides(&shape)
-                        .into_iter()
-                        .map(|s| s as i64)
-                        .collect();
-                    v.elem = t.elem;
-                    Ok(v)
-                }
+            .map(|(t, offset)| {
+                let shape: Vec<usize> = t.shape.iter().map(|&d| d.max(0) as usize).collect();
+                let mut v = all.clone_view();
+                v.byte_offset += offset as u64;
+                v.shape = t.shape.clone();
+                v.strides = gm_cuda::contiguous_strides(&shape)
+                    .into_iter()
+                    .map(|s| s as i64)
+                    .collect();
+                v.elem = t.elem;
+                v
             })
-            .collect()
+            .collect())
     }
 
     /// Contiguous elements of `elem` (native-endian `bytes`) of `shape`, copied to device
@@ -198,7 +192,7 @@ impl Tensor {
     }
 
     /// The same view, sharing the memory.
-    pub(crate) fn clone_view(&self) -> Tensor {
+    fn clone_view(&self) -> Tensor {
         Tensor {
             owner: self.owner.clone(),
             data: self.data,

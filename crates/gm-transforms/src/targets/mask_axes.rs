@@ -135,7 +135,7 @@ fn resized(taps: &[Tap], len: u32) -> Vec<Tap> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::plan::SampleRng;
 
@@ -167,6 +167,21 @@ mod tests {
         }
     }
 
+    /// One to five random axis-aligned steps from a `w` x `h` canvas.
+    pub(in crate::targets) fn random_steps(
+        rng: &mut SampleRng,
+        (w, h): (u32, u32),
+    ) -> Vec<GeoStep> {
+        let mut steps = Vec::new();
+        let mut canvas = (w, h);
+        for _ in 0..1 + rng.below(5) {
+            let s = random_step(rng, canvas);
+            canvas = super::super::after(s, canvas);
+            steps.push(s);
+        }
+        steps
+    }
+
     #[test]
     fn one_gather_equals_the_steps_one_by_one() {
         let mut rng = SampleRng::new(5, 0, 0);
@@ -178,13 +193,7 @@ mod tests {
                 height: h,
                 data,
             };
-            let mut steps = Vec::new();
-            let mut canvas = (w, h);
-            for _ in 0..1 + rng.below(5) {
-                let s = random_step(&mut rng, canvas);
-                canvas = super::super::after(s, canvas);
-                steps.push(s);
-            }
+            let steps = random_steps(&mut rng, (w, h));
             let mut want = mask.clone();
             for s in &steps {
                 want = want.step(*s).expect("an axis-aligned step");

@@ -215,43 +215,10 @@ impl TargetGeometry {
 
 #[cfg(test)]
 mod tests {
+    use super::super::mask_axes::tests::random_steps;
     use super::*;
     use crate::plan::SampleRng;
     use crate::targets::GeoStep;
-
-    fn random_steps(rng: &mut SampleRng, (w, h): (u32, u32)) -> Vec<GeoStep> {
-        let mut steps = Vec::new();
-        let mut canvas = (w, h);
-        for _ in 0..1 + rng.below(5) {
-            let (cw, ch) = canvas;
-            let mut below = |n: u32| rng.below(u64::from(n.max(1))) as u32;
-            let s = match below(4) {
-                0 => GeoStep::Crop {
-                    left: below(cw + 6) as f32 - 3.0,
-                    top: below(ch + 6) as f32 - 3.0,
-                    width: 1 + below(cw + 4),
-                    height: 1 + below(ch + 4),
-                },
-                1 => GeoStep::Pad {
-                    left: below(4),
-                    top: below(4),
-                    right: below(4),
-                    bottom: below(4),
-                    mask_fill: [0, 255, 7][below(3) as usize],
-                },
-                2 => GeoStep::Flip {
-                    horizontal: below(2) == 0,
-                },
-                _ => GeoStep::Resize {
-                    width: 1 + below(2 * cw + 2),
-                    height: 1 + below(2 * ch + 2),
-                },
-            };
-            canvas = super::super::after(s, canvas);
-            steps.push(s);
-        }
-        steps
-    }
 
     /// The kernel's reading of the encoded taps gives what moving each plane step by step
     /// gives, fills of crops and pads included.
