@@ -2,7 +2,9 @@
 # `cargo xtask bench`'s driver on the GPU machine: run from target/bench-bundle/part1 after
 # all parts were carried. `run.sh images`: JPEG decoding and the image pipeline (or one of them:
 # `run.sh jpeg`, `run.sh loader`, each shorter than a device call's limit); `run.sh video`:
-# NVDEC decoding, the clip loader, first-frame latency and index build time. gm and every peer
+# NVDEC decoding, the clip loader, first-frame latency and index build time; `run.sh host` (a
+# machine of several GPUs): one loader per GPU at once against one alone, gm against DALI on the
+# whole host, the multi-camera clip loader on 1, 2, 4 GPUs. gm and every peer
 # run one after the other in the same call, on the same files. Results: $OUT/bench/*.jsonl.
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,20 +34,26 @@ gpus=$(nvidia-smi -L | grep -c '^GPU')
 } > "$out/env-$phase.txt"
 cat "$out/env-$phase.txt"
 
-# The peers' packages, put back together from the parts' chunks (once per machine).
-if [ ! -e "$peers/.done" ]; then
-    mkdir -p "$peers/dali" "$peers/nvimgcodec" "$peers/pynv"
-    for f in dali.tar.xz nvimgcodec.tar.xz; do
-        ls "$bundle"/part*/peers-chunks/$f.* >/dev/null 2>&1 || { log "missing chunks of $f"; continue; }
-        cat $(ls "$bundle"/part*/peers-chunks/$f.* | sort -t. -k4) | xz -dcT0 | tar xf - -C "$peers/${f%%.tar.xz}"
-    done
-    whl="$(ls "$bundle"/part*/peers-chunks/pynvvideocodec-*.whl.* 2>/dev/null | head -1)"
-    if [ -n "$whl" ]; then
-        name="$(basename "${whl%.*}")"
-        cat $(ls "$bundle"/part*/peers-chunks/"$name".* | sort -t. -k4) > "/tmp/$name"
-        python3 -m pip install --quiet --no-deps --no-index --target "$peers/pynv" "/tmp/$name" 2>&1 | tail -2
-    fi
-    touch "$peers/.done"
+# The peers' packages, put back together from the parts' chunks once all of an archive's
+# chunks are here (once per machine). The device tool drops a call's carried paths when the
+# call ends, so each call that carries a part copies its chunks to /tmp/gm-parts:
+#   mkdir -p /tmp/gm-parts && cp target/bench-bundle/part*/peers-chunks/* /tmp/gm-parts/
+stash=/tmp/gm-parts; mkdir -p "$stash"
+cp -n "$bundle"/part*/peers-chunks/* "$stash"/ 2>/dev/null
+chunks() { ls "$stash/$1".* 2>/dev/null | sort -t. -k4; }
+for f in dali.tar.xz nvimgcodec.tar.xz; do
+    d="$peers/${f%%.tar.xz}"
+    [ -e "$d/.done" ] && continue
+    [ -n "$(chunks $f)" ] || { log "no chunks of $f"; continue; }
+    cat $(chunks $f) | xz -tT0 2>/dev/null || { log "$f: chunks incomplete"; continue; }
+    mkdir -p "$d" && cat $(chunks $f) | xz -dcT0 | tar xf - -C "$d" && touch "$d/.done"
+done
+whl="$(ls "$stash"/pynvvideocodec-*.whl.* 2>/dev/null | head -1)"
+if [ -n "$whl" ] && [ ! -e "$peers/pynv/.done" ]; then
+    name="$(basename "${whl%.*}")"
+    cat $(chunks "$name") > "/tmp/$name"
+    python3 -m pip install --quiet --no-deps --no-index --target "$peers/pynv" "/tmp/$name" 2>&1 | tail -2 \
+        && touch "$peers/pynv/.done"
 fi
 bin="$here/bin"; data="$here/data"; py="$here/peers"
 cat "$data"/jpeg/*/* "$data"/video/* > /dev/null   # page cache
@@ -88,6 +96,52 @@ if [ "$phase" = images ] || [ "$phase" = loader ]; then
         done
         wait; log "end loader-2gpu"
     fi
+elif [ "$phase" = host ]; then
+    # The whole host (issue 45): one process per GPU as torchrun starts them, each told the
+    # node's loader count (LOCAL_WORLD_SIZE), on the same files. gm's image pipeline at its
+    # defaults on GPU 0 alone, then on every GPU at once (per-GPU efficiency); DALI's pipeline
+    # the same way at DALI_THREADS (aggregate against gm); the clip loader on the multi-camera
+    # scene (the accvlab workload) on 1, 2, 4, ... GPUs at once. Records carry "gpus" (processes
+    # at once) and "device"; host-cores.txt has the host cores busy in each part.
+    export LOCAL_WORLD_SIZE=$gpus
+    busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8}' /proc/stat; }
+    at_once() { # LABEL N FN [ARGS]: FN N DEVICE ARGS on devices 0..N-1 at once; host cores busy
+        local label=$1 n=$2 fn=$3 pids=() b0 t0 b1 t1; shift 3
+        read -r b0 t0 < <(busy)
+        for d in $(seq 0 $((n - 1))); do "$fn" "$n" "$d" "$@" & pids+=($!); done
+        wait "${pids[@]}"
+        read -r b1 t1 < <(busy)
+        awk -v l="$label" -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v c="$(nproc)" \
+            'BEGIN {printf "%s: %.1f host cores busy\n", l, c * b / t}' >> "$out/host-cores.txt"
+    }
+    gm_on() { # N DEVICE
+        GM_BENCH_DEVICE=$2 GM_BENCH_CORES=auto GM_BENCH_CONFIGS=4x3 GM_BENCH_REPS=5 GM_BENCH_REPEAT=250 \
+            timeout 150 "$bin/gm-loader--pipeline" "$data/jpeg/imagenet" 2>> "$out/host-gm.err" \
+            | sed "s/^{/{\"gpus\":$1,/" >> "$out/host-gm.jsonl"
+    }
+    dali_on() { # N DEVICE THREADS
+        CUDA_VISIBLE_DEVICES=$2 GM_PEERS=dali GM_DALI_THREADS=$3 GM_BENCH_REPS=3 GM_BENCH_REPEAT=250 \
+            PYTHONPATH="$peers/dali" timeout 200 python3 "$py/loader_pipeline_peers.py" "$data/jpeg/imagenet" \
+            2>> "$out/host-dali.err" | sed "s/^{/{\"gpus\":$1,\"device\":$2,/" >> "$out/host-dali.jsonl"
+    }
+    clips_on() { # N DEVICE
+        GM_BENCH_DEVICE=$2 GM_BENCH_SCENES=1 GM_BENCH_SESSIONS=7 GM_BENCH_REPS=1 GM_BENCH_COPIES=16 \
+            timeout 150 "$bin/gm-loader--clips" "$data/scenes"/scene_cam*.mp4 2>> "$out/host-clips.err" \
+            | sed "s/^{/{\"gpus\":$1,\"device\":$2,/" >> "$out/host-clips.jsonl"
+    }
+    cat "$data"/scenes/* > /dev/null
+    for part in ${HOST_PARTS:-gm dali clips}; do
+        log "start host-$part"
+        case $part in
+            gm) at_once "gm x1" 1 gm_on; at_once "gm x$gpus" "$gpus" gm_on ;;
+            dali) for t in ${DALI_THREADS:-8 12}; do
+                      at_once "dali t$t x1" 1 dali_on "$t"; at_once "dali t$t x$gpus" "$gpus" dali_on "$t"
+                  done ;;
+            clips) n=1; while [ "$n" -le "$gpus" ]; do at_once "clips x$n" "$n" clips_on; n=$((n * 2)); done ;;
+        esac
+        log "end host-$part"
+    done
+    cat "$out/host-cores.txt"
 elif [ "$phase" = video ]; then
     v="$data/video"
     export GM_BENCH_EPISODES="$out"

@@ -5,10 +5,12 @@
     torchrun --nproc_per_node=8 examples/python/train_resnet.py --data train/
     python examples/python/train_resnet.py --device cpu --steps 5 --batch 8 --size 64
     python examples/python/train_resnet.py --arch resnet50 --loader torchvision   # the baseline
+    python examples/python/train_resnet.py --arch resnet50 --loader dali --workers 12   # NVIDIA DALI
 
 Prints the loss as it falls, images/s, and how much of each step the training loop spent
 waiting for the loader (the loader's batches are ready on the GPU; the wait is the time
-the loop blocks in the iterator, and the handoff is torch.from_dlpack).
+the loop blocks in the iterator, and the handoff is torch.from_dlpack; for torchvision it is
+the copy to the GPU, for DALI, whose batches are on the GPU too, only the channels_last copy).
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ def parse() -> argparse.Namespace:
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: the GPU if there is one)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--arch", default="resnet18", choices=["resnet18", "resnet50"])
-    p.add_argument("--loader", default="gm", choices=["gm", "torchvision"],
-                   help="gm.ImageLoader, or torchvision's ImageFolder + transforms v2 + DataLoader (the baseline)")
-    p.add_argument("--workers", type=int, default=os.cpu_count(), help="DataLoader worker processes (torchvision)")
+    p.add_argument("--loader", default="gm", choices=["gm", "torchvision", "dali"],
+                   help="gm.ImageLoader, torchvision's ImageFolder + transforms v2 + DataLoader (the baseline), "
+                        "or NVIDIA DALI's ImageNet training pipeline (needs nvidia.dali)")
+    p.add_argument("--workers", type=int, default=os.cpu_count(),
+                   help="DataLoader worker processes (torchvision), or DALI's CPU threads per process (dali)")
     p.add_argument("--make-patterns", type=int, default=0, metavar="N",
                    help="first write N seeded JPEGs of four pattern classes into --data (needs Pillow)")
     p.add_argument("--min-drop", type=float, default=0.0,
@@ -71,8 +75,68 @@ def make_patterns(root: pathlib.Path, n: int, seed: int) -> None:
         Image.fromarray(img).save(d / f"{i:05}.jpg", quality=90)
 
 
+class DaliLoader:
+    """DALI's iterator in the loop's terms: len() is batches per epoch, and each iter() is one epoch
+    of (images, labels) (auto_reset rewinds the reader when an epoch ends, so the next iter() goes on)."""
+
+    def __init__(self, it, placement: str):
+        self.it, self.placement = it, placement
+
+    def __len__(self) -> int:
+        return len(self.it)
+
+    def __iter__(self):
+        for batch in self.it:
+            yield batch[0]["data"], batch[0]["label"]
+
+
+def make_dali(args: argparse.Namespace, device: torch.device) -> DaliLoader:
+    """NVIDIA DALI's documented ImageNet training pipeline (its ResNet-50 PyTorch example, with the
+    operators bench/peers/loader_pipeline_peers.py runs): nvJPEG decodes a random crop on "mixed"
+    (CPU threads parse, the GPU decodes), then a GPU resize, flip and normalize to float16 CHW."""
+    try:
+        import nvidia.dali as dali
+        from nvidia.dali import fn, pipeline_def, types
+        from nvidia.dali.plugin.pytorch import DALIClassificationIterator, LastBatchPolicy
+    except ImportError as e:
+        raise SystemExit(f"--loader dali needs NVIDIA DALI (pip install nvidia-dali-cuda130, or put it on "
+                         f"PYTHONPATH): {e}") from e
+    if device.type != "cuda":
+        raise SystemExit("--loader dali needs a CUDA GPU")
+    rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+
+    @pipeline_def
+    def train():
+        # Each rank reads its own shard of the sorted file list, shuffled in DALI's buffer
+        # (initial_fill); padding keeps the last batch from running into the next epoch, and DROP
+        # below ends every rank's epoch after the same number of full batches, so DDP's ranks
+        # stay in step.
+        jpegs, labels = fn.readers.file(file_root=args.data, random_shuffle=True, shard_id=rank,
+                                        num_shards=world, name="Reader", pad_last_batch=True)
+        images = fn.decoders.image_random_crop(jpegs, device="mixed", output_type=types.RGB,
+                                               random_aspect_ratio=[3 / 4, 4 / 3], random_area=[0.08, 1.0],
+                                               num_attempts=100)
+        # DALI's default filter, linear and antialiased when shrinking, as gm's and torchvision's here.
+        images = fn.resize(images, device="gpu", resize_x=args.size, resize_y=args.size)
+        images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                          crop=(args.size, args.size),
+                                          mean=[m * 255 for m in T.IMAGENET_MEAN],
+                                          std=[s * 255 for s in T.IMAGENET_STD],
+                                          mirror=fn.random.coin_flip(probability=0.5))
+        return images, labels.gpu()
+
+    # A seed per rank, so that the ranks draw different crops and flips.
+    pipe = train(batch_size=args.batch, num_threads=args.workers, device_id=device.index,
+                 seed=args.seed + rank, prefetch_queue_depth=3)
+    it = DALIClassificationIterator(pipe, reader_name="Reader", last_batch_policy=LastBatchPolicy.DROP,
+                                    auto_reset=True)
+    return DaliLoader(it, f"DALI {dali.__version__}, {args.workers} threads")
+
+
 def make_loader(args: argparse.Namespace, use_cuda: bool, device: torch.device):
-    """gm.ImageLoader, or torchvision's reference pipeline over the same folder."""
+    """gm.ImageLoader, DALI's pipeline, or torchvision's reference pipeline over the same folder."""
+    if args.loader == "dali":
+        return make_dali(args, device)
     if args.loader == "gm":
         chain = [
             T.RandomResizedCrop(args.size),
@@ -119,7 +183,8 @@ def main() -> None:
     scaler = torch.amp.GradScaler(enabled=use_cuda)
 
     if rank == 0:
-        where = loader.placement if args.loader == "gm" else f"torchvision DataLoader, {args.workers} workers"
+        where = (f"torchvision DataLoader, {args.workers} workers" if args.loader == "torchvision"
+                 else loader.placement)
         print(f"{args.loader}: {where}; {len(loader)} batches per epoch of {args.batch}; "
               f"{args.arch} at {args.size}px, AMP {'on' if use_cuda else 'off'}")
     step, epoch, losses = 0, 0, []
@@ -130,8 +195,9 @@ def main() -> None:
     while step < args.steps:
         if args.loader == "gm":
             loader.set_epoch(epoch)
-        elif hasattr(loader.sampler, "set_epoch"):
+        elif args.loader == "torchvision" and hasattr(loader.sampler, "set_epoch"):
             loader.sampler.set_epoch(epoch)
+        # (DALI's reader reshuffles and moves each rank to the next shard at every epoch by itself.)
         it = iter(loader)
         first = True
         while step < args.steps:
@@ -144,6 +210,9 @@ def main() -> None:
             if args.loader == "gm":
                 x = torch.from_dlpack(batch.images).contiguous(memory_format=torch.channels_last)
                 y = torch.from_dlpack(batch.labels)
+            elif args.loader == "dali":  # on the GPU already; the labels come as int32 [B, 1]
+                x = batch[0].contiguous(memory_format=torch.channels_last)
+                y = batch[1].squeeze(1).long()
             else:
                 x = batch[0].to(device, non_blocking=True).contiguous(memory_format=torch.channels_last)
                 y = batch[1].to(device, non_blocking=True)

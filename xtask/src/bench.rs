@@ -132,10 +132,13 @@ pub fn run(root: &Path) -> Result<()> {
         );
     }
     println!(
-        "on the GPU machine (2 GPUs give the scaling rows too): carry target/bench-bundle/part1 .. \
-         part{n} in consecutive calls (parts stay while the machine is warm), then run \
+        "on the GPU machine (2 GPUs give the scaling rows too): carry target/bench-bundle/part2 .. \
+         part{n} in consecutive calls, each running `mkdir -p /tmp/gm-parts && cp \
+         target/bench-bundle/part*/peers-chunks/* /tmp/gm-parts/` (a call's carried paths go when \
+         it ends; /tmp stays while the machine is warm), then carry part1 and run \
          `target/bench-bundle/part1/run.sh images` and `target/bench-bundle/part1/run.sh video` \
-         (each under 10 minutes; results in $OUT/bench); then here: \
+         (each under 10 minutes; results in $OUT/bench), and on a machine of several GPUs \
+         `target/bench-bundle/part1/run.sh host`; then here: \
          cargo xtask bench --report DIR",
         n = parts.len()
     );
@@ -154,6 +157,10 @@ fn ensure_data(root: &Path, data: &Path) -> Result<()> {
         "bench_1080p_h264_gop250.mp4",
         "long_1080p_10min.mp4",
     ];
+    if !data.join("scenes/scene_cam5.mp4").is_file() {
+        println!("encoding the multi-camera scene (bench/data/make_scenes.sh)");
+        run_cmd(Command::new(root.join("bench/data/make_scenes.sh")).arg(data.join("scenes")))?;
+    }
     if videos.iter().any(|v| !data.join("video").join(v).is_file()) {
         println!(
             "encoding the videos (bench/data/make_videos.sh; the 10-minute one takes minutes)"
@@ -184,16 +191,30 @@ fn ensure_peers(dir: &Path) -> Result<()> {
                         "--platform",
                         "manylinux_2_28_x86_64",
                     ])
-                    .args(["--extra-index-url", "https://pypi.nvidia.com", "-d"])
+                    .args(["-d"])
                     .arg(&tmp)
                     .args(args),
             )
         };
         match *file {
             "dali.tar.xz" => {
-                // DALI with its dependencies, less those the GPU machine has (numpy, packaging).
-                pip(&["nvidia-dali-cuda130==2.4.0"])?;
-                unpack_wheels(&tmp, &["numpy", "packaging"])?;
+                // DALI with the dependencies the GPU machine lacks, named one by one: pip
+                // cannot resolve nvImageCodec's `all` extra (no nvTIFF for CUDA 13 on PyPI),
+                // which only TIFF and JPEG 2000 need.
+                pip(&[
+                    "--no-deps",
+                    "nvidia-dali-cuda130==2.4.0",
+                    "nvidia-nvimgcodec-cu13==0.9.0.20",
+                    "nvidia-libnvcomp-cu13==5.3.0.16",
+                    "astunparse==1.6.3",
+                    "gast==0.6.0",
+                    "optree==0.20.0",
+                    "nvtx==0.2.17",
+                    "makefun==1.16.0",
+                    "libcst==1.9.0",
+                ])?;
+                unpack_wheels(&tmp, &[])?;
+                keep_python_312(&tmp.join("site"))?;
                 pack(&tmp.join("site"), &dir.join(file))?;
             }
             "nvimgcodec.tar.xz" => {
@@ -229,6 +250,24 @@ fn unpack_wheels(dir: &Path, skip: &[&str]) -> Result<()> {
                     .arg(&p)
                     .arg(&site),
             )?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the extension modules built for other Pythons than the GPU machine's 3.12 (DALI
+/// and nvImageCodec ship one per version: a fifth of the archive).
+fn keep_python_312(dir: &Path) -> Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if p.is_dir() {
+            keep_python_312(&p)?;
+        } else if name.contains(".cpython-3") && !name.contains(".cpython-312-") {
+            std::fs::remove_file(&p)?;
         }
     }
     Ok(())

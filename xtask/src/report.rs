@@ -12,6 +12,8 @@ use serde_json::Value;
 
 use crate::rel;
 
+mod host;
+
 /// Every JSON object of every `*.jsonl` under the results directory, by file stem.
 struct Results {
     lines: Vec<(String, Value)>,
@@ -151,6 +153,7 @@ fn rows(r: &Results) -> Vec<Row> {
     jpeg_rows(r, &mut out);
     loader_rows(r, &mut out);
     loader_two_gpu_row(r, &mut out);
+    host::rows(r, &mut out);
     for video in videos(r) {
         nvdec_rows(r, &video, &mut out);
         episode_rows(r, &video, &mut out);
@@ -710,6 +713,9 @@ fn scaling_chart(path: &Path, r: &Results) -> Result<()> {
             }
         }
     }
+    if series.is_empty() {
+        return Ok(());
+    }
     let ymax = series
         .iter()
         .flat_map(|s| s.1.iter().map(|p| p.1))
@@ -755,7 +761,7 @@ fn scaling_chart(path: &Path, r: &Results) -> Result<()> {
 fn gpus_chart(path: &Path, rows: &[Row]) -> Result<()> {
     let rows: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.workload.contains("2 GPUs"))
+        .filter(|r| r.workload.contains("2 GPUs") && !r.workload.starts_with(host::PREFIX))
         .collect();
     if rows.is_empty() {
         return Ok(());
@@ -818,6 +824,11 @@ pub fn run(root: &Path, dir: &Path) -> Result<()> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Made again from its own raw/ (`--report bench/results/X/raw`): copying a file
+        // onto itself would empty it.
+        if f.parent().and_then(|p| p.canonicalize().ok()) == raw.canonicalize().ok() {
+            continue;
+        }
         if name.ends_with(".jsonl") {
             // The `.txt` suffix keeps the raw lines out of tools that parse every .jsonl;
             // `--report` reads them back, so the report can be made again from `raw/`.
@@ -848,7 +859,10 @@ pub fn run(root: &Path, dir: &Path) -> Result<()> {
         r.env.get("python").map_or("?", String::as_str),
     );
     md.push_str(&table(&rows));
-    md.push_str("\n![ratios](ratios.svg)\n\n![scaling](scaling.svg)\n\n");
+    md.push_str("\n![ratios](ratios.svg)\n\n");
+    if out.join("scaling.svg").exists() {
+        md.push_str("![scaling](scaling.svg)\n\n");
+    }
     if out.join("gpus.svg").exists() {
         md.push_str("![two GPUs](gpus.svg)\n\n");
     }
@@ -876,9 +890,26 @@ const README_BEGIN: &str =
     "<!-- results: begin (cargo xtask readme writes this table; do not edit it by hand) -->";
 const README_END: &str = "<!-- results: end -->";
 
-/// The newest report under bench/results: the last, by name (dates first), that has its raw
-/// lines beside it.
-fn newest_report(root: &Path) -> Result<PathBuf> {
+/// Which runs a report holds: one GPU's workloads (`run.sh images`/`video`), the whole host's
+/// (`run.sh host`), or both.
+#[derive(Clone, Copy)]
+enum Kind {
+    OneGpu,
+    Host,
+}
+
+impl Kind {
+    fn holds(self, r: &Results) -> bool {
+        match self {
+            Kind::OneGpu => r.lines.iter().any(|(f, _)| !f.starts_with("host-")),
+            Kind::Host => r.lines.iter().any(|(f, _)| f.starts_with("host-gm")),
+        }
+    }
+}
+
+/// The newest report under bench/results holding `kind`'s runs: the last, by name (dates
+/// first), that has its raw lines beside it.
+fn newest_report(root: &Path, kind: Kind) -> Result<PathBuf> {
     let results = root.join("bench/results");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&results)
         .with_context(|| format!("reading {}", results.display()))?
@@ -887,17 +918,39 @@ fn newest_report(root: &Path) -> Result<PathBuf> {
         .filter(|d| d.join("report.md").is_file() && d.join("raw").is_dir())
         .collect();
     dirs.sort();
-    dirs.pop()
-        .with_context(|| format!("no report (report.md and raw/) under {}", results.display()))
+    while let Some(d) = dirs.pop() {
+        if Results::load(&d.join("raw")).is_ok_and(|r| kind.holds(&r)) {
+            return Ok(d);
+        }
+    }
+    bail!("no report (report.md and raw/) under {}", results.display())
+}
+
+/// The README's tables: one GPU's workloads from the newest report that has them, and the
+/// whole host's from the newest that has those, when it is another report.
+fn readme_tables(root: &Path) -> Result<String> {
+    let one = newest_report(root, Kind::OneGpu)?;
+    let mut t = readme_table(root, &one, Kind::OneGpu)?;
+    if let Ok(host) = newest_report(root, Kind::Host)
+        && host != one
+    {
+        t.push('\n');
+        t.push_str(&readme_table(root, &host, Kind::Host)?);
+    }
+    Ok(t)
 }
 
 /// The README's table, from the report in `dir`: for each workload with a goal, its first
 /// row (gm's best configuration against the best peer), the GPU and date above it.
-fn readme_table(root: &Path, dir: &Path) -> Result<String> {
+fn readme_table(root: &Path, dir: &Path, kind: Kind) -> Result<String> {
     let r = Results::load(&dir.join("raw"))?;
     let env = |k: &str| r.env.get(k).map_or("?", String::as_str).to_string();
+    let used = match kind {
+        Kind::OneGpu => "one used unless a row says otherwise",
+        Kind::Host => "the whole host: one process per GPU",
+    };
     let mut t = format!(
-        "{} ({} GPU(s) on the machine, one used unless a row says otherwise), {} host cores, \
+        "{} ({} GPU(s) on the machine, {used}), {} host cores, \
          {}: [report]({}/report.md).\n\n",
         env("gpu"),
         env("gpus"),
@@ -941,12 +994,11 @@ fn with_table(text: &str, table: &str) -> Result<String> {
 
 /// `cargo xtask readme`: writes the results table of README.md from the newest report.
 pub fn readme(root: &Path) -> Result<()> {
-    let dir = newest_report(root)?;
     let path = root.join("README.md");
     let text = std::fs::read_to_string(&path)?;
-    let updated = with_table(&text, &readme_table(root, &dir)?)?;
+    let updated = with_table(&text, &readme_tables(root)?)?;
     std::fs::write(&path, updated)?;
-    println!("README.md: results table from {}", rel(root, &dir));
+    println!("README.md: results tables from the newest reports");
     Ok(())
 }
 
@@ -988,8 +1040,7 @@ mod tests {
     #[test]
     fn the_readme_table_comes_from_the_newest_report() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let dir = newest_report(&root).unwrap();
-        let table = readme_table(&root, &dir).unwrap();
+        let table = readme_tables(&root).unwrap();
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
         assert_eq!(
             with_table(&readme, &table).unwrap(),

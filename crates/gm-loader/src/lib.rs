@@ -59,6 +59,7 @@ mod error;
 mod grouped;
 mod image;
 mod lerobot;
+mod numa;
 mod progress;
 mod release;
 mod sampler;
@@ -87,6 +88,7 @@ pub use lerobot::{
     DEFAULT_TOLERANCE_S, LeRobotDataset, LeRobotDatasetBuilder, LeRobotError, LeRobotInfo,
     LeRobotSample,
 };
+pub use numa::{NodeCpus, allowed_cpus, format_cpulist, parse_cpulist};
 pub use progress::Progress;
 pub use sampler::{DistEnv, Order, Sampler, Shard};
 pub use shards::{ShardError, WebDataset, WebDatasetBuilder};

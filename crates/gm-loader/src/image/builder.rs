@@ -16,6 +16,7 @@ use super::pipeline::{Epoch, EpochPlan};
 use super::sizes::BatchSizes;
 use super::stats::Stats;
 use super::stream_feed::{Feed, StreamProgress, StreamSlots};
+use crate::NodeCpus;
 use crate::bad_samples::BadSamplePolicy;
 use crate::elastic::Reshard;
 use crate::error::LoaderError;
@@ -49,6 +50,7 @@ pub struct LoaderBuilder {
     blocking_sync: Option<bool>,
     region_decode: bool,
     masks: bool,
+    numa: bool,
     progress: Option<Arc<Progress>>,
     erasing: Option<RandomErasing>,
     mix: Option<BatchMix>,
@@ -219,6 +221,14 @@ impl LoaderBuilder {
         self
     }
 
+    /// Whether the loader runs its host threads on the CPUs of its GPU's NUMA node and sets
+    /// its GPU stages up from there (default: on). Where the host has one node, or the process
+    /// is already confined to fewer CPUs, this changes nothing; see [`NodeCpus`].
+    pub fn numa_placement(mut self, on: bool) -> Self {
+        self.numa = on;
+        self
+    }
+
     /// Whether host threads waiting for the GPU sleep instead of spinning
     /// ([`Device::set_blocking_sync`]), set on the device when the loader is built. Default
     /// [`LOADER_BLOCKING_SYNC`]; `None` leaves the device as it is. The setting belongs to the
@@ -305,9 +315,14 @@ impl LoaderBuilder {
             chain.push(ToDtype(dtype, layout));
         }
         let (device, placement) = pick_device(&self.settings.placement)?;
-        let plan = self
-            .cores
-            .map_or_else(CorePlan::from_env, CorePlan::for_cores_here);
+        let node = match &device {
+            Some(d) if self.numa => d.info().ok().and_then(|i| NodeCpus::of_gpu(&i.pci_bus_id)),
+            _ => None,
+        };
+        let plan = self.cores.map_or_else(
+            || CorePlan::from_env_on(node.as_ref()),
+            CorePlan::for_cores_here,
+        );
         let mut decoder = self.decoder.unwrap_or_else(|| plan.decoder.clone());
         decoder.format = PixelFormat::Rgb;
         let workers = self.workers.unwrap_or(match (&device, self.masks) {
@@ -326,7 +341,13 @@ impl LoaderBuilder {
         );
         let (gpu, pool, placement) = match device {
             Some(d) => {
-                let (stages, pool, what) = start_stages(&d, &decoder, stages, self.blocking_sync)?;
+                let sync = self.blocking_sync;
+                let (stages, pool, what) =
+                    on_node(node.as_ref(), || start_stages(&d, &decoder, stages, sync))?;
+                let what = match &node {
+                    Some(n) => format!("{what}, threads on {}", n.describe()),
+                    None => what,
+                };
                 (stages, Some(pool), what)
             }
             None => (Vec::new(), None, placement),
@@ -369,6 +390,7 @@ impl LoaderBuilder {
             sizes: self.sizes,
             named: self.stream.is_some(),
             masks: self.masks,
+            node: node.map(Arc::new),
         });
         Ok(Loader {
             shared,
@@ -420,6 +442,29 @@ impl LoaderBuilder {
 type Stages = (Vec<Arc<Mutex<GpuStage>>>, DevicePool, String);
 
 /// Starts `n` GPU stages on `d`, each with its own decoder.
+/// `f` on a thread pinned to `node` (so that the pinned buffers and decoder threads it
+/// creates belong to the node), or here without one.
+fn on_node<T: Send>(
+    node: Option<&NodeCpus>,
+    f: impl FnOnce() -> Result<T, LoaderError> + Send,
+) -> Result<T, LoaderError> {
+    let Some(node) = node else { return f() };
+    std::thread::scope(|s| {
+        let pinned = std::thread::Builder::new()
+            .name("gm-loader-setup".into())
+            .spawn_scoped(s, || {
+                node.pin_current_thread();
+                f()
+            })
+            .map_err(|e| LoaderError::Config(format!("could not start the setup thread: {e}")))?;
+        pinned.join().unwrap_or_else(|_| {
+            Err(LoaderError::Config(
+                "the loader's setup thread stopped without a result".into(),
+            ))
+        })
+    })
+}
+
 fn start_stages(
     d: &Device,
     decoder: &DecoderOptions,
@@ -501,6 +546,7 @@ impl Loader {
             blocking_sync: Some(LOADER_BLOCKING_SYNC),
             region_decode: LOADER_REGION_DECODE,
             masks: false,
+            numa: true,
             progress: None,
             erasing: None,
             mix: None,

@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     /// Each sample's masks are read and moved with its pixels
     /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)).
     pub(crate) masks: bool,
+    /// The NUMA node the loader's threads run on, where placing them changes anything.
+    pub(crate) node: Option<Arc<crate::NodeCpus>>,
 }
 
 impl Shared {

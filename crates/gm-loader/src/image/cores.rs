@@ -21,6 +21,8 @@
 
 use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split};
 
+use crate::NodeCpus;
+
 /// Below this many cores the loader decodes on the engines alone.
 pub const ENGINES_ONLY_BELOW: usize = 10;
 
@@ -86,6 +88,17 @@ impl CorePlan {
     /// The plan for [`default_core_budget`] on a node shared by [`local_loaders`].
     pub fn from_env() -> CorePlan {
         CorePlan::for_node(default_core_budget(), local_loaders())
+    }
+
+    /// [`CorePlan::from_env`] for a loader placed on a NUMA node (see [`NodeCpus`]): the
+    /// budget is also at most the node's share for one of the host's loaders.
+    pub fn from_env_on(node: Option<&NodeCpus>) -> CorePlan {
+        let loaders = local_loaders();
+        let budget = default_core_budget();
+        CorePlan::for_node(
+            node.map_or(budget, |n| budget.min(n.budget(loaders))),
+            loaders,
+        )
     }
 
     /// The plan for a budget of `cores` given by the user, on a node shared by

@@ -121,6 +121,7 @@ impl Epoch<'_> {
             start(
                 format!("gm-loader-read-{w}"),
                 "a host worker",
+                plan.shared.node.as_ref(),
                 &mut threads,
                 work,
             );
@@ -132,6 +133,7 @@ impl Epoch<'_> {
             .stream
             .as_ref()
             .map(|(f, p)| (p.clone(), f.slots.clone()));
+        let node = plan.shared.node.clone();
         let plan = Arc::new(plan);
         let mut started = true;
         if plan.stream.is_some() {
@@ -141,6 +143,7 @@ impl Epoch<'_> {
             started &= start(
                 "gm-loader-feed".into(),
                 "a stream's feeder",
+                node.as_ref(),
                 &mut threads,
                 work,
             );
@@ -149,7 +152,13 @@ impl Epoch<'_> {
             let (plan, l) = (plan.clone(), links.clone());
             let work = move || stage(&plan, s, l.jobs, read_rx, l.out, &l.stop, &l.due);
             let name = format!("gm-loader-stage-{s}");
-            started &= start(name, "a loader stage thread", &mut threads, work);
+            started &= start(
+                name,
+                "a loader stage thread",
+                node.as_ref(),
+                &mut threads,
+                work,
+            );
         }
         Epoch {
             rx: Some(out_rx),
@@ -230,13 +239,22 @@ struct Links {
     due: Arc<AtomicUsize>,
 }
 
-/// Starts thread `name` into `threads`; false (and logged) when it could not start.
+/// Starts thread `name` into `threads`, on `node`'s CPUs when there is one; false (and
+/// logged) when it could not start.
 fn start(
     name: String,
     what: &str,
+    node: Option<&Arc<crate::NodeCpus>>,
     threads: &mut Vec<JoinHandle<()>>,
     work: impl FnOnce() + Send + 'static,
 ) -> bool {
+    let node = node.cloned();
+    let work = move || {
+        if let Some(n) = node {
+            n.pin_current_thread();
+        }
+        work()
+    };
     match std::thread::Builder::new().name(name).spawn(work) {
         Ok(h) => {
             threads.push(h);

@@ -617,3 +617,84 @@ fn gpu_chains_in_several_passes_repeat_and_are_close_to_the_cpu_pipeline() {
     // Equalize turns the decoders' small differences into larger ones in a few images.
     assert!(worst >= 25.0, "worst PSNR {worst:.1} dB");
 }
+
+/// CPU lists of the loader's threads in this process, from /proc.
+fn loader_thread_cpus() -> Vec<Vec<usize>> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in tasks.flatten() {
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if !(name.starts_with("gm-loader-read") || name.starts_with("gm-loader-stag")) {
+            continue;
+        }
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        if let Some(list) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        {
+            out.push(gm_loader::parse_cpulist(list).unwrap());
+        }
+    }
+    out
+}
+
+/// Where the GPU's NUMA node holds part of the host's CPUs, the loader's threads run there;
+/// on a one-node host they keep every CPU. Batches are the same either way.
+#[test]
+fn loader_threads_run_on_the_gpus_numa_node() {
+    let device = gpu_test_device!("loader_threads_run_on_the_gpus_numa_node");
+    let info = device.info().unwrap();
+    let node = gm_loader::NodeCpus::of_gpu(&info.pci_bus_id);
+    let allowed = gm_loader::allowed_cpus().unwrap();
+    eprintln!(
+        "GPU {} at {}: {}; this process may use CPUs {}",
+        info.ordinal,
+        info.pci_bus_id,
+        node.as_ref()
+            .map_or("no NUMA placement (one node)".into(), |n| n.describe()),
+        gm_loader::format_cpulist(&allowed)
+    );
+    let expected = node.as_ref().map_or(allowed.clone(), |n| n.cpus.clone());
+    let data: Arc<dyn Dataset> = Arc::new(photos(4));
+    let build = |numa: bool| {
+        Loader::builder_shared(data.clone())
+            .device(&device)
+            .workers(3)
+            .numa_placement(numa)
+            .sampler(Sampler::shuffled(5))
+            .batch_size(8)
+            .transforms(train_chain(64))
+            .build()
+            .unwrap()
+    };
+    let mut placed = build(true);
+    match &node {
+        Some(n) => assert!(
+            placed.placement().contains(&n.describe()),
+            "{}",
+            placed.placement()
+        ),
+        None => assert!(
+            !placed.placement().contains("NUMA"),
+            "{}",
+            placed.placement()
+        ),
+    }
+    let mut epoch = placed.epoch(0);
+    let first = epoch.next().unwrap().unwrap();
+    let cpus = loader_thread_cpus();
+    assert!(cpus.len() >= 3, "{} loader threads seen", cpus.len());
+    for c in &cpus {
+        assert_eq!(c, &expected, "a loader thread's CPUs");
+    }
+    let mut a = vec![seen(&first)];
+    a.extend(epoch.map(|b| seen(&b.unwrap())));
+    let mut unplaced = build(false);
+    assert_same(
+        &a,
+        &run_epoch(&mut unplaced, 0),
+        "placed and unplaced loaders",
+    );
+}
