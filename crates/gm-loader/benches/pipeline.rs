@@ -53,7 +53,14 @@ fn timm_recipe() -> bool {
 }
 
 fn chain() -> Compose {
-    let c = Compose::new()
+    // `GM_BENCH_ANTIALIAS=1`: torchvision's default resize filter (antialias=True), which
+    // gm's Python transforms use; the Rust default is bilinear.
+    let c = if std::env::var("GM_BENCH_ANTIALIAS").is_ok_and(|v| v == "1") {
+        Compose::new().then(gm_transforms::Filter(gm_transforms::Interp::Antialias))
+    } else {
+        Compose::new()
+    };
+    let c = c
         .then(RandomResizedCrop::new(224, 224))
         .then(HorizontalFlip(0.5));
     let c = if timm_recipe() {

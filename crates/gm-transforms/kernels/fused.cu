@@ -57,7 +57,7 @@ struct GmFusedParams {
     int chroma;                     // 0 replicate, else 1 | x_pos << 1 | y_pos << 10 (chroma.rs)
     int slot_w, slot_h;             // the image's slot in the batch: rows of slot_w, slot_h rows
     float slot_fill;                // output value of the slot's pixels right of or below the image
-    int unused;                     // keeps the size a multiple of the u64 fields' alignment
+    int aa_exact;                   // 1: torchvision's uint8 antialias (aa_exact.rs); load_params adds px << 8 | py << 16
     unsigned long long mask_src;    // the image's masks on the source canvas: mask_planes of mask_w x mask_h bytes
     unsigned long long mask_dst;    // the moved masks: mask_planes of out_w x out_h bytes
     unsigned long long mask_taps;   // out_w column taps, then out_h row taps (targets::MaskTaps)
@@ -229,6 +229,47 @@ __device__ __forceinline__ float aa_weight(int j, float center, float invscale) 
     return fmaxf(0.0f, 1.0f - fabsf(x));
 }
 
+// torchvision's uint8 antialiased resize (aa_exact.rs, the CPU twin): per axis the span and
+// weights of torch's _compute_indices_min_size_weights_aa in double, rounded to int16 at the
+// axis's precision (computed on the host); a horizontal pass rounded to u8 per row, then the
+// vertical pass. Only for u8 RGB sources and integral crops inside the image.
+struct AaSpan {
+    long long first, count;
+    double center, invscale;
+};
+
+__device__ __forceinline__ AaSpan aa_exact_span(int input, int output, int i) {
+    double scale = (double)input / (double)output;
+    double support = scale >= 1.0 ? scale : 1.0;
+    long long max_taps = (long long)ceil(support) * 2 + 1;
+    AaSpan s;
+    s.center = scale * ((double)i + 0.5);
+    s.first = (long long)(s.center - support + 0.5);
+    if (s.first < 0) s.first = 0;
+    long long end = (long long)(s.center + support + 0.5);
+    if (end > input) end = input;
+    s.count = min(max(end - s.first, 0LL), max_taps);
+    s.invscale = scale >= 1.0 ? 1.0 / scale : 1.0;
+    return s;
+}
+
+__device__ __forceinline__ double aa_exact_filter(const AaSpan& s, long long j) {
+    double x = fabs((((double)(j + s.first) - s.center) + 0.5) * s.invscale);
+    return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+__device__ __forceinline__ double aa_exact_total(const AaSpan& s) {
+    double t = 0.0;
+    for (long long j = 0; j < s.count; ++j) t += aa_exact_filter(s, j);
+    return t;
+}
+
+__device__ __forceinline__ int aa_exact_weight(const AaSpan& s, double total, long long j, int precision) {
+    double w = total != 0.0 ? aa_exact_filter(s, j) / total : 0.0;
+    double v = w * (double)(1 << precision);
+    return v < 0.0 ? (int)(-0.5 + v) : (int)(0.5 + v);
+}
+
 __device__ __forceinline__ unsigned short to_f16(float f) {
     unsigned short h;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
@@ -242,6 +283,68 @@ __device__ __forceinline__ unsigned short to_bf16(float f) {
     return (unsigned short)(u >> 16);
 }
 
+// The largest normalized weight of an axis, over its outputs i = start, start + step, ...
+__device__ __forceinline__ double aa_exact_largest(int input, int output, int start, int step) {
+    double largest = 0.0;
+    for (int i = start; i < output; i += step) {
+        AaSpan s = aa_exact_span(input, output, i);
+        double t = aa_exact_total(s);
+        if (t == 0.0) continue;
+        for (long long j = 0; j < s.count; ++j) largest = fmax(largest, aa_exact_filter(s, j) / t);
+    }
+    return largest;
+}
+
+// torch's precision for an axis whose largest weight is `largest` (aa_exact::precision).
+__device__ __forceinline__ int aa_exact_precision(double largest) {
+    for (int p = 0; p < 22; ++p) {
+        if ((int)(0.5 + largest * (double)(1 << (p + 1))) >= (1 << 15)) return p;
+    }
+    return 22;
+}
+
+// Both axes' precisions into sp->aa_exact, every thread of the block taking some outputs:
+// non-negative doubles order as their bits, so one atomicMax per thread and axis.
+__device__ __noinline__ void aa_exact_precisions(GmFusedParams* sp) {
+    __shared__ unsigned long long largest[2];
+    int tid = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+    if (tid < 2) largest[tid] = 0ull;
+    __syncthreads();
+    double lx = aa_exact_largest((int)sp->crop_w, sp->out_w, tid, threads);
+    double ly = aa_exact_largest((int)sp->crop_h, sp->out_h, tid, threads);
+    atomicMax(&largest[0], (unsigned long long)__double_as_longlong(lx));
+    atomicMax(&largest[1], (unsigned long long)__double_as_longlong(ly));
+    __syncthreads();
+    if (tid == 0) {
+        int px = aa_exact_precision(__longlong_as_double((long long)largest[0]));
+        int py = aa_exact_precision(__longlong_as_double((long long)largest[1]));
+        sp->aa_exact = 1 | px << 8 | py << 16;
+    }
+    __syncthreads();
+}
+
+// Output pixel (ox, oy), before flips, of torchvision's uint8 antialiased resize of the
+// integral crop: aa_exact::sample is the twin.
+__device__ __noinline__ void aa_exact_sample(const GmFusedParams& p, int ox, int oy, float rgb[3]) {
+    int x0 = (int)p.crop_x, y0 = (int)p.crop_y, in_w = (int)p.crop_w, in_h = (int)p.crop_h;
+    int px = (p.aa_exact >> 8) & 255, py = (p.aa_exact >> 16) & 255;
+    AaSpan sx = aa_exact_span(in_w, p.out_w, ox), sy = aa_exact_span(in_h, p.out_h, oy);
+    double tx = aa_exact_total(sx), ty = aa_exact_total(sy);
+    int acc[3] = {1 << (py - 1), 1 << (py - 1), 1 << (py - 1)};
+    for (long long b = 0; b < sy.count; ++b) {
+        int wy = aa_exact_weight(sy, ty, b, py);
+        int row[3] = {1 << (px - 1), 1 << (px - 1), 1 << (px - 1)};
+        for (long long a = 0; a < sx.count; ++a) {
+            int wx = aa_exact_weight(sx, tx, a, px);
+            float t[3];
+            fetch_rgb(p, x0 + (int)(sx.first + a), y0 + (int)(sy.first + b), t);
+            for (int c = 0; c < 3; ++c) row[c] += (int)t[c] * wx;
+        }
+        for (int c = 0; c < 3; ++c) acc[c] += min(max(row[c] >> px, 0), 255) * wy;
+    }
+    for (int c = 0; c < 3; ++c) rgb[c] = (float)min(max(acc[c] >> py, 0), 255);
+}
+
 // The image's parameters, loaded once per block into shared memory: every thread reads
 // them, and a per-thread copy would cost ~70 registers.
 __device__ __forceinline__ void load_params(const GmFusedParams* __restrict__ params, int i, GmFusedParams* sp) {
@@ -250,6 +353,7 @@ __device__ __forceinline__ void load_params(const GmFusedParams* __restrict__ pa
         ((int*)sp)[tid] = ((const int*)&params[i])[tid];
     }
     __syncthreads();
+    if (sp->interp == 3 && sp->aa_exact == 1) aa_exact_precisions(sp);
 }
 
 // The geometry's value (RGB, 0..255, unrounded) of output pixel (x, y). One body, compiled
@@ -264,6 +368,8 @@ __device__ __forceinline__ void sample_plain(const GmFusedParams& p, int x, int 
         int xi = (int)floorf(p.crop_x + ((float)ox + 0.5f) * sx);
         int yi = (int)floorf(p.crop_y + ((float)oy + 0.5f) * sy);
         fetch_rgb(p, xi, yi, rgb);
+    } else if (INTERP == 3 && (p.aa_exact & 1)) {
+        aa_exact_sample(p, ox, oy, rgb);
     } else if (INTERP == 3) {
         int lox = max((int)floorf(p.crop_x), p.win_x0), hix = min((int)ceilf(p.crop_x + p.crop_w), p.win_x1);
         int loy = max((int)floorf(p.crop_y), p.win_y0), hiy = min((int)ceilf(p.crop_y + p.crop_h), p.win_y1);

@@ -177,6 +177,8 @@ struct Window {
     y1: i64,
     valid: [i64; 4],
     fill: [f32; 3],
+    /// torchvision's uint8 antialiased resize, at these precisions (crate::aa_exact).
+    aa_exact: Option<(u32, u32)>,
 }
 
 fn fetch(p: &HostImage<'_>, win: &Window, x: i64, y: i64) -> [f32; 3] {
@@ -344,6 +346,7 @@ pub fn fused(src: &HostImage<'_>, op: &FusedOp, spec: &OutputSpec, out: &mut [u8
         y1: i64::from(w4[3]),
         valid: v4.map(i64::from),
         fill,
+        aa_exact: crate::aa_exact::precisions(op, spec, src.format, sw, sh),
     };
     let mut pixels: Vec<[f32; 3]> = (0..oh)
         .flat_map(|y| (0..ow).map(move |x| (x, y)))
@@ -418,7 +421,10 @@ fn sample(
     };
     match spec.interp {
         Interp::Nearest => nearest(src, win, &at),
-        Interp::Antialias => antialias(src, win, &at),
+        Interp::Antialias => match win.aa_exact {
+            Some(p) => antialias_exact(src, win, &at, (spec.width, spec.height), p),
+            None => antialias(src, win, &at),
+        },
         Interp::Bicubic => bicubic(src, win, &at),
         Interp::Bilinear => bilinear(src, win, &at),
     }
@@ -487,6 +493,27 @@ fn nearest(src: &HostImage<'_>, win: &Window, at: &At) -> [f32; 3] {
     let xi = (at.crop.x + (at.ox + 0.5) * at.sx).floor() as i64;
     let yi = (at.crop.y + (at.oy + 0.5) * at.sy).floor() as i64;
     fetch(src, win, xi, yi)
+}
+
+/// torchvision's uint8 antialiased resize of an integral crop ([`crate::aa_exact`]).
+fn antialias_exact(
+    src: &HostImage<'_>,
+    win: &Window,
+    at: &At,
+    out: (u32, u32),
+    precisions: (u32, u32),
+) -> [f32; 3] {
+    let read = |x: i64, y: i64| fetch(src, win, x, y).map(|v| v as u8);
+    let c = at.crop;
+    crate::aa_exact::sample(
+        read,
+        (c.x as i64, c.y as i64),
+        (c.w as u32, c.h as u32),
+        out,
+        (at.ox as u32, at.oy as u32),
+        precisions,
+    )
+    .map(f32::from)
 }
 
 /// torch's antialiased bilinear: a triangle filter widened by the scale, normalized.

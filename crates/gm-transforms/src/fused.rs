@@ -64,8 +64,9 @@ pub(crate) struct GmFusedParams {
     pub slot_w: i32,
     pub slot_h: i32,
     pub slot_fill: f32,
-    /// Keeps the size a multiple of 8 (no implicit padding for `Pod`).
-    pub unused: i32,
+    /// torchvision's uint8 antialiased resize (`crate::aa_exact`): 0 for the float filter, 1
+    /// for the exact one (the kernel adds the axes' weight precisions, `px << 8 | py << 16`).
+    pub aa_exact: i32,
     pub mask_src: u64,
     pub mask_dst: u64,
     pub mask_taps: u64,
@@ -248,7 +249,9 @@ pub(crate) fn params(
         slot_w: target.slot.width as i32,
         slot_h: target.slot.height as i32,
         slot_fill: target.slot.fill,
-        unused: 0,
+        aa_exact: i32::from(crate::aa_exact::applies(
+            op, spec, src.format, shown_w, shown_h,
+        )),
         mask_src: target.masks.map_or(0, |m| m.src.0),
         mask_dst: target.masks.map_or(0, |m| m.dst.0),
         mask_taps: target.masks.map_or(0, |m| m.taps.0),

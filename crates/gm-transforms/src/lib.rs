@@ -34,6 +34,7 @@
 //! # }
 //! ```
 
+mod aa_exact;
 mod batch_ops;
 mod blur;
 mod blur_kernel;

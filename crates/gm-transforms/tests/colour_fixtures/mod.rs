@@ -1,6 +1,7 @@
 //! The committed torchvision colour references (tests/media/transforms, made by its
 //! make_references.py), shared by the CPU-twin test (colour.rs) and the GPU test
-//! (fused_gpu.rs).
+//! (fused_gpu.rs), and the uint8 resize references (references.rs, fused_gpu.rs).
+#![allow(dead_code)] // each test binary uses a subset
 
 use std::path::{Path, PathBuf};
 
@@ -92,4 +93,58 @@ pub fn difference(got: &[u8], want: &[u8]) -> (u8, usize) {
         let d = a.abs_diff(b);
         (worst.max(d), n + usize::from(d > 0))
     })
+}
+
+/// One torchvision uint8 resize reference (tests/media/resize/make_u8_references.py): a crop
+/// of a 200x133 source resized with antialiasing, then colour operations.
+pub struct U8Resize {
+    /// `<source>_<case>`, for messages.
+    pub name: String,
+    /// The 200x133 source, HWC RGB u8.
+    pub input: Vec<u8>,
+    /// The crop box (x, y, width, height): the whole source when the case has none.
+    pub crop: (u32, u32, u32, u32),
+    /// Output width and height.
+    pub size: (u32, u32),
+    /// The operations after the resize.
+    pub ops: ColourOps,
+    /// torchvision's output, HWC RGB u8.
+    pub expected: Vec<u8>,
+}
+
+/// Every (source, case) of tests/media/resize/u8_cases.json, files read.
+pub fn u8_resizes() -> Vec<U8Resize> {
+    let resize = dir().with_file_name("resize");
+    let text = std::fs::read_to_string(resize.join("u8_cases.json")).expect("u8_cases.json");
+    let manifest: Value = serde_json::from_str(&text).expect("u8_cases.json parses");
+    let mut out = Vec::new();
+    for source in ["baboon", "fruits"] {
+        let input = std::fs::read(resize.join(format!("{source}.rgb"))).expect("source");
+        for case in manifest["cases"].as_array().expect("cases") {
+            let cname = case["case"].as_str().expect("case name");
+            let n = |v: &Value| v.as_u64().expect("a size") as u32;
+            // torchvision's box is (top, left, height, width).
+            let crop = match case["box"].as_array() {
+                Some(b) => (n(&b[1]), n(&b[0]), n(&b[3]), n(&b[2])),
+                None => (0, 0, 200, 133),
+            };
+            let size = (n(&case["size"][0]), n(&case["size"][1]));
+            let ops: Vec<ColourOp> = case["ops"].as_array().unwrap().iter().map(op).collect();
+            let expected = std::fs::read(resize.join(format!("{source}_u8_{cname}.u8"))).unwrap();
+            assert_eq!(
+                expected.len(),
+                (size.0 * size.1 * 3) as usize,
+                "{source}_{cname}"
+            );
+            out.push(U8Resize {
+                name: format!("{source}_{cname}"),
+                input: input.clone(),
+                crop,
+                size,
+                ops: ColourOps::from_ops(&ops).expect("at most 8 ops"),
+                expected,
+            });
+        }
+    }
+    out
 }
