@@ -239,10 +239,7 @@ fn unpack_wheels(dir: &Path, skip: &[&str]) -> Result<()> {
     std::fs::create_dir_all(&site)?;
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = file_name(&p);
         if name.ends_with(".whl") && !skip.iter().any(|s| name.starts_with(s)) {
             run_cmd(
                 Command::new("python3")
@@ -255,15 +252,19 @@ fn unpack_wheels(dir: &Path, skip: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// `p`'s last component as a string ("" for none).
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Deletes the extension modules built for other Pythons than the GPU machine's 3.12 (DALI
 /// and nvImageCodec ship one per version: a fifth of the archive).
 fn keep_python_312(dir: &Path) -> Result<()> {
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = file_name(&p);
         if p.is_dir() {
             keep_python_312(&p)?;
         } else if name.contains(".cpython-3") && !name.contains(".cpython-312-") {
