@@ -737,3 +737,30 @@ impl Loader {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The stages' setup runs on a thread pinned to the node (so what it allocates and starts
+    /// belongs there), its result and errors come back, and the caller's thread keeps its CPUs.
+    #[test]
+    fn the_setup_runs_on_the_nodes_cpus() {
+        let allowed = crate::allowed_cpus().unwrap();
+        let node = NodeCpus {
+            node: 1,
+            cpus: vec![allowed[0]],
+            node_gpus: 1,
+            host_gpus: 2,
+        };
+        let seen = on_node(Some(&node), || Ok(crate::allowed_cpus())).unwrap();
+        assert_eq!(seen.unwrap(), vec![allowed[0]]);
+        assert_eq!(crate::allowed_cpus().unwrap(), allowed);
+        let err = on_node(Some(&node), || -> Result<(), LoaderError> {
+            Err(LoaderError::Config("no device".into()))
+        });
+        assert!(matches!(err, Err(LoaderError::Config(m)) if m == "no device"));
+        assert_eq!(on_node(None, || Ok(7)).unwrap(), 7);
+    }
+}
