@@ -142,7 +142,6 @@ pub fn precisions(
 /// Output pixel (`ox`, `oy`) (before flips) of a crop at (`x0`, `y0`) of `in_w` x `in_h`
 /// resized to `out_w` x `out_h`, read through `at(x, y)` (u8 RGB of source pixel x, y): the
 /// horizontal pass rounded to u8 for each row the vertical pass reads, then the vertical pass.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn sample(
     at: impl Fn(i64, i64) -> [u8; 3],
     (x0, y0): (i64, i64),

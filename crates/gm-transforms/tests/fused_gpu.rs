@@ -808,14 +808,8 @@ fn gpu_resizes_uint8_exactly_like_torchvision() {
             ..common::spec("antialias", ow, oh)
         };
         for flip in [false, true] {
-            let (x, y, cw, ch) = case.crop;
             let op = FusedOp {
-                crop: Crop {
-                    x: x as f32,
-                    y: y as f32,
-                    w: cw as f32,
-                    h: ch as f32,
-                },
+                crop: case.crop,
                 flip_h: flip,
                 colour: case.ops,
                 ..FusedOp::full(w, h)

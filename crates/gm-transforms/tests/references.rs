@@ -66,14 +66,8 @@ fn cpu_twin_resizes_uint8_exactly_like_torchvision() {
     assert_eq!(all.len(), 28);
     let mut report = Vec::new();
     for case in &all {
-        let (x, y, w, h) = case.crop;
         let op = FusedOp {
-            crop: Crop {
-                x: x as f32,
-                y: y as f32,
-                w: w as f32,
-                h: h as f32,
-            },
+            crop: case.crop,
             colour: case.ops,
             ..FusedOp::full(W, H)
         };

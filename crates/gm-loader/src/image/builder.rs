@@ -441,7 +441,6 @@ impl LoaderBuilder {
 /// The GPU stages sharing one batch pool, and where they run in words.
 type Stages = (Vec<Arc<Mutex<GpuStage>>>, DevicePool, String);
 
-/// Starts `n` GPU stages on `d`, each with its own decoder.
 /// `f` on a thread pinned to `node` (so that the pinned buffers and decoder threads it
 /// creates belong to the node), or here without one.
 fn on_node<T: Send>(
@@ -465,6 +464,7 @@ fn on_node<T: Send>(
     })
 }
 
+/// Starts `n` GPU stages on `d`, each with its own decoder.
 fn start_stages(
     d: &Device,
     decoder: &DecoderOptions,

@@ -87,7 +87,7 @@ impl CorePlan {
 
     /// The plan for [`default_core_budget`] on a node shared by [`local_loaders`].
     pub fn from_env() -> CorePlan {
-        CorePlan::for_node(default_core_budget(), local_loaders())
+        CorePlan::from_env_on(None)
     }
 
     /// [`CorePlan::from_env`] for a loader placed on a NUMA node (see [`NodeCpus`]): the

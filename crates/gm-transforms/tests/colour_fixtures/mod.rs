@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gm_transforms::{ColourOp, ColourOps};
+use gm_transforms::{ColourOp, ColourOps, Crop};
 use serde_json::Value;
 
 /// One reference: a source image, the operations applied in order, torchvision's result.
@@ -102,8 +102,8 @@ pub struct U8Resize {
     pub name: String,
     /// The 200x133 source, HWC RGB u8.
     pub input: Vec<u8>,
-    /// The crop box (x, y, width, height): the whole source when the case has none.
-    pub crop: (u32, u32, u32, u32),
+    /// The crop box: the whole source when the case has none.
+    pub crop: Crop,
     /// Output width and height.
     pub size: (u32, u32),
     /// The operations after the resize.
@@ -125,8 +125,13 @@ pub fn u8_resizes() -> Vec<U8Resize> {
             let n = |v: &Value| v.as_u64().expect("a size") as u32;
             // torchvision's box is (top, left, height, width).
             let crop = match case["box"].as_array() {
-                Some(b) => (n(&b[1]), n(&b[0]), n(&b[3]), n(&b[2])),
-                None => (0, 0, 200, 133),
+                Some(b) => Crop {
+                    x: n(&b[1]) as f32,
+                    y: n(&b[0]) as f32,
+                    w: n(&b[3]) as f32,
+                    h: n(&b[2]) as f32,
+                },
+                None => Crop::full(200, 133),
             };
             let size = (n(&case["size"][0]), n(&case["size"][1]));
             let ops: Vec<ColourOp> = case["ops"].as_array().unwrap().iter().map(op).collect();
