@@ -2,6 +2,12 @@
 //! sampler's order and `(seed, epoch)` alone, and each rank's share is a slice of it, so the
 //! states every rank saved say exactly which samples were consumed; the rest of the epoch is
 //! then dealt to the ranks of the new world, and may be resharded again.
+//!
+//! Batches grouped by aspect ratio take a rank's samples from anywhere in its share, so for
+//! them a reshard counts batches, and what a rank consumed is recomputed: the samples of its
+//! first batches, as [`crate::grouped`] forms them over its share.
+
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +21,11 @@ pub struct Reshard {
     pub consumed: Vec<usize>,
     /// Whether that world dropped the tail instead of padding (its shard's `drop_last`).
     pub drop_last: bool,
+    /// For batches grouped by aspect ratio: their batch size, and then `consumed` counts each
+    /// rank's batches, not samples; a count at or past the rank's batches (`usize::MAX` for a
+    /// rank that had finished) is its whole share. Absent for plain batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grouped_batch: Option<usize>,
 }
 
 /// One rank's share of `list` among `world_size` ranks, as PyTorch's `DistributedSampler`
@@ -48,8 +59,9 @@ pub(crate) fn share_len(len: usize, world_size: usize, drop_last: bool) -> usize
 }
 
 /// What is left of `order` (an epoch's global order) after `reshards`, in its order: every
-/// item no rank consumed at any earlier world size, each once.
-pub(crate) fn remainder(order: Vec<usize>, reshards: &[Reshard]) -> Vec<usize> {
+/// item no rank consumed at any earlier world size, each once. `groups` are the samples'
+/// groups, for reshards of grouped batches (see [`Reshard::grouped_batch`]).
+pub(crate) fn remainder(order: Vec<usize>, reshards: &[Reshard], groups: &[usize]) -> Vec<usize> {
     let mut list = order;
     for r in reshards {
         let len = list.len();
@@ -58,8 +70,15 @@ pub(crate) fn remainder(order: Vec<usize>, reshards: &[Reshard]) -> Vec<usize> {
         }
         let mut taken = vec![false; len];
         for (rank, &consumed) in r.consumed.iter().enumerate() {
-            for p in positions(len, rank, r.world_size, r.drop_last).take(consumed) {
-                taken[p % len] = true;
+            let mine = positions(len, rank, r.world_size, r.drop_last);
+            match r.grouped_batch {
+                None => mine.take(consumed).for_each(|p| taken[p % len] = true),
+                Some(batch_size) => {
+                    let mine: Vec<usize> = mine.map(|p| p % len).collect();
+                    for p in grouped_taken(&list, &mine, consumed, groups, batch_size) {
+                        taken[p] = true;
+                    }
+                }
             }
         }
         list = list
@@ -69,6 +88,28 @@ pub(crate) fn remainder(order: Vec<usize>, reshards: &[Reshard]) -> Vec<usize> {
             .collect();
     }
     list
+}
+
+/// The positions (of `list`) a rank whose share sits at `mine` consumed with its first
+/// `consumed` grouped batches. A rank that passed all its batches consumed its whole share:
+/// the samples its last batches left out are the epoch's tail, as for an uninterrupted one.
+fn grouped_taken(
+    list: &[usize],
+    mine: &[usize],
+    consumed: usize,
+    groups: &[usize],
+    batch_size: usize,
+) -> Vec<usize> {
+    let share: Vec<usize> = mine.iter().map(|&p| list[p]).collect();
+    let batches = crate::grouped::group_batches(&share, groups, batch_size);
+    if consumed >= batches.len() {
+        return mine.to_vec();
+    }
+    let used: HashSet<usize> = batches[..consumed].iter().flatten().copied().collect();
+    mine.iter()
+        .copied()
+        .filter(|&p| used.contains(&list[p]))
+        .collect()
 }
 
 #[cfg(test)]
@@ -101,7 +142,7 @@ mod tests {
             let mut seen = vec![0usize; len];
             let mut cut = cuts.iter().cycle();
             for (i, &(world, drop_last)) in worlds.iter().enumerate() {
-                let left = remainder(order.clone(), &reshards);
+                let left = remainder(order.clone(), &reshards, &[]);
                 let last = i + 1 == worlds.len();
                 let per = share_len(left.len(), world, drop_last);
                 let consumed: Vec<usize> = (0..world)
@@ -124,8 +165,78 @@ mod tests {
                         prop_assert!(repeats < world, "{repeats} repeats");
                     }
                 }
-                reshards.push(Reshard { world_size: world, consumed, drop_last });
+                reshards.push(Reshard { world_size: world, consumed, drop_last, grouped_batch: None });
             }
+        }
+
+        /// Grouped batches preempted at any point of any world: a sample is delivered in one
+        /// world at most; what the next world gets is exactly what the last left (the samples
+        /// of no rank's passed batches, and none of a rank that finished); and a world run to
+        /// its end leaves out only the partial groups grouping leaves at the end of a share.
+        #[test]
+        fn grouped_batches_resume_across_worlds(
+            len in 0usize..300,
+            ngroups in 1usize..5,
+            batch in 1usize..6,
+            worlds in prop::collection::vec((1usize..6, any::<bool>()), 1..5),
+            cuts in prop::collection::vec(0.0f64..1.2, 40),
+            seed in any::<u64>(),
+        ) {
+            let groups: Vec<usize> = (0..len)
+                .map(|i| ((i as u64 ^ seed).wrapping_mul(0x9e37_79b9) >> 7) as usize % ngroups)
+                .collect();
+            let order: Vec<usize> = (0..len).rev().collect();
+            let mut reshards = Vec::new();
+            let mut world_of: Vec<Option<usize>> = vec![None; len];
+            let mut cut = cuts.iter().cycle();
+            let mut left = remainder(order.clone(), &reshards, &groups);
+            let mut allowed_missing = 0;
+            for (i, &(world, drop_last)) in worlds.iter().enumerate() {
+                let last = i + 1 == worlds.len();
+                let mut consumed = Vec::new();
+                let mut gone = HashSet::new();
+                for rank in 0..world {
+                    let mine = share(&left, rank, world, drop_last);
+                    let batches = crate::grouped::group_batches(&mine, &groups, batch);
+                    let k = if last { batches.len() } else {
+                        (batches.len() as f64 * cut.next().unwrap()) as usize
+                    };
+                    for b in batches.iter().take(k) {
+                        prop_assert!(b.iter().all(|&s| groups[s] == groups[b[0]]));
+                        for &s in b {
+                            prop_assert!(
+                                world_of[s].is_none_or(|w| w == i),
+                                "sample {} delivered in worlds {:?} and {}", s, world_of[s], i
+                            );
+                            world_of[s] = Some(i);
+                            gone.insert(s);
+                        }
+                    }
+                    if k >= batches.len() {
+                        gone.extend(mine.iter().copied());
+                        allowed_missing += ngroups * batch.saturating_sub(1);
+                    }
+                    consumed.push(if k >= batches.len() && !last { usize::MAX } else { k });
+                }
+                reshards.push(Reshard {
+                    world_size: world,
+                    consumed,
+                    drop_last,
+                    grouped_batch: Some(batch),
+                });
+                let next = remainder(order.clone(), &reshards, &groups);
+                let want: Vec<usize> = left.iter().copied().filter(|s| !gone.contains(s)).collect();
+                prop_assert_eq!(&next, &want);
+                left = next;
+                if drop_last {
+                    allowed_missing += world;
+                }
+            }
+            let (world, drop_last) = worlds[worlds.len() - 1];
+            // The last world ran to its end: nothing is left but the tail drop_last cuts.
+            prop_assert!(left.len() < if drop_last { world } else { 1 }, "{:?} left", left);
+            let missed = world_of.iter().filter(|w| w.is_none()).count();
+            prop_assert!(missed <= allowed_missing, "{} missed, {} allowed", missed, allowed_missing);
         }
     }
 }

@@ -162,9 +162,22 @@ impl Sampler {
     }
 
     /// The indices of `epoch` left after `reshards` (the epoch interrupted at other world
-    /// sizes), dealt to this rank: its share of what no rank consumed yet.
+    /// sizes), dealt to this rank: its share of what no rank consumed yet. For batches grouped
+    /// by aspect ratio, see [`Sampler::indices_after_grouped`].
     pub fn indices_after(&self, len: usize, epoch: u64, reshards: &[Reshard]) -> Vec<usize> {
-        let left = remainder(self.global_order(len, epoch), reshards);
+        self.indices_after_grouped(len, epoch, reshards, &[])
+    }
+
+    /// As [`Sampler::indices_after`], where the reshards may have counted batches grouped by
+    /// aspect ratio: `groups[i]` is sample `i`'s group, as the loader grouped them.
+    pub fn indices_after_grouped(
+        &self,
+        len: usize,
+        epoch: u64,
+        reshards: &[Reshard],
+        groups: &[usize],
+    ) -> Vec<usize> {
+        let left = remainder(self.global_order(len, epoch), reshards, groups);
         match self.shard {
             None => left,
             Some(s) => share(&left, s.rank, s.world_size, s.drop_last),

@@ -89,6 +89,7 @@ impl Settings {
             drop_last: self.drop_last,
             stream: None,
             reshards: Vec::new(),
+            share_batches: None,
             groups: self.groups.as_deref().map(crate::grouped::groups_hash),
         }
     }
@@ -101,7 +102,10 @@ impl Settings {
         epoch: u64,
         reshards: &[Reshard],
     ) -> Vec<Vec<usize>> {
-        let order = self.sampler.indices_after(dataset_len, epoch, reshards);
+        let groups = self.groups.as_deref().unwrap_or(&[]);
+        let order = self
+            .sampler
+            .indices_after_grouped(dataset_len, epoch, reshards, groups);
         if let Some(groups) = &self.groups {
             return crate::grouped::group_batches(&order, groups, self.batch_size);
         }

@@ -43,6 +43,11 @@ pub struct LoaderState {
     /// [`LoaderBuilder::batch_groups`]: crate::LoaderBuilder::batch_groups
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<u64>,
+    /// For grouped batches, in a state an epoch saved: the batches of this rank's epoch, so
+    /// that [`LoaderState::merge`] knows which ranks had finished (grouped batches are not
+    /// counted from samples alone). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_batches: Option<usize>,
 }
 
 impl LoaderState {
@@ -67,6 +72,7 @@ impl LoaderState {
         a.next_batch = other.next_batch;
         a.stream.clone_from(&other.stream);
         a.reshards.clone_from(&other.reshards);
+        a.share_batches = other.share_batches;
         if other.is_merged() {
             a.sampler.shard = None;
         }
@@ -93,8 +99,10 @@ impl LoaderState {
     /// [`ClipLoader::resume`](crate::ClipLoader::resume) of the merged state). Augmentations
     /// stay tied to `(seed, epoch, sample)`. When every rank had finished the epoch, the
     /// merged state starts the next one. A rank whose state is the start of the next epoch
-    /// (Python's state after an iteration ends) consumed its whole share. A streaming WebDataset's states cannot be merged: its
-    /// order depends on the world it read (an error says so).
+    /// (Python's state after an iteration ends) consumed its whole share. Batches grouped by
+    /// aspect ratio merge too: the reshard counts each rank's batches, and the loader that
+    /// resumes (grouping the same way) finds their samples again. A streaming WebDataset's
+    /// states cannot be merged: its order depends on the world it read (an error says so).
     pub fn merge(states: &[LoaderState]) -> Result<LoaderState, LoaderError> {
         let Some(first) = states.first() else {
             return merge_error("no states".into());
@@ -103,14 +111,6 @@ impl LoaderState {
             return merge_error(
                 "a streaming WebDataset resumes only at the world size it was saved at (its \
                  shards are dealt to ranks by that world); use indexed shards to change it"
-                    .into(),
-            );
-        }
-        if states.iter().any(|s| s.groups.is_some()) {
-            return merge_error(
-                "batches grouped by aspect ratio resume only at the world size they were saved \
-                 at (a grouped batch takes its samples from anywhere in its rank's order, so \
-                 what a rank consumed is not a prefix of it)"
                     .into(),
             );
         }
@@ -139,9 +139,13 @@ impl LoaderState {
                 s.epoch
             ));
         }
+        if base.groups.is_some() {
+            return Ok(merge_grouped(base, &by_rank, epoch, done));
+        }
         let left = crate::elastic::remainder(
             base.sampler.global_order(base.dataset_len, epoch),
             &base.reshards,
+            &[],
         )
         .len();
         let per_rank = crate::elastic::share_len(left, shard.world_size, shard.drop_last);
@@ -151,19 +155,8 @@ impl LoaderState {
             per_rank.div_ceil(base.batch_size.max(1))
         };
         let finished = |s: &LoaderState| done(s) || s.next_batch >= batches;
-        let mut merged = base.clone();
-        merged.sampler.shard = None;
-        merged.next_batch = 0;
         if by_rank.iter().all(|s| finished(s)) {
-            // The next epoch, nothing of it consumed: a reshard that took nothing keeps the
-            // state merged (any world resumes it) without changing the order.
-            merged.epoch = epoch + 1;
-            merged.reshards = vec![Reshard {
-                world_size: shard.world_size,
-                consumed: vec![0; shard.world_size],
-                drop_last: shard.drop_last,
-            }];
-            return Ok(merged);
+            return Ok(next_epoch(base, epoch));
         }
         let consumed = by_rank
             .iter()
@@ -175,10 +168,12 @@ impl LoaderState {
                 }
             })
             .collect();
+        let mut merged = unranked(base);
         merged.reshards.push(Reshard {
             world_size: shard.world_size,
             consumed,
             drop_last: shard.drop_last,
+            grouped_batch: None,
         });
         Ok(merged)
     }
@@ -188,6 +183,67 @@ impl LoaderState {
         a.sampler.shard = other.sampler.shard;
         a.check_same_loader(other)
     }
+}
+
+/// `base` without its rank, from the start of what is left.
+fn unranked(base: &LoaderState) -> LoaderState {
+    let mut merged = base.clone();
+    merged.sampler.shard = None;
+    merged.next_batch = 0;
+    merged.share_batches = None;
+    merged
+}
+
+/// The start of the epoch after `epoch`, nothing of it consumed: a reshard that took nothing
+/// keeps the state merged (any world resumes it) without changing the order.
+fn next_epoch(base: &LoaderState, epoch: u64) -> LoaderState {
+    let world = base.sampler.shard.map_or(1, |s| s.world_size);
+    let mut merged = unranked(base);
+    merged.epoch = epoch + 1;
+    merged.reshards = vec![Reshard {
+        world_size: world,
+        consumed: vec![0; world],
+        drop_last: base.sampler.shard.is_some_and(|s| s.drop_last),
+        grouped_batch: None,
+    }];
+    merged
+}
+
+/// Grouped batches: each rank's passed batches are counted, and the samples they took are
+/// found again when the state is resumed (by a loader that has the groups). A rank that had
+/// finished its share passed all of its batches, however many they were.
+fn merge_grouped(
+    base: &LoaderState,
+    by_rank: &[&LoaderState],
+    epoch: u64,
+    done: impl Fn(&LoaderState) -> bool,
+) -> LoaderState {
+    let finished = |s: &LoaderState| {
+        done(s)
+            || s.share_batches
+                .is_some_and(|batches| s.next_batch >= batches)
+    };
+    if by_rank.iter().all(|s| finished(s)) {
+        return next_epoch(base, epoch);
+    }
+    let shard = base.sampler.shard;
+    let mut merged = unranked(base);
+    merged.reshards.push(Reshard {
+        world_size: by_rank.len(),
+        consumed: by_rank
+            .iter()
+            .map(|s| {
+                if finished(s) {
+                    usize::MAX
+                } else {
+                    s.next_batch
+                }
+            })
+            .collect(),
+        drop_last: shard.is_some_and(|s| s.drop_last),
+        grouped_batch: Some(base.batch_size.max(1)),
+    });
+    merged
 }
 
 fn merge_error<T>(why: String) -> Result<T, LoaderError> {
@@ -230,7 +286,11 @@ impl Cursor {
 
     /// The state to save for resuming after the last batch yielded.
     pub(crate) fn state(&self) -> LoaderState {
-        self.state.clone()
+        let mut state = self.state.clone();
+        if state.groups.is_some() {
+            state.share_batches = Some(self.end);
+        }
+        state
     }
 
     /// Batches left in the epoch.

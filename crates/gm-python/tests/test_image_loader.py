@@ -195,6 +195,53 @@ def test_states_of_every_rank_merge_and_resume_at_another_world_size(many_folder
         gm.merge_states([states[0]])
 
 
+def test_grouped_batches_merge_and_resume_at_another_world_size(many_folder, no_dist_env):
+    """Aspect-ratio grouped batches (batch_groups) resume at other world sizes too: 4 ranks,
+    then 3, then 2 to the end; every batch one group, no image in two worlds, each as the
+    uninterrupted epoch made it, and only the partial groups at the end left out."""
+    groups = [(i * 7 // 3) % 3 for i in range(96)]
+
+    def make(rank=None, world=None, shift=0):
+        kw = {} if world is None else {"rank": rank, "world_size": world}
+        return gm.ImageLoader(str(many_folder), batch_size=4, shuffle=True, seed=8, device="cpu",
+                              transforms=[T.RandomResizedCrop(12), T.RandomHorizontalFlip()],
+                              batch_groups=groups[shift:] + groups[:shift], **kw)
+
+    reference = {}
+    for shift in range(4):  # each grouping leaves a few images out at its end
+        whole = make(shift=shift)
+        whole.set_epoch(1)
+        for b in whole:
+            for i, img in zip(b.indices, np.from_dlpack(b.images)):
+                reference[i] = img
+    assert len(reference) == 96
+    world_of = {}
+    merged = None
+    for stage, (world, stops) in enumerate([(4, [2, 0, 5, 1]), (3, [1, 3, 1]), (2, [None, None])]):
+        states = []
+        for rank in range(world):
+            loader = make(rank, world)
+            if merged is None:
+                loader.set_epoch(1)
+            else:
+                loader.load_state_dict(merged)
+            it = iter(loader)
+            for _ in range(stops[rank] if stops[rank] is not None else len(loader)):
+                b = next(it, None)
+                if b is None:
+                    break
+                assert len({groups[i] for i in b.indices}) == 1, list(b.indices)
+                for i, img in zip(b.indices, np.from_dlpack(b.images)):
+                    np.testing.assert_array_equal(img, reference[i])
+                    assert world_of.setdefault(i, stage) == stage, f"image {i} in two worlds"
+            if stops[rank] is None:
+                assert next(it, None) is None
+            states.append(loader.state_dict())
+        merged = gm.merge_states(states[::-1])
+    assert len(world_of) >= 96 - 2 * 3 * 3, f"{len(world_of)} of 96"
+    assert merged["epoch"] == 2 and merged["next_batch"] == 0
+
+
 def test_a_state_of_another_loader_is_refused(many_folder, no_dist_env):
     a = gm.ImageLoader(str(many_folder), batch_size=10, shuffle=True, seed=5, device="cpu")
     b = gm.ImageLoader(str(many_folder), batch_size=12, shuffle=True, seed=5, device="cpu")

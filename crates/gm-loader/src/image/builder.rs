@@ -141,8 +141,9 @@ impl LoaderBuilder {
     /// sizes, so that detection batches of images resized without cropping pad little. Each
     /// epoch's batches are torchvision's `GroupedBatchSampler`'s over the sampler's order
     /// (this rank's share): `len / batch_size` full batches, the last ones of each group
-    /// completed with that group's samples. Deterministic and resumable at the same world
-    /// size; merging states to resume at another world size is refused.
+    /// completed with that group's samples. Deterministic and resumable, at the same world
+    /// size or, through [`LoaderState::merge`](crate::LoaderState::merge), at another: the
+    /// rest of the epoch is grouped again over each new rank's share of what no rank took.
     pub fn batch_groups(mut self, groups: Vec<usize>) -> Self {
         self.settings.groups = Some(groups.into());
         self

@@ -268,6 +268,7 @@ impl WebDatasetStream {
             drop_last: false,
             stream,
             reshards: Vec::new(),
+            share_batches: None,
             groups: None,
         }
     }
