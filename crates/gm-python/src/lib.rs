@@ -5,6 +5,7 @@
 //! without a copy, with the consumer's stream ordered after the data and the memory's
 //! release ordered after the consumer's reads.
 
+mod apply;
 mod clips;
 mod coco;
 mod decode;
@@ -68,6 +69,7 @@ fn _gm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
     m.add_function(wrap_pyfunction!(flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(iteration::merge_states, m)?)?;
+    m.add_function(wrap_pyfunction!(apply::apply_transforms, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -35,6 +35,7 @@
 //! ```
 
 mod aa_exact;
+pub mod apply;
 mod batch_ops;
 mod blur;
 mod blur_kernel;

@@ -1,9 +1,10 @@
 //! The host workers' step: read a sample (and, on the CPU path, decode and transform it).
 
 use gm_codec::jpeg::{DecoderOptions, decode_host_with};
-use gm_transforms::cpu::{HostImage, fused_passes};
+use gm_transforms::apply::{Planned, apply_host};
+use gm_transforms::cpu::HostImage;
 use gm_transforms::targets::{MaskStack, TargetGeometry};
-use gm_transforms::{Blur, OutputSpec, SampleRng, blur_image, noise_image};
+use gm_transforms::{OutputSpec, SampleRng};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -114,17 +115,13 @@ fn decode_and_transform(
     let (op, spec, post) = shared.plan(index, (img.width, img.height), &mut rng)?;
     let src = HostImage::rgb8(&img.rgb, img.width, img.height);
     let mut out = vec![0u8; spec.image_bytes()];
-    if let Some(blur) = &post.blur {
-        // The fused twin writes the pre-blur u8 HWC image; the blur twin the output.
-        let fspec = Blur::fused_spec(&spec);
-        let mut mid = vec![0u8; fspec.image_bytes()];
-        fused_passes(&src, &post.pre, &op, &fspec, &mut mid);
-        blur_image(&mid, &spec, Some(blur), &mut out);
-    } else {
-        fused_passes(&src, &post.pre, &op, &spec, &mut out);
-    }
-    if let Some(noise) = &post.noise {
-        noise_image(&mut out, &spec, noise);
-    }
-    Ok((out, spec, post.geometry))
+    // RandomErasing runs on the batch (the CPU stage), as on the GPU.
+    let planned = Planned {
+        op,
+        spec,
+        post,
+        erase: None,
+    };
+    apply_host(&src, &planned, &mut out);
+    Ok((out, spec, planned.post.geometry))
 }

@@ -444,3 +444,18 @@ def merge_states(states: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     gets its share of the rest of the epoch, no sample repeated or skipped (the last shares
     padded as DistributedSampler pads). Augmentations stay tied to (seed, epoch, sample).
     Streaming shards (``ImageLoader(shards=..., streaming=True)``) cannot change world size."""
+
+def apply_transforms(
+    transforms: Any,
+    images: Sequence[Any],
+    *,
+    seed: int,
+    epoch: int,
+    indices: Sequence[int],
+    device: Optional[int],
+    single: bool = False,
+) -> Tensor:
+    """The chain ``transforms`` run on ``images``, image ``i`` drawn from ``(seed, epoch,
+    indices[i])``: DLPack uint8 ``[H, W, 3]`` tensors on GPU ``device``, or ``(bytes, height,
+    width)`` packed RGB with ``device=None``. One batch on the same device (``single``: its one
+    image). ``gm.transforms``' ``__call__`` is the way to call it."""

@@ -142,10 +142,38 @@ def _dtype_name(dtype: Any) -> str:
 
 
 class Transform:
-    """Base class: a step that plans itself into gm's fused chain."""
+    """Base class: a step that plans itself into gm's fused chain.
+
+    A step or a ``Compose`` is also callable on images you already hold, like a
+    torchvision v2 transform: see ``Transform.__call__``."""
 
     def _plan(self, plan: "_Planner") -> None:  # pragma: no cover - every step overrides it
         raise NotImplementedError
+
+    def __call__(self, images: Any, *, seed: Optional[int] = None, epoch: int = 0,
+                 indices: Optional[Sequence[int]] = None) -> Any:
+        """Runs the chain on ``images``, each image with its own random draws, in one fused
+        launch on the GPU (or the CPU twins for host images): a drop-in for a torchvision v2
+        transform after any decoder (torchcodec, DALI, ``gm.decode_images``, user code).
+
+        ``images``: a uint8 torch tensor ``[3, H, W]`` or ``[B, 3, H, W]``, on a GPU or the CPU;
+        a list of such ``[3, H, W]`` tensors of different sizes; ``gm.Tensor`` images from
+        ``gm.decode_images`` (``[H, W, 3]``), alone or in a list; NumPy ``[H, W, 3]`` or
+        ``[B, H, W, 3]`` arrays. The result is one batch ``[B, C, H, W]`` (or channels-last,
+        as ``ToDtype`` says) of the chain's output type on the images' device, as a torch tensor
+        for torch input, a NumPy array for NumPy input, a ``gm.Tensor`` otherwise; a single
+        image in gives a single image out. The chain must end in a fixed size so the images stack.
+
+        Image ``i`` draws from ``(seed, epoch, indices[i])`` exactly as a loader draws for
+        dataset sample ``indices[i]``. By default ``seed`` is this transform's ``seed``
+        attribute (0 unless set) and ``indices`` continue a running count of the images this
+        transform has seen, so each call draws anew and a run is reproducible.
+        """
+        from ._apply import apply
+
+        if seed is None:
+            seed = getattr(self, "seed", 0)
+        return apply(self, images, seed=seed, epoch=epoch, indices=indices)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())

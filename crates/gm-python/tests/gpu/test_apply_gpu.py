@@ -1,0 +1,87 @@
+"""gm.transforms called on CUDA tensors the caller holds (torchvision v2 style): a batch, a
+list of photos of different sizes and gm.decode_images' output, each image with its own
+draws, equal to the CPU twins on the same pixels; the exact uint8 resize equal to
+torchvision's; gm's launch ordered after the producer's writes on the caller's stream."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+v2 = pytest.importorskip("torchvision.transforms.v2")
+
+import gm
+from gm import transforms as T
+
+REPO = pathlib.Path(__file__).resolve().parents[4]
+DEMO = REPO / "assets" / "demo" / "images"
+
+
+def photos(n=8):
+    files = sorted(DEMO.rglob("*.jpg"))[:n]
+    assert len(files) == n
+    return gm.decode_images([f.read_bytes() for f in files], device="cpu")
+
+
+def chw(t):
+    return torch.from_dlpack(t).permute(2, 0, 1).contiguous()
+
+
+def train_u8():
+    return [T.RandomResizedCrop((96, 128)), T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4, 0.1),
+            T.RandomRotation(15)]
+
+
+def test_a_list_of_photos_on_the_gpu_equals_the_cpu_twin():
+    cpu = [chw(t) for t in photos()]
+    assert len({tuple(x.shape) for x in cpu}) > 1, "photos of several sizes"
+    gpu = [x.cuda() for x in cpu]
+    c = T.Compose(train_u8())
+    got = c(gpu, seed=7, epoch=2, indices=range(8))
+    want = c(cpu, seed=7, epoch=2, indices=range(8))
+    assert got.is_cuda and got.shape == (8, 3, 96, 128) and got.dtype == torch.uint8
+    d = (got.cpu().int() - want.int()).abs()
+    assert d.max() <= 1 and (d > 0).float().mean() < 0.05, (d.max(), (d > 0).float().mean())
+    # gm.decode_images' GPU output ([H, W, 3] gm.Tensor) goes in as it is.
+    files = sorted(DEMO.rglob("*.jpg"))[:8]
+    on_gpu = gm.decode_images([f.read_bytes() for f in files], device="cuda")
+    from_gm = torch.from_dlpack(c(on_gpu, seed=7, epoch=2, indices=range(8)))
+    assert from_gm.is_cuda and from_gm.shape == got.shape
+
+
+def test_a_float_batch_and_one_image():
+    base = torch.stack([torch.nn.functional.interpolate(chw(t)[None].float(), size=(120, 160))[0]
+                        for t in photos()]).round().to(torch.uint8)
+    chain = train_u8() + [T.ToDtype(torch.float32, scale=True),
+                          T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD), T.RandomErasing(0.5)]
+    gpu = T.Compose(chain)(base.cuda(), seed=3, indices=range(8))
+    cpu = T.Compose(chain)(base, seed=3, indices=range(8))
+    assert gpu.dtype == torch.float32 and gpu.shape == (8, 3, 96, 128)
+    assert (gpu.cpu() - cpu).abs().max() < 0.05
+    one = T.Compose(chain)(base[5].cuda(), seed=3, indices=[5])
+    assert one.shape == (3, 96, 128)
+    torch.testing.assert_close(one, gpu[5])
+
+
+def test_the_uint8_resize_equals_torchvision_exactly():
+    for t in photos(4):
+        x = chw(t)
+        want = v2.Resize((72, 104), antialias=True)(x)
+        got = T.Resize((72, 104))(x.cuda())
+        assert torch.equal(got.cpu(), want), (got.cpu().int() - want.int()).abs().max()
+
+
+def test_the_launch_waits_for_the_producers_writes():
+    side = torch.cuda.Stream()
+    src = chw(photos(1)[0]).cuda()
+    want = T.Resize((64, 64))(src)
+    with torch.cuda.stream(side):
+        for _ in range(5):
+            # A long producer on the caller's (side) stream right before the call.
+            x = torch.zeros_like(src)
+            torch.cuda._sleep(20_000_000)
+            x.copy_(src)
+            got = T.Resize((64, 64))(x)
+            torch.testing.assert_close(got, want)
+        side.synchronize()

@@ -1,0 +1,95 @@
+"""gm.transforms called on images the caller holds (torchvision v2 style), on the CPU here:
+each image drawn from (seed, epoch, index) exactly as the CPU loader draws for that sample,
+so the outputs equal the loader's, byte for byte; inputs in NumPy, gm.Tensor and list forms;
+errors for what cannot stack or is not an image. The GPU side is in test_apply_gpu.py."""
+
+import pathlib
+import shutil
+
+import numpy as np
+import pytest
+
+import gm
+from gm import transforms as T
+
+from conftest import MEDIA
+
+NAMES = sorted(p.name for p in (MEDIA / "jpeg").glob("baboon-*.jpg"))
+
+
+def chain():
+    return [
+        T.RandomResizedCrop((20, 28), antialias=True),
+        T.RandomHorizontalFlip(),
+        T.ColorJitter(0.4, 0.4, 0.4, 0.1),
+        T.ToDtype("float32", scale=True),
+        T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD),
+    ]
+
+
+@pytest.fixture()
+def photos(tmp_path: pathlib.Path) -> pathlib.Path:
+    d = tmp_path / "photos" / "all"
+    d.mkdir(parents=True)
+    for n in NAMES:
+        shutil.copyfile(MEDIA / "jpeg" / n, d / n)
+    return tmp_path / "photos"
+
+
+def decoded():
+    data = [(MEDIA / "jpeg" / n).read_bytes() for n in NAMES]
+    return gm.decode_images(data, device="cpu")
+
+
+def test_a_chain_on_held_images_equals_the_cpu_loader(photos, no_dist_env):
+    loader = gm.ImageLoader(str(photos), batch_size=len(NAMES), transforms=chain(), seed=5,
+                            device="cpu")
+    loader.set_epoch(3)
+    (batch,) = list(loader)
+    want = np.from_dlpack(batch.images)
+    assert list(batch.indices) == list(range(len(NAMES)))
+    images = decoded()
+    got = np.from_dlpack(T.Compose(chain())(images, seed=5, epoch=3, indices=batch.indices))
+    assert got.shape == want.shape == (len(NAMES), 3, 20, 28) and got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    # NumPy arrays in, a NumPy array out; one image in, one image out.
+    arrays = [np.from_dlpack(t) for t in images]
+    again = T.Compose(chain())(arrays, seed=5, epoch=3, indices=range(len(NAMES)))
+    assert isinstance(again, np.ndarray)
+    np.testing.assert_array_equal(again, want)
+    one = T.Compose(chain())(arrays[2], seed=5, epoch=3, indices=[2])
+    assert one.shape == (3, 20, 28)
+    np.testing.assert_array_equal(one, want[2])
+    # Another epoch or seed draws anew.
+    other = np.from_dlpack(T.Compose(chain())(images, seed=5, epoch=4, indices=batch.indices))
+    assert not np.array_equal(other, want)
+
+
+def test_calls_continue_a_running_count_of_images():
+    images = decoded()[:4]
+    c = T.Compose(chain())
+    first = np.from_dlpack(c(images))
+    second = np.from_dlpack(c(images))
+    assert not np.array_equal(first, second), "each call draws anew"
+    np.testing.assert_array_equal(first, np.from_dlpack(T.Compose(chain())(images, indices=range(4))))
+    np.testing.assert_array_equal(
+        second, np.from_dlpack(T.Compose(chain())(images, indices=range(4, 8))))
+    c.seed = 9
+    assert not np.array_equal(np.from_dlpack(c(images, indices=range(4))), first)
+    # A single step is callable too.
+    flipped = T.RandomHorizontalFlip(1.0)(np.from_dlpack(images[0]))
+    np.testing.assert_array_equal(flipped, np.from_dlpack(images[0])[:, ::-1].transpose(2, 0, 1))
+
+
+def test_what_cannot_stack_or_is_not_an_image_is_refused():
+    images = decoded()
+    sizes = {tuple(np.from_dlpack(t).shape) for t in images}
+    assert len(sizes) == 2, sizes
+    with pytest.raises(ValueError, match="end the chain in a fixed size"):
+        T.Compose([T.Resize(16)])(images)
+    with pytest.raises(TypeError, match="not an image or a batch"):
+        T.Compose(chain())("a photo")
+    with pytest.raises(ValueError, match=r"uint8 \[H, W, 3\]"):
+        T.Compose(chain())(np.zeros((8, 8, 4), np.uint8))
+    with pytest.raises(ValueError, match="one index per image"):
+        T.Compose(chain())(images, indices=[0])

@@ -1,0 +1,192 @@
+//! A chain applied to images the caller already holds: the output of any decoder (torchcodec,
+//! DALI, a user's kernel) in GPU memory, or pixels in host memory. Each image is planned with
+//! its own draws, `(seed, epoch, index)` as in the loaders, and the whole batch runs as the
+//! loaders run it: the fused launch (with its pre-passes), the blur and noise passes, and
+//! RandomErasing, on the GPU ([`DeviceChain`]) or through the CPU twins ([`apply_host`]).
+
+use gm_cuda::{CudaError, Device, DevicePool, Stream, Tensor};
+
+use crate::cpu::{HostImage, fused_passes};
+use crate::{
+    BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, OutputSpec, Passes,
+    PlanError, PrePass, RandomErasing, SampleRng, SourceImage, blur_image, erase_image,
+    noise_image,
+};
+
+/// Why a chain could not run on a batch of images.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// Image `index` (its position in the batch) could not be planned.
+    #[error("image {index}: {source}")]
+    Plan {
+        /// Position in the batch.
+        index: usize,
+        /// Why.
+        source: PlanError,
+    },
+    /// The images' outputs differ (in size, usually), so they do not stack.
+    #[error(
+        "image {index} comes out as {got:?}, image 0 as {want:?}: end the chain in a fixed \
+         size (a crop, or a resize to (height, width)) so that the images stack"
+    )]
+    Outputs {
+        /// The first image that differs.
+        index: usize,
+        /// Its output.
+        got: Box<OutputSpec>,
+        /// Image 0's.
+        want: Box<OutputSpec>,
+    },
+    /// The GPU refused.
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+}
+
+/// One image's plan: the final fused pass, its output and the passes around it, and the
+/// erasure drawn for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// The final fused pass.
+    pub op: FusedOp,
+    /// What it writes.
+    pub spec: OutputSpec,
+    /// The passes before and after it, and the geometry the image went through.
+    pub post: Passes,
+    /// RandomErasing's draw, when the chain ends in one.
+    pub erase: Option<Erase>,
+}
+
+/// Plans image `i` (`sizes[i]`: width, height) with the draws of `(seed, epoch, indices[i])`,
+/// the same a loader gives dataset sample `indices[i]`. The outputs must stack: every image
+/// comes out the same size.
+pub fn plan_batch(
+    chain: &Compose,
+    erasing: Option<&RandomErasing>,
+    sizes: &[(u32, u32)],
+    (seed, epoch): (u64, u64),
+    indices: &[u64],
+) -> Result<Vec<Planned>, ApplyError> {
+    let mut out: Vec<Planned> = Vec::with_capacity(sizes.len());
+    for (index, (&(w, h), &sample)) in sizes.iter().zip(indices).enumerate() {
+        let at = |source| ApplyError::Plan { index, source };
+        let mut rng = SampleRng::new(seed, epoch, sample);
+        let (op, spec, post) = chain.plan_post(w, h, &mut rng).map_err(at)?;
+        let erase = match erasing {
+            Some(e) => e
+                .draw(&spec, &mut RandomErasing::rng(seed, epoch, sample))
+                .map_err(at)?,
+            None => None,
+        };
+        if let Some(first) = out.first()
+            && first.spec != spec
+        {
+            return Err(ApplyError::Outputs {
+                index,
+                got: Box::new(spec),
+                want: Box::new(first.spec),
+            });
+        }
+        out.push(Planned {
+            op,
+            spec,
+            post,
+            erase,
+        });
+    }
+    Ok(out)
+}
+
+/// Runs `planned` on `src` through the CPU twins into `out` (`planned.spec.image_bytes()`
+/// bytes): the fused passes, the blur, the noise and the erasure, exactly as a CPU loader
+/// makes a sample.
+pub fn apply_host(src: &HostImage<'_>, planned: &Planned, out: &mut [u8]) {
+    let Planned {
+        op,
+        spec,
+        post,
+        erase,
+    } = planned;
+    if let Some(blur) = &post.blur {
+        // The fused twin writes the pre-blur u8 HWC image; the blur twin the output.
+        let fspec = Blur::fused_spec(spec);
+        let mut mid = vec![0u8; fspec.image_bytes()];
+        fused_passes(src, &post.pre, op, &fspec, &mut mid);
+        blur_image(&mid, spec, Some(blur), out);
+    } else {
+        fused_passes(src, &post.pre, op, spec, out);
+    }
+    if let Some(noise) = &post.noise {
+        noise_image(out, spec, noise);
+    }
+    if let Some(e) = erase {
+        erase_image(out, spec, e);
+    }
+}
+
+/// The GPU side of [`apply_host`] for a batch: the kernels, loaded once on a device.
+pub struct DeviceChain {
+    fused: FusedKernel,
+    blur: BlurKernel,
+    batch_ops: BatchOpsKernel,
+    pool: DevicePool,
+}
+
+impl DeviceChain {
+    /// Loads the kernels on `device`; outputs come from `pool`.
+    pub fn new(device: &Device, pool: DevicePool) -> Result<DeviceChain, CudaError> {
+        Ok(DeviceChain {
+            fused: FusedKernel::new(device)?,
+            blur: BlurKernel::new(device)?,
+            batch_ops: BatchOpsKernel::new(device)?,
+            pool,
+        })
+    }
+
+    /// Runs image `i`'s plan `planned[i]` on `images[i]` into one `[B, C, H, W]` (or HWC, as
+    /// the chain's `ToDtype` says) tensor, enqueued on `stream`; the caller keeps the sources
+    /// valid until the stream has run it (their tensors' fences, or a wait).
+    pub fn run(
+        &mut self,
+        stream: &Stream,
+        images: &[SourceImage],
+        planned: &[Planned],
+    ) -> Result<Tensor, ApplyError> {
+        let Some(first) = planned.first() else {
+            return Err(CudaError::InvalidArgument("no images".into()).into());
+        };
+        let spec = first.spec;
+        let n = planned.len();
+        let out = Tensor::empty(&self.pool, stream, &batch_shape(n, &spec), spec.dtype)?;
+        let ops: Vec<FusedOp> = planned.iter().map(|p| p.op).collect();
+        let pre: Vec<&[PrePass]> = planned.iter().map(|p| p.post.pre.as_slice()).collect();
+        let blurs: Vec<Option<Blur>> = planned.iter().map(|p| p.post.blur).collect();
+        if blurs.iter().any(Option::is_some) {
+            let fspec = Blur::fused_spec(&spec);
+            let mid = Tensor::empty(&self.pool, stream, &batch_shape(n, &fspec), fspec.dtype)?;
+            self.fused
+                .run_passes(stream, images, &pre, &ops, &fspec, &mid, 0)?;
+            self.blur.run(stream, &mid, &spec, &blurs, &out)?;
+        } else {
+            self.fused
+                .run_passes(stream, images, &pre, &ops, &spec, &out, 0)?;
+        }
+        let noises: Vec<_> = planned.iter().map(|p| p.post.noise).collect();
+        if noises.iter().any(Option::is_some) {
+            self.blur.noise(stream, &spec, &out, &noises)?;
+        }
+        let erases: Vec<Option<Erase>> = planned.iter().map(|p| p.erase).collect();
+        if erases.iter().any(Option::is_some) {
+            self.batch_ops.erase(stream, &spec, &out, &erases)?;
+        }
+        Ok(out)
+    }
+}
+
+/// `[n, 3, h, w]` or `[n, h, w, 3]`, as `spec` lays an image out.
+fn batch_shape(n: usize, spec: &OutputSpec) -> Vec<usize> {
+    let (h, w, c) = (spec.height as usize, spec.width as usize, spec.channels());
+    match spec.layout {
+        crate::Layout::Chw => vec![n, c, h, w],
+        crate::Layout::Hwc => vec![n, h, w, c],
+    }
+}
