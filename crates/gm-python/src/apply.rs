@@ -8,13 +8,16 @@ use std::sync::{Arc, OnceLock};
 use dlpark::ffi::DLDevice;
 use dlpark::python::consumer::{DlpackStream, ImportedDlpack, StreamArg, from_dlpack};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, Stream, sys};
-use gm_transforms::apply::{ApplyError, DeviceChain, Planned, apply_host, plan_batch};
+use gm_transforms::apply::{
+    ApplyError, DeviceChain, MovedTargets, Planned, Targets, apply_host, move_targets, plan_batch,
+};
+use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, Mask};
 use gm_transforms::cpu::HostImage;
 use gm_transforms::{Compose, RandomErasing, SourceImage};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use crate::errors::cuda_error;
 use crate::owner::{Fenced, Owner};
@@ -74,24 +77,35 @@ unsafe impl DlpackStream for Consumer<'_> {
     }
 }
 
+/// One image's targets as `gm/_apply.py` hands them over: `(boxes, masks, keypoints)`, each
+/// `None` or `(rows, format)`, `(objects, height, width, bytes)`, `(points, visible, per
+/// object)`.
+type TargetArgs<'py> = (
+    Option<(Vec<[f32; 4]>, String)>,
+    Option<(usize, u32, u32, Bound<'py, PyBytes>)>,
+    Option<(Vec<[f32; 2]>, Vec<bool>, usize)>,
+);
+
 /// Runs `transforms` (a gm chain) on `images`, image `i` drawn from `(seed, epoch,
 /// indices[i])`. On GPU `device`: each image is a DLPack tensor on it, uint8 `[H, W, 3]`
 /// with rows of any pitch; on the host (`device=None`): each is `(bytes, height, width)` of
 /// packed RGB. Returns one `[B, C, H, W]` (or HWC) tensor on the same device (`single`: its
-/// one image).
+/// one image); with `targets` (one per image), `(tensor, moved)`, each image's targets moved
+/// with it as a dict of `kept`, `canvas` and the moved `boxes`, `masks`, `keypoints`.
 #[pyfunction]
-#[pyo3(signature = (transforms, images, *, seed, epoch, indices, device, single=false))]
+#[pyo3(signature = (transforms, images, *, seed, epoch, indices, device, single=false, targets=None))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn apply_transforms(
-    py: Python<'_>,
-    transforms: &Bound<'_, PyAny>,
-    images: Vec<Bound<'_, PyAny>>,
+pub(crate) fn apply_transforms<'py>(
+    py: Python<'py>,
+    transforms: &Bound<'py, PyAny>,
+    images: Vec<Bound<'py, PyAny>>,
     seed: u64,
     epoch: u64,
     indices: Vec<u64>,
     device: Option<usize>,
     single: bool,
-) -> PyResult<Tensor> {
+    targets: Option<Vec<TargetArgs<'py>>>,
+) -> PyResult<Bound<'py, PyAny>> {
     if images.is_empty() || images.len() != indices.len() {
         return Err(PyValueError::new_err(format!(
             "{} images and {} indices: give one index per image, at least one image",
@@ -100,14 +114,139 @@ pub(crate) fn apply_transforms(
         )));
     }
     let (chain, erasing) = crate::image_loader::plan_steps_erasing(py, Some(transforms))?;
-    let out = match device {
-        None => on_host(&chain, erasing.as_ref(), &images, (seed, epoch), &indices),
-        Some(ordinal) => {
-            let chain = (&chain, erasing.as_ref());
-            on_device(py, ordinal, chain, &images, (seed, epoch), &indices)
+    let mut batch = Batch {
+        chain: &chain,
+        erasing: erasing.as_ref(),
+        draws: (seed, epoch),
+        indices: &indices,
+        targets: targets.map(|t| parse_targets(&t)).transpose()?,
+    };
+    let (out, moved) = match device {
+        None => on_host(&mut batch, &images)?,
+        Some(ordinal) => on_device(py, ordinal, &mut batch, &images)?,
+    };
+    let out = Bound::new(py, if single { out.first() } else { out })?.into_any();
+    match moved {
+        None => Ok(out),
+        Some(moved) => {
+            let dicts = moved
+                .iter()
+                .map(|m| moved_dict(py, m))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyTuple::new(py, [out, dicts.into_pyobject(py)?.into_any()])?.into_any())
         }
-    }?;
-    Ok(if single { out.first() } else { out })
+    }
+}
+
+/// What one call runs: the chain, each image's draws and, if given, targets.
+struct Batch<'a> {
+    chain: &'a Compose,
+    erasing: Option<&'a RandomErasing>,
+    draws: (u64, u64),
+    indices: &'a [u64],
+    targets: Option<Vec<Targets>>,
+}
+
+impl Batch<'_> {
+    /// Plans images of `sizes` (width, height), their boxes given to steps that draw from them
+    /// (and put on their image's canvas).
+    fn plan(&mut self, sizes: &[(u32, u32)]) -> PyResult<Vec<Planned>> {
+        for (t, &size) in self.targets.iter_mut().flatten().zip(sizes) {
+            if let Some(b) = &mut t.boxes {
+                b.canvas = size;
+            }
+            if let Some(k) = &mut t.keypoints {
+                k.canvas = size;
+            }
+        }
+        let boxes: Vec<Option<&BoundingBoxes>> = match &self.targets {
+            Some(t) => t.iter().map(|t| t.boxes.as_ref()).collect(),
+            None => Vec::new(),
+        };
+        if !boxes.is_empty() && boxes.len() != sizes.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} images and {} targets: give one target dict per image",
+                sizes.len(),
+                boxes.len()
+            )));
+        }
+        plan_batch(self.chain, self.erasing, sizes, self.draws, self.indices, &boxes)
+            .map_err(apply_error)
+    }
+
+    /// Each image's targets moved through its plan's geometry.
+    fn moved(&self, planned: &[Planned]) -> PyResult<Option<Vec<MovedTargets>>> {
+        let Some(targets) = &self.targets else {
+            return Ok(None);
+        };
+        planned
+            .iter()
+            .zip(targets)
+            .enumerate()
+            .map(|(i, (p, t))| move_targets(i, &p.post.geometry, t).map_err(apply_error))
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some)
+    }
+}
+
+fn parse_targets(args: &[TargetArgs<'_>]) -> PyResult<Vec<Targets>> {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| parse_target(a).map_err(|e| PyValueError::new_err(format!("target {i}: {e}"))))
+        .collect()
+}
+
+fn parse_target((boxes, masks, keypoints): &TargetArgs<'_>) -> Result<Targets, String> {
+    let err = |e: gm_transforms::targets::TargetError| e.to_string();
+    let mut t = Targets::default();
+    if let Some((rows, format)) = boxes {
+        let format = match format.as_str() {
+            "XYXY" => BoxFormat::Xyxy,
+            "XYWH" => BoxFormat::Xywh,
+            "CXCYWH" => BoxFormat::Cxcywh,
+            other => return Err(format!("box format {other:?}: XYXY, XYWH or CXCYWH")),
+        };
+        t.boxes = Some(BoundingBoxes::new(format, (0, 0), rows.clone()).map_err(err)?);
+    }
+    if let Some((n, h, w, bytes)) = masks {
+        let plane = *h as usize * *w as usize;
+        let bytes = bytes.as_bytes();
+        if bytes.len() != n * plane {
+            return Err(format!("{} mask bytes for {n} masks of {w}x{h}", bytes.len()));
+        }
+        t.masks = bytes
+            .chunks(plane.max(1))
+            .take(*n)
+            .map(|d| Mask {
+                width: *w,
+                height: *h,
+                data: d.to_vec(),
+            })
+            .collect();
+    }
+    if let Some((points, visible, per)) = keypoints {
+        t.keypoints = Some(KeyPoints::new((0, 0), points.clone(), visible.clone()).map_err(err)?);
+        t.keypoints_per_object = *per;
+    }
+    Ok(t)
+}
+
+
+fn moved_dict<'py>(py: Python<'py>, m: &MovedTargets) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("kept", &m.kept)?;
+    d.set_item("canvas", m.canvas)?;
+    if let Some(b) = &m.boxes {
+        d.set_item("boxes", &b.boxes)?;
+    }
+    if !m.masks.is_empty() || m.kept.iter().all(|k| !k) {
+        let bytes: Vec<u8> = m.masks.iter().flat_map(|x| x.data.iter().copied()).collect();
+        d.set_item("masks", (m.masks.len(), PyBytes::new(py, &bytes)))?;
+    }
+    if let Some(k) = &m.keypoints {
+        d.set_item("keypoints", (&k.points, &k.visible))?;
+    }
+    Ok(d)
 }
 
 fn apply_error(e: ApplyError) -> PyErr {
@@ -118,12 +257,9 @@ fn apply_error(e: ApplyError) -> PyErr {
 }
 
 fn on_host(
-    chain: &Compose,
-    erasing: Option<&RandomErasing>,
+    batch: &mut Batch<'_>,
     images: &[Bound<'_, PyAny>],
-    draws: (u64, u64),
-    indices: &[u64],
-) -> PyResult<Tensor> {
+) -> PyResult<(Tensor, Option<Vec<MovedTargets>>)> {
     let mut pixels = Vec::with_capacity(images.len());
     for (i, img) in images.iter().enumerate() {
         let (bytes, h, w): (Bound<'_, PyBytes>, u32, u32) = img.extract()?;
@@ -136,14 +272,16 @@ fn on_host(
         pixels.push((bytes, w, h));
     }
     let sizes: Vec<(u32, u32)> = pixels.iter().map(|&(_, w, h)| (w, h)).collect();
-    let planned = plan_batch(chain, erasing, &sizes, draws, indices).map_err(apply_error)?;
+    let planned = batch.plan(&sizes)?;
     let spec = planned[0].spec;
     let each = spec.image_bytes();
     let mut out = vec![0u8; each * planned.len()];
     for ((bytes, w, h), (p, dst)) in pixels.iter().zip(planned.iter().zip(out.chunks_mut(each))) {
         apply_host(&HostImage::rgb8(bytes.as_bytes(), *w, *h), p, dst);
     }
-    Tensor::host(&shape(planned.len(), &planned), Elem::of(spec.dtype), out)
+    let moved = batch.moved(&planned)?;
+    let t = Tensor::host(&shape(planned.len(), &planned), Elem::of(spec.dtype), out)?;
+    Ok((t, moved))
 }
 
 fn shape(n: usize, planned: &[Planned]) -> Vec<usize> {
@@ -158,11 +296,9 @@ fn shape(n: usize, planned: &[Planned]) -> Vec<usize> {
 fn on_device(
     py: Python<'_>,
     ordinal: usize,
-    (chain, erasing): (&Compose, Option<&RandomErasing>),
+    batch: &mut Batch<'_>,
     images: &[Bound<'_, PyAny>],
-    draws: (u64, u64),
-    indices: &[u64],
-) -> PyResult<Tensor> {
+) -> PyResult<(Tensor, Option<Vec<MovedTargets>>)> {
     let runner = runner(ordinal)?;
     let (device, stream) = (&runner.device, &runner.stream);
     // The imports hold the producers' memory (their DLPack deleters) until the launch is
@@ -175,7 +311,7 @@ fn on_device(
         imports.push(t);
     }
     let sizes: Vec<(u32, u32)> = sources.iter().map(|s| (s.width, s.height)).collect();
-    let planned = plan_batch(chain, erasing, &sizes, draws, indices).map_err(apply_error)?;
+    let planned = batch.plan(&sizes)?;
     let mut out = runner
         .chain
         .lock()
@@ -185,8 +321,9 @@ fn on_device(
     ready.record(stream).map_err(cuda_error)?;
     out.set_ready_event(ready);
     drop(imports);
+    let moved = batch.moved(&planned)?;
     let owner = Arc::new(Owner::Fenced(Fenced::new(out.clone(), stream.clone())));
-    Ok(Tensor::from_device(&out, owner))
+    Ok((Tensor::from_device(&out, owner), moved))
 }
 
 fn at_image(py: Python<'_>, i: usize, e: PyErr) -> PyErr {

@@ -93,3 +93,61 @@ def test_what_cannot_stack_or_is_not_an_image_is_refused():
         T.Compose(chain())(np.zeros((8, 8, 4), np.uint8))
     with pytest.raises(ValueError, match="one index per image"):
         T.Compose(chain())(images, indices=[0])
+
+
+COCO = MEDIA / "coco"
+
+
+def arr(x):
+    return np.from_dlpack(x) if isinstance(x, gm.Tensor) else np.asarray(x)
+
+
+def test_targets_move_with_their_images_as_the_loader_moves_them():
+    """SSD's chain (RandomIoUCrop draws from the boxes; SanitizeBoundingBoxes drops objects)
+    on decoded COCO images with their unmoved targets gives the loader's images and targets
+    (boxes, labels, masks, keypoints), which test_coco checks against torchvision."""
+    d = gm.CocoDataset(COCO / "instances.json", MEDIA / "jpeg", drop_empty=True)
+    chain = [T.RandomIoUCrop(), T.RandomHorizontalFlip(), T.SanitizeBoundingBoxes(), T.Resize((48, 64))]
+    loader = gm.ImageLoader(d, batch_size=3, transforms=chain, shuffle=True, seed=2, device="cpu")
+    compared, counts = 0, set()
+    for epoch in range(10):
+        loader.set_epoch(epoch)
+        for batch in loader:
+            idx = [i for i, t in zip(batch.indices, batch.targets) if t is not None]
+            files = [MEDIA / "jpeg" / d.image(i)["file_name"] for i in idx]
+            images = gm.decode_images([f.read_bytes() for f in files], device="cpu")
+            given = [d.targets(i) for i in idx]
+            out, moved = T.Compose(chain)(images, given, seed=2, epoch=epoch, indices=idx)
+            rows = [list(batch.indices).index(i) for i in idx]
+            np.testing.assert_array_equal(arr(out), arr(batch.images)[rows])
+            for k, m in zip(rows, moved):
+                want = batch.targets[k]
+                for key in ("boxes", "labels", "masks", "keypoints", "keypoints_visible"):
+                    if key in want:
+                        np.testing.assert_array_equal(arr(m[key]), arr(want[key]), err_msg=key)
+                counts.add(arr(m["boxes"]).shape[0])
+                compared += 1
+    assert compared >= 20 and len(counts) >= 2, (compared, counts)
+
+
+def test_targets_in_torchvisions_layouts_without_torch():
+    """Plain arrays: boxes in a format, keypoints with COCO's visibility column, extra entries
+    through, objects dropped with their labels; a wrong count is refused."""
+    img = np.zeros((40, 60, 3), np.uint8)
+    boxes = np.array([[10, 5, 20, 15], [0, 0, 2, 1]], np.float32)  # the second is tiny
+    kp = np.array([[[12, 6, 2], [59, 39, 1]], [[1, 0, 2], [0, 0, 0]]], np.float32)
+    masks = np.zeros((2, 40, 60), np.uint8)
+    masks[0, 5:15, 10:20] = 1
+    target = {"boxes": boxes, "labels": np.array([3, 4]), "keypoints": kp, "masks": masks,
+              "image_id": 7}
+    chain = [T.RandomHorizontalFlip(1.0), T.SanitizeBoundingBoxes(min_size=3), T.Resize((20, 30))]
+    out, t = T.Compose(chain)(img, target)
+    assert out.shape == (3, 20, 30) and t["image_id"] == 7
+    np.testing.assert_array_equal(t["labels"], [3])
+    np.testing.assert_allclose(t["boxes"], [[20, 2.5, 25, 7.5]])
+    # torchvision's keypoint flip puts pixel i's centre at i: x -> 59 - x, then halved.
+    np.testing.assert_allclose(t["keypoints"][0, :, :2], [[23.5, 3], [0, 19.5]])
+    np.testing.assert_array_equal(t["keypoints"][0, :, 2], [2, 1])
+    assert t["masks"].shape == (1, 20, 30) and t["masks"].sum() == 25
+    with pytest.raises(ValueError, match="counts differ"):
+        T.Compose(chain)(img, {"boxes": boxes, "masks": masks[:1]})

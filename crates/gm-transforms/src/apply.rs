@@ -3,10 +3,13 @@
 //! its own draws, `(seed, epoch, index)` as in the loaders, and the whole batch runs as the
 //! loaders run it: the fused launch (with its pre-passes), the blur and noise passes, and
 //! RandomErasing, on the GPU ([`DeviceChain`]) or through the CPU twins ([`apply_host`]).
+//! An image's targets (boxes, masks, keypoints) move through the geometry its plan recorded
+//! ([`move_targets`]), as the loaders move a dataset's.
 
 use gm_cuda::{CudaError, Device, DevicePool, Stream, Tensor};
 
 use crate::cpu::{HostImage, fused_passes};
+use crate::targets::{BoundingBoxes, KeyPoints, Mask, TargetError, TargetGeometry};
 use crate::{
     BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, OutputSpec, Passes,
     PlanError, PrePass, RandomErasing, SampleRng, SourceImage, blur_image, erase_image,
@@ -37,6 +40,22 @@ pub enum ApplyError {
         /// Image 0's.
         want: Box<OutputSpec>,
     },
+    /// Image `index`'s targets could not be moved (or do not describe the same objects).
+    #[error("image {index}'s targets: {source}")]
+    Targets {
+        /// Position in the batch.
+        index: usize,
+        /// Why.
+        source: TargetError,
+    },
+    /// Image `index`'s boxes, masks and keypoints count different objects.
+    #[error("image {index}'s targets: {what}")]
+    Objects {
+        /// Position in the batch.
+        index: usize,
+        /// The counts that disagree.
+        what: String,
+    },
     /// The GPU refused.
     #[error(transparent)]
     Cuda(#[from] CudaError),
@@ -57,20 +76,25 @@ pub struct Planned {
 }
 
 /// Plans image `i` (`sizes[i]`: width, height) with the draws of `(seed, epoch, indices[i])`,
-/// the same a loader gives dataset sample `indices[i]`. The outputs must stack: every image
-/// comes out the same size.
+/// the same a loader gives dataset sample `indices[i]`; `boxes[i]`, where given, are the
+/// boxes steps such as RandomIoUCrop draw from (`boxes` empty: none). The outputs must stack:
+/// every image comes out the same size.
 pub fn plan_batch(
     chain: &Compose,
     erasing: Option<&RandomErasing>,
     sizes: &[(u32, u32)],
     (seed, epoch): (u64, u64),
     indices: &[u64],
+    boxes: &[Option<&BoundingBoxes>],
 ) -> Result<Vec<Planned>, ApplyError> {
     let mut out: Vec<Planned> = Vec::with_capacity(sizes.len());
     for (index, (&(w, h), &sample)) in sizes.iter().zip(indices).enumerate() {
         let at = |source| ApplyError::Plan { index, source };
         let mut rng = SampleRng::new(seed, epoch, sample);
-        let (op, spec, post) = chain.plan_post(w, h, &mut rng).map_err(at)?;
+        let drawn_from = boxes.get(index).copied().flatten();
+        let (op, spec, post) = chain
+            .plan_with_boxes(w, h, drawn_from, &mut rng)
+            .map_err(at)?;
         let erase = match erasing {
             Some(e) => e
                 .draw(&spec, &mut RandomErasing::rng(seed, epoch, sample))
@@ -94,6 +118,121 @@ pub fn plan_batch(
         });
     }
     Ok(out)
+}
+
+/// One image's targets on its own canvas: its objects' boxes, masks and keypoints
+/// (`keypoints_per_object` points each), any of them absent, those present about the same
+/// objects in the same order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Targets {
+    /// The objects' boxes.
+    pub boxes: Option<BoundingBoxes>,
+    /// One mask per object, on the image's canvas.
+    pub masks: Vec<Mask>,
+    /// The objects' keypoints, `keypoints_per_object` each, object after object.
+    pub keypoints: Option<KeyPoints>,
+    /// Points per object in `keypoints`.
+    pub keypoints_per_object: usize,
+}
+
+/// [`Targets`] moved with their image: only the objects that survive the chain (a
+/// `SanitizeBoundingBoxes`, a `FixedSizeCrop`), `kept` saying which of the given ones they
+/// are, on the output's `canvas` (width, height).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MovedTargets {
+    /// Per given object: whether it is still there.
+    pub kept: Vec<bool>,
+    /// The output's width and height.
+    pub canvas: (u32, u32),
+    /// The kept objects' boxes.
+    pub boxes: Option<BoundingBoxes>,
+    /// The kept objects' masks.
+    pub masks: Vec<Mask>,
+    /// The kept objects' keypoints (a point that left the canvas is invisible).
+    pub keypoints: Option<KeyPoints>,
+}
+
+/// Image `index`'s `targets` moved through the `geometry` its plan recorded
+/// ([`Planned::post`]), exactly as a loader moves a dataset's targets.
+pub fn move_targets(
+    index: usize,
+    geometry: &TargetGeometry,
+    targets: &Targets,
+) -> Result<MovedTargets, ApplyError> {
+    let objects = object_count(index, targets)?;
+    let at = |source| ApplyError::Targets { index, source };
+    let kept = match &targets.boxes {
+        Some(b) => geometry.kept(b).map_err(at)?,
+        None => vec![true; objects],
+    };
+    let boxes = match &targets.boxes {
+        Some(b) => {
+            let mut moved = geometry.boxes(b).map_err(at)?;
+            moved.boxes = pick(&moved.boxes, &kept, 1);
+            Some(moved)
+        }
+        None => None,
+    };
+    let mut masks = Vec::new();
+    for (m, _) in targets.masks.iter().zip(&kept).filter(|(_, k)| **k) {
+        masks.push(geometry.mask(m).map_err(at)?);
+    }
+    let keypoints = match &targets.keypoints {
+        Some(k) => {
+            let mut moved = geometry.keypoints(k).map_err(at)?;
+            let per = targets.keypoints_per_object;
+            moved.points = pick(&moved.points, &kept, per);
+            moved.visible = pick(&moved.visible, &kept, per);
+            Some(moved)
+        }
+        None => None,
+    };
+    Ok(MovedTargets {
+        kept,
+        canvas: geometry.canvas(),
+        boxes,
+        masks,
+        keypoints,
+    })
+}
+
+/// The objects `t` describes, or why its parts disagree.
+fn object_count(index: usize, t: &Targets) -> Result<usize, ApplyError> {
+    let per = t.keypoints_per_object.max(1);
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    if let Some(b) = &t.boxes {
+        counts.push(("boxes", b.boxes.len()));
+    }
+    if !t.masks.is_empty() || (t.boxes.is_none() && t.keypoints.is_none()) {
+        counts.push(("masks", t.masks.len()));
+    }
+    if let Some(k) = &t.keypoints {
+        if k.points.len() % per != 0 {
+            return Err(ApplyError::Objects {
+                index,
+                what: format!("{} keypoints are not {per} per object", k.points.len()),
+            });
+        }
+        counts.push(("keypoint objects", k.points.len() / per));
+    }
+    let n = counts.first().map_or(0, |c| c.1);
+    if counts.iter().any(|c| c.1 != n) {
+        return Err(ApplyError::Objects {
+            index,
+            what: format!("the counts differ: {counts:?}"),
+        });
+    }
+    Ok(n)
+}
+
+/// The items of the kept objects, `per` items an object.
+fn pick<T: Clone>(items: &[T], kept: &[bool], per: usize) -> Vec<T> {
+    items
+        .chunks(per.max(1))
+        .zip(kept)
+        .filter(|(_, k)| **k)
+        .flat_map(|(c, _)| c.iter().cloned())
+        .collect()
 }
 
 /// Runs `planned` on `src` through the CPU twins into `out` (`planned.spec.image_bytes()`

@@ -99,7 +99,7 @@ def _host_image(kind: str, item: Any) -> Tuple[bytes, int, int]:
     return a.tobytes(), a.shape[0], a.shape[1]
 
 
-def apply(transform: Any, images: Any, *, seed: int, epoch: int,
+def apply(transform: Any, images: Any, targets: Any = None, *, seed: int, epoch: int,
           indices: Optional[Sequence[int]]) -> Any:
     kind, items, single = _classify(images)
     devices = {_device_of(kind, x) for x in items}
@@ -109,10 +109,22 @@ def apply(transform: Any, images: Any, *, seed: int, epoch: int,
     if indices is None:
         indices = _next_indices(transform, len(items))
     indices = [int(i) for i in indices]
+    given = None
+    if targets is not None:
+        given = [targets] if isinstance(targets, dict) else list(targets)
+        if len(given) != len(items):
+            raise ValueError(f"{len(items)} images and {len(given)} targets: one dict per image")
     if device is None:
         items = [_host_image(kind, x) for x in items]
+    prepared = None
+    if given is not None:
+        sizes = [(x[1], x[2]) if device is None else tuple(x.shape[:2]) for x in items]
+        prepared = [_target_args(t, i, sizes[i]) for i, t in enumerate(given)]
     out = _gm.apply_transforms(transform, items, seed=int(seed), epoch=int(epoch),
-                               indices=indices, device=device, single=single)
+                               indices=indices, device=device, single=single, targets=prepared)
+    moved = None
+    if given is not None:
+        out, moved = out
     # Consuming the output orders the caller's stream after gm's launch, before the inputs
     # (and the channels-last copies above) can be freed and reused on it.
     if kind == "torch":
@@ -124,4 +136,127 @@ def apply(transform: Any, images: Any, *, seed: int, epoch: int,
 
         out = np.from_dlpack(out)
     del items
+    if moved is None:
+        return out
+    new = [_rebuild(t, m) for t, m in zip(given, moved)]
+    return out, (new[0] if isinstance(targets, dict) else new)
+
+
+# Targets: what goes to gm and how the moved values come back in the caller's types.
+
+def _array(x: Any) -> Any:
+    """A host NumPy view of a torch tensor, tv_tensor, gm.Tensor or array."""
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return x.detach().cpu().as_subclass(torch.Tensor).numpy()
+    if isinstance(x, _gm.Tensor):
+        return np.from_dlpack(x.cpu() if x.is_cuda else x)
+    return np.asarray(x)
+
+
+def _box_format(boxes: Any) -> str:
+    fmt = getattr(boxes, "format", None)
+    if fmt is None:
+        return "XYXY"
+    return str(getattr(fmt, "name", fmt)).upper()
+
+
+def _target_args(t: dict, i: int, size: Tuple[int, int]) -> tuple:
+    """Image ``i``'s targets as ``apply_transforms`` takes them; ``size`` is its (height,
+    width), which a tv_tensor's ``canvas_size`` must be."""
+    import numpy as np
+
+    if not isinstance(t, dict):
+        raise TypeError(f"target {i} is a {type(t).__name__}: a dict of boxes, masks, keypoints")
+    for key in ("boxes", "keypoints"):
+        canvas = getattr(t.get(key), "canvas_size", None)
+        if canvas is not None and tuple(int(c) for c in canvas) != tuple(int(c) for c in size):
+            raise ValueError(f"target {i}: {key} on a canvas of {tuple(canvas)} (height, width) "
+                             f"for an image of {tuple(size)}")
+    boxes = masks = keypoints = None
+    if t.get("boxes") is not None:
+        b = _array(t["boxes"]).astype(np.float32).reshape(-1, 4)
+        boxes = (b.tolist(), _box_format(t["boxes"]))
+    if t.get("masks") is not None:
+        m = _array(t["masks"])
+        if m.ndim != 3:
+            raise ValueError(f"target {i}: masks of shape {m.shape}: [N, H, W]")
+        masks = (m.shape[0], m.shape[1], m.shape[2], np.ascontiguousarray(m.astype(np.uint8)).tobytes())
+    if t.get("keypoints") is not None:
+        k = _array(t["keypoints"]).astype(np.float32)
+        if k.ndim != 3 or k.shape[2] not in (2, 3):
+            raise ValueError(f"target {i}: keypoints of shape {k.shape}: [N, K, 2] or [N, K, 3]")
+        if k.shape[2] == 3:
+            visible = k[..., 2] > 0
+        elif t.get("keypoints_visible") is not None:
+            visible = _array(t["keypoints_visible"]).astype(bool).reshape(k.shape[:2])
+        else:
+            visible = np.ones(k.shape[:2], bool)
+        keypoints = (k[..., :2].reshape(-1, 2).tolist(), visible.reshape(-1).tolist(), k.shape[1])
+    return boxes, masks, keypoints
+
+
+def _like(value: Any, original: Any) -> Any:
+    """``value`` (a NumPy array) as a torch tensor on ``original``'s device where that was a
+    torch tensor, else as it is."""
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(original, torch.Tensor):
+        return torch.from_numpy(np.ascontiguousarray(value)).to(original.device)
+    return value
+
+
+def _kept(value: Any, kept: Any) -> Any:
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        index = torch.as_tensor(kept, device=value.device)
+        return value[index]
+    return _array(value)[kept]
+
+
+def _rebuild(t: dict, m: dict) -> dict:
+    import numpy as np
+
+    kept = np.asarray(m["kept"], bool)
+    w, h = m["canvas"]
+    out = dict(t)
+    if "labels" in t and t["labels"] is not None:
+        out["labels"] = _kept(t["labels"], kept)
+    if t.get("boxes") is not None:
+        b = np.asarray(m["boxes"], np.float32).reshape(-1, 4)
+        out["boxes"] = _wrap(_like(b, t["boxes"]), t["boxes"], "BoundingBoxes", (h, w))
+    if t.get("masks") is not None:
+        n, data = m["masks"]
+        src = _array(t["masks"])
+        mk = np.frombuffer(data, np.uint8).reshape(n, h, w).astype(src.dtype)
+        out["masks"] = _wrap(_like(mk, t["masks"]), t["masks"], "Mask", None)
+    if t.get("keypoints") is not None:
+        points, visible = m["keypoints"]
+        src = _array(t["keypoints"])
+        per = src.shape[1]
+        xy = np.asarray(points, np.float32).reshape(-1, per, 2)
+        vis = np.asarray(visible, bool).reshape(-1, per)
+        if src.shape[2] == 3:
+            v = src[..., 2][kept].astype(np.float32)
+            xy = np.concatenate([xy, np.where(vis, v, 0)[..., None]], 2).astype(src.dtype)
+        out["keypoints"] = _wrap(_like(xy.astype(src.dtype), t["keypoints"]), t["keypoints"], "KeyPoints", (h, w))
+        if t.get("keypoints_visible") is not None:
+            out["keypoints_visible"] = _like(vis, t["keypoints_visible"])
     return out
+
+
+def _wrap(value: Any, original: Any, name: str, canvas: Optional[Tuple[int, int]]) -> Any:
+    """Rewraps ``value`` as the tv_tensor ``original`` was (with the moved canvas)."""
+    if type(original).__name__ != name or "torchvision" not in type(original).__module__:
+        return value
+    from torchvision import tv_tensors
+
+    cls = getattr(tv_tensors, name)
+    if name == "BoundingBoxes":
+        return cls(value, format=original.format, canvas_size=canvas)
+    if name == "KeyPoints":
+        return cls(value, canvas_size=canvas)
+    return cls(value)

@@ -454,8 +454,10 @@ def apply_transforms(
     indices: Sequence[int],
     device: Optional[int],
     single: bool = False,
-) -> Tensor:
+    targets: Optional[Sequence[Tuple[Any, Any, Any]]] = None,
+) -> Union[Tensor, Tuple[Tensor, List[Dict[str, Any]]]]:
     """The chain ``transforms`` run on ``images``, image ``i`` drawn from ``(seed, epoch,
     indices[i])``: DLPack uint8 ``[H, W, 3]`` tensors on GPU ``device``, or ``(bytes, height,
     width)`` packed RGB with ``device=None``. One batch on the same device (``single``: its one
-    image). ``gm.transforms``' ``__call__`` is the way to call it."""
+    image); with ``targets`` (per image ``(boxes, masks, keypoints)``), also each image's moved
+    targets. ``gm.transforms``' ``__call__`` is the way to call it."""

@@ -150,8 +150,8 @@ class Transform:
     def _plan(self, plan: "_Planner") -> None:  # pragma: no cover - every step overrides it
         raise NotImplementedError
 
-    def __call__(self, images: Any, *, seed: Optional[int] = None, epoch: int = 0,
-                 indices: Optional[Sequence[int]] = None) -> Any:
+    def __call__(self, images: Any, targets: Any = None, *, seed: Optional[int] = None,
+                 epoch: int = 0, indices: Optional[Sequence[int]] = None) -> Any:
         """Runs the chain on ``images``, each image with its own random draws, in one fused
         launch on the GPU (or the CPU twins for host images): a drop-in for a torchvision v2
         transform after any decoder (torchcodec, DALI, ``gm.decode_images``, user code).
@@ -164,6 +164,15 @@ class Transform:
         for torch input, a NumPy array for NumPy input, a ``gm.Tensor`` otherwise; a single
         image in gives a single image out. The chain must end in a fixed size so the images stack.
 
+        ``targets`` (a dict for one image, a list of dicts for several, as torchvision's
+        detection references give them): ``"boxes"`` (``[N, 4]``; a ``tv_tensors.BoundingBoxes``
+        says its format, a plain tensor is XYXY), ``"masks"`` (``[N, H, W]``), ``"keypoints"``
+        (``[N, K, 2]`` with an optional ``"keypoints_visible"`` ``[N, K]``, or ``[N, K, 3]``
+        with COCO's visibility) move with their image; the objects a ``SanitizeBoundingBoxes`` or
+        ``FixedSizeCrop`` drops go with their ``"labels"``; other entries pass through. The
+        call then returns ``(images, targets)``, the targets in the types they came in (torch
+        tensors on their device, tv_tensors rewrapped, NumPy arrays).
+
         Image ``i`` draws from ``(seed, epoch, indices[i])`` exactly as a loader draws for
         dataset sample ``indices[i]``. By default ``seed`` is this transform's ``seed``
         attribute (0 unless set) and ``indices`` continue a running count of the images this
@@ -173,7 +182,7 @@ class Transform:
 
         if seed is None:
             seed = getattr(self, "seed", 0)
-        return apply(self, images, seed=seed, epoch=epoch, indices=indices)
+        return apply(self, images, targets, seed=seed, epoch=epoch, indices=indices)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())

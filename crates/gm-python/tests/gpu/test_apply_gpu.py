@@ -85,3 +85,35 @@ def test_the_launch_waits_for_the_producers_writes():
             got = T.Resize((64, 64))(x)
             torch.testing.assert_close(got, want)
         side.synchronize()
+
+
+def test_targets_as_tv_tensors_on_the_gpu():
+    """Boxes, masks and labels as torchvision's detection references hold them, on the GPU:
+    moved as the NumPy path moves them, back as tv_tensors on the moved canvas."""
+    from torchvision import tv_tensors
+
+    media = REPO / "tests" / "media"
+    d = gm.CocoDataset(media / "coco" / "instances.json", media / "jpeg", drop_empty=True)
+    chain = [T.RandomIoUCrop(), T.RandomHorizontalFlip(), T.SanitizeBoundingBoxes(), T.Resize((48, 64))]
+    for i in range(2):
+        image = chw(gm.decode_images([(media / "jpeg" / d.image(i)["file_name"]).read_bytes()],
+                                     device="cpu")[0])
+        t = d.targets(i)
+        h, w = image.shape[1:]
+        target = {
+            "boxes": tv_tensors.BoundingBoxes(torch.from_dlpack(t["boxes"]).cuda(), format="XYXY",
+                                              canvas_size=(h, w)),
+            "masks": tv_tensors.Mask(torch.from_dlpack(t["masks"]).cuda()),
+            "labels": torch.from_dlpack(t["labels"]).cuda(),
+        }
+        numpy_target = {k: v.cpu().numpy() for k, v in target.items()}
+        for epoch in range(4):
+            out, moved = T.Compose(chain)(image.cuda(), target, seed=1, epoch=epoch, indices=[i])
+            ref_out, ref = T.Compose(chain)(image.permute(1, 2, 0).numpy(), numpy_target, seed=1,
+                                            epoch=epoch, indices=[i])
+            assert out.is_cuda and (out.cpu().int() - torch.from_numpy(ref_out).int()).abs().max() <= 1
+            assert isinstance(moved["boxes"], tv_tensors.BoundingBoxes)
+            assert tuple(moved["boxes"].canvas_size) == (48, 64) and moved["boxes"].is_cuda
+            assert isinstance(moved["masks"], tv_tensors.Mask) and moved["masks"].is_cuda
+            for k in ("boxes", "masks", "labels"):
+                np.testing.assert_array_equal(moved[k].cpu().numpy(), ref[k], err_msg=k)
