@@ -11,8 +11,8 @@ use gm_cuda::{Device, DevicePool, Event, PoolConfig, Stream, sys};
 use gm_transforms::apply::{
     ApplyError, DeviceChain, MovedTargets, Planned, Targets, apply_host, move_targets, plan_batch,
 };
-use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, Mask};
 use gm_transforms::cpu::HostImage;
+use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, Mask};
 use gm_transforms::{Compose, RandomErasing, SourceImage};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -170,8 +170,15 @@ impl Batch<'_> {
                 boxes.len()
             )));
         }
-        plan_batch(self.chain, self.erasing, sizes, self.draws, self.indices, &boxes)
-            .map_err(apply_error)
+        plan_batch(
+            self.chain,
+            self.erasing,
+            sizes,
+            self.draws,
+            self.indices,
+            &boxes,
+        )
+        .map_err(apply_error)
     }
 
     /// Each image's targets moved through its plan's geometry.
@@ -192,7 +199,9 @@ impl Batch<'_> {
 fn parse_targets(args: &[TargetArgs<'_>]) -> PyResult<Vec<Targets>> {
     args.iter()
         .enumerate()
-        .map(|(i, a)| parse_target(a).map_err(|e| PyValueError::new_err(format!("target {i}: {e}"))))
+        .map(|(i, a)| {
+            parse_target(a).map_err(|e| PyValueError::new_err(format!("target {i}: {e}")))
+        })
         .collect()
 }
 
@@ -212,7 +221,10 @@ fn parse_target((boxes, masks, keypoints): &TargetArgs<'_>) -> Result<Targets, S
         let plane = *h as usize * *w as usize;
         let bytes = bytes.as_bytes();
         if bytes.len() != n * plane {
-            return Err(format!("{} mask bytes for {n} masks of {w}x{h}", bytes.len()));
+            return Err(format!(
+                "{} mask bytes for {n} masks of {w}x{h}",
+                bytes.len()
+            ));
         }
         t.masks = bytes
             .chunks(plane.max(1))
@@ -231,7 +243,6 @@ fn parse_target((boxes, masks, keypoints): &TargetArgs<'_>) -> Result<Targets, S
     Ok(t)
 }
 
-
 fn moved_dict<'py>(py: Python<'py>, m: &MovedTargets) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("kept", &m.kept)?;
@@ -240,7 +251,11 @@ fn moved_dict<'py>(py: Python<'py>, m: &MovedTargets) -> PyResult<Bound<'py, PyD
         d.set_item("boxes", &b.boxes)?;
     }
     if !m.masks.is_empty() || m.kept.iter().all(|k| !k) {
-        let bytes: Vec<u8> = m.masks.iter().flat_map(|x| x.data.iter().copied()).collect();
+        let bytes: Vec<u8> = m
+            .masks
+            .iter()
+            .flat_map(|x| x.data.iter().copied())
+            .collect();
         d.set_item("masks", (m.masks.len(), PyBytes::new(py, &bytes)))?;
     }
     if let Some(k) = &m.keypoints {
