@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use gm_loader::coco::{CocoDataset as RustCoco, CocoShardsError, CocoTargets, EmptyImages};
-use gm_transforms::targets::{BoundingBoxes, KeyPoints, Mask, TargetGeometry};
+use gm_transforms::targets::{BoundingBoxes, KeyPoints, Mask, TargetGeometry, kept_objects};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -157,10 +157,10 @@ pub(crate) fn move_targets(
     // labels, masks and keypoints.
     let kept = g.kept(&t.boxes).map_err(fail)?;
     let mut boxes = g.boxes(&t.boxes).map_err(fail)?;
-    boxes.boxes = pick(&boxes.boxes, &kept, 1);
+    boxes.boxes = kept_objects(&boxes.boxes, &kept, 1);
     let masks = match &t.masks {
         Some(m) => {
-            let kept_masks = pick(m, &kept, 1);
+            let kept_masks = kept_objects(m, &kept, 1);
             let mut bytes = Vec::new();
             for r in &kept_masks {
                 let moved: Mask = g.mask(&r.to_mask()).map_err(fail)?;
@@ -174,8 +174,8 @@ pub(crate) fn move_targets(
         Some(k) => {
             let mut moved = g.keypoints(k).map_err(fail)?;
             let per = t.keypoints_per_object;
-            moved.points = pick(&moved.points, &kept, per);
-            moved.visible = pick(&moved.visible, &kept, per);
+            moved.points = kept_objects(&moved.points, &kept, per);
+            moved.visible = kept_objects(&moved.visible, &kept, per);
             Some((moved, per))
         }
         None => None,
@@ -183,7 +183,7 @@ pub(crate) fn move_targets(
     Ok(MovedCoco {
         image_id: t.image_id,
         boxes,
-        labels: pick(&t.labels, &kept, 1),
+        labels: kept_objects(&t.labels, &kept, 1),
         masks,
         keypoints,
         crowd_boxes: g.boxes(&t.crowd_boxes).map_err(fail)?,
@@ -221,16 +221,6 @@ impl MovedCoco {
         d.set_item("crowd_labels", labels(py, &self.crowd_labels)?)?;
         Ok(d.unbind())
     }
-}
-
-/// The items of the kept objects, `per` items an object.
-fn pick<T: Clone>(items: &[T], kept: &[bool], per: usize) -> Vec<T> {
-    items
-        .chunks(per.max(1))
-        .zip(kept)
-        .filter(|(_, k)| **k)
-        .flat_map(|(c, _)| c.iter().cloned())
-        .collect()
 }
 
 fn boxes(py: Python<'_>, b: &BoundingBoxes) -> PyResult<Py<Tensor>> {

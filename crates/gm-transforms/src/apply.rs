@@ -9,7 +9,7 @@
 use gm_cuda::{CudaError, Device, DevicePool, Stream, Tensor};
 
 use crate::cpu::{HostImage, fused_passes};
-use crate::targets::{BoundingBoxes, KeyPoints, Mask, TargetError, TargetGeometry};
+use crate::targets::{BoundingBoxes, KeyPoints, Mask, TargetError, TargetGeometry, kept_objects};
 use crate::{
     BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, OutputSpec, Passes,
     PlanError, PrePass, RandomErasing, SampleRng, SourceImage, blur_image, erase_image,
@@ -168,7 +168,7 @@ pub fn move_targets(
     let boxes = match &targets.boxes {
         Some(b) => {
             let mut moved = geometry.boxes(b).map_err(at)?;
-            moved.boxes = pick(&moved.boxes, &kept, 1);
+            moved.boxes = kept_objects(&moved.boxes, &kept, 1);
             Some(moved)
         }
         None => None,
@@ -181,8 +181,8 @@ pub fn move_targets(
         Some(k) => {
             let mut moved = geometry.keypoints(k).map_err(at)?;
             let per = targets.keypoints_per_object;
-            moved.points = pick(&moved.points, &kept, per);
-            moved.visible = pick(&moved.visible, &kept, per);
+            moved.points = kept_objects(&moved.points, &kept, per);
+            moved.visible = kept_objects(&moved.visible, &kept, per);
             Some(moved)
         }
         None => None,
@@ -223,16 +223,6 @@ fn object_count(index: usize, t: &Targets) -> Result<usize, ApplyError> {
         });
     }
     Ok(n)
-}
-
-/// The items of the kept objects, `per` items an object.
-fn pick<T: Clone>(items: &[T], kept: &[bool], per: usize) -> Vec<T> {
-    items
-        .chunks(per.max(1))
-        .zip(kept)
-        .filter(|(_, k)| **k)
-        .flat_map(|(c, _)| c.iter().cloned())
-        .collect()
 }
 
 /// Runs `planned` on `src` through the CPU twins into `out` (`planned.spec.image_bytes()`

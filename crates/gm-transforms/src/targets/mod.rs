@@ -296,6 +296,17 @@ pub(crate) fn perspective_point((n, d): &([[f32; 3]; 2], [f32; 3]), [x, y]: [f32
     [dot(&n[0]) / q, dot(&n[1]) / q]
 }
 
+/// The items of the objects `kept` says survive, `per` items an object (a keypoint list has
+/// several per object): what goes with the objects a [`TargetGeometry::kept`] drops.
+pub fn kept_objects<T: Clone>(items: &[T], kept: &[bool], per: usize) -> Vec<T> {
+    items
+        .chunks(per.max(1))
+        .zip(kept)
+        .filter(|(_, k)| **k)
+        .flat_map(|(c, _)| c.iter().cloned())
+        .collect()
+}
+
 /// Why targets could not be moved.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TargetError {
