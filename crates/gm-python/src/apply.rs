@@ -9,7 +9,8 @@ use dlpark::ffi::DLDevice;
 use dlpark::python::consumer::{DlpackStream, ImportedDlpack, StreamArg, from_dlpack};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, Stream, sys};
 use gm_transforms::apply::{
-    ApplyError, DeviceChain, MovedTargets, Planned, Targets, apply_host, move_targets, plan_batch,
+    ApplyError, DeviceChain, MovedTargets, Planned, Targets, apply_host, check_ragged,
+    move_targets, plan_batch, ragged_slots,
 };
 use gm_transforms::cpu::HostImage;
 use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, Mask};
@@ -125,7 +126,7 @@ pub(crate) fn apply_transforms<'py>(
         None => on_host(&mut batch, &images)?,
         Some(ordinal) => on_device(py, ordinal, &mut batch, &images)?,
     };
-    let out = Bound::new(py, if single { out.first() } else { out })?.into_any();
+    let out = out.into_py(py, single)?;
     match moved {
         None => Ok(out),
         Some(moved) => {
@@ -271,10 +272,59 @@ fn apply_error(e: ApplyError) -> PyErr {
     }
 }
 
+/// A call's output: one batch, or images of many sizes one after the other in one buffer
+/// (each image's start in elements, and its shape).
+enum Output {
+    Batch(Tensor),
+    Ragged(Tensor, Vec<(usize, Vec<usize>)>),
+}
+
+impl Output {
+    /// `planned`'s images in `tensor`: a batch where they stack, else one after the other.
+    fn of(tensor: Tensor, planned: &[Planned]) -> Output {
+        if Planned::stacks(planned) {
+            return Output::Batch(tensor);
+        }
+        let (_, offsets) = ragged_slots(planned);
+        let parts = offsets
+            .into_iter()
+            .zip(planned)
+            .map(|(o, p)| (o, image_shape(&p.spec)))
+            .collect();
+        Output::Ragged(tensor, parts)
+    }
+
+    /// As Python gets it: the batch (its one image where `single`), or a list of images.
+    fn into_py<'py>(self, py: Python<'py>, single: bool) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Output::Batch(t) => Ok(Bound::new(py, if single { t.first() } else { t })?.into_any()),
+            Output::Ragged(t, parts) => {
+                let mut views = Vec::with_capacity(parts.len());
+                for (offset, shape) in parts {
+                    let view = t.part(offset, &shape).ok_or_else(|| {
+                        PyValueError::new_err(format!("an image past the output's end ({offset})"))
+                    })?;
+                    views.push(Bound::new(py, view)?);
+                }
+                Ok(views.into_pyobject(py)?.into_any())
+            }
+        }
+    }
+}
+
+/// `[C, H, W]` or `[H, W, C]`, as `spec` lays an image out.
+fn image_shape(spec: &gm_transforms::OutputSpec) -> Vec<usize> {
+    let (h, w, c) = (spec.height as usize, spec.width as usize, spec.channels());
+    match spec.layout {
+        gm_transforms::Layout::Chw => vec![c, h, w],
+        gm_transforms::Layout::Hwc => vec![h, w, c],
+    }
+}
+
 fn on_host(
     batch: &mut Batch<'_>,
     images: &[Bound<'_, PyAny>],
-) -> PyResult<(Tensor, Option<Vec<MovedTargets>>)> {
+) -> PyResult<(Output, Option<Vec<MovedTargets>>)> {
     let mut pixels = Vec::with_capacity(images.len());
     for (i, img) in images.iter().enumerate() {
         let (bytes, h, w): (Bound<'_, PyBytes>, u32, u32) = img.extract()?;
@@ -288,24 +338,27 @@ fn on_host(
     }
     let sizes: Vec<(u32, u32)> = pixels.iter().map(|&(_, w, h)| (w, h)).collect();
     let planned = batch.plan(&sizes)?;
-    let spec = planned[0].spec;
-    let each = spec.image_bytes();
-    let mut out = vec![0u8; each * planned.len()];
-    for ((bytes, w, h), (p, dst)) in pixels.iter().zip(planned.iter().zip(out.chunks_mut(each))) {
+    let stacks = Planned::stacks(&planned);
+    if !stacks {
+        check_ragged(&planned).map_err(apply_error)?;
+    }
+    let total: usize = planned.iter().map(|p| p.spec.image_bytes()).sum();
+    let mut out = vec![0u8; total];
+    let mut rest = out.as_mut_slice();
+    for ((bytes, w, h), p) in pixels.iter().zip(&planned) {
+        let (dst, tail) = rest.split_at_mut(p.spec.image_bytes());
         apply_host(&HostImage::rgb8(bytes.as_bytes(), *w, *h), p, dst);
+        rest = tail;
     }
     let moved = batch.moved(&planned)?;
-    let t = Tensor::host(&shape(planned.len(), &planned), Elem::of(spec.dtype), out)?;
-    Ok((t, moved))
-}
-
-fn shape(n: usize, planned: &[Planned]) -> Vec<usize> {
     let spec = planned[0].spec;
-    let (h, w, c) = (spec.height as usize, spec.width as usize, spec.channels());
-    match spec.layout {
-        gm_transforms::Layout::Chw => vec![n, c, h, w],
-        gm_transforms::Layout::Hwc => vec![n, h, w, c],
-    }
+    let shape = if stacks {
+        [vec![planned.len()], image_shape(&spec)].concat()
+    } else {
+        vec![total / spec.dtype.size()]
+    };
+    let t = Tensor::host(&shape, Elem::of(spec.dtype), out)?;
+    Ok((Output::of(t, &planned), moved))
 }
 
 fn on_device(
@@ -313,7 +366,7 @@ fn on_device(
     ordinal: usize,
     batch: &mut Batch<'_>,
     images: &[Bound<'_, PyAny>],
-) -> PyResult<(Tensor, Option<Vec<MovedTargets>>)> {
+) -> PyResult<(Output, Option<Vec<MovedTargets>>)> {
     let runner = runner(ordinal)?;
     let (device, stream) = (&runner.device, &runner.stream);
     // The imports hold the producers' memory (their DLPack deleters) until the launch is
@@ -327,18 +380,25 @@ fn on_device(
     }
     let sizes: Vec<(u32, u32)> = sources.iter().map(|s| (s.width, s.height)).collect();
     let planned = batch.plan(&sizes)?;
-    let mut out = runner
-        .chain
-        .lock()
-        .run(stream, &sources, &planned)
-        .map_err(apply_error)?;
+    let mut out = {
+        let mut kernels = runner.chain.lock();
+        if Planned::stacks(&planned) {
+            kernels.run(stream, &sources, &planned)
+        } else {
+            kernels.run_ragged(stream, &sources, &planned)
+        }
+        .map_err(apply_error)?
+    };
     let ready = Arc::new(Event::new(device).map_err(cuda_error)?);
     ready.record(stream).map_err(cuda_error)?;
     out.set_ready_event(ready);
     drop(imports);
     let moved = batch.moved(&planned)?;
     let owner = Arc::new(Owner::Fenced(Fenced::new(out.clone(), stream.clone())));
-    Ok((Tensor::from_device(&out, owner), moved))
+    Ok((
+        Output::of(Tensor::from_device(&out, owner), &planned),
+        moved,
+    ))
 }
 
 fn at_image(py: Python<'_>, i: usize, e: PyErr) -> PyErr {

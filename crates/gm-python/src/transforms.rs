@@ -10,7 +10,7 @@ use gm_transforms::{
     HorizontalFlip, Interp, Layout, Normalize, Pad, PlanError, RandomAdjustSharpness, RandomAffine,
     RandomAutocontrast, RandomEqualize, RandomGrayscale, RandomInvert, RandomIoUCrop,
     RandomPerspective, RandomPosterize, RandomResizedCrop, RandomRotation, RandomShortestSize,
-    RandomSolarize, Resize, ScaleJitter, ToDtype, TrivialAugmentWide, VerticalFlip,
+    RandomSolarize, RandomZoomOut, Resize, ScaleJitter, ToDtype, TrivialAugmentWide, VerticalFlip,
 };
 use gm_transforms::{RandomCrop, RandomResize};
 use pyo3::exceptions::PyValueError;
@@ -81,6 +81,12 @@ pub(crate) fn compose(steps: &[Bound<'_, PyTuple>]) -> PyResult<Compose> {
             "fixed_size_crop" => {
                 let (w, h, fill): (u32, u32, [f32; 3]) = args.extract()?;
                 let t = FixedSizeCrop::new(w, h, fill)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                chain.push(t);
+            }
+            "random_zoom_out" => {
+                let (fill, lo, hi, p): ([f32; 3], f64, f64, f64) = args.extract()?;
+                let t = RandomZoomOut::new(fill, (lo, hi), p)
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 chain.push(t);
             }

@@ -15,6 +15,11 @@ from gm import transforms as T
 from conftest import MEDIA
 
 NAMES = sorted(p.name for p in (MEDIA / "jpeg").glob("baboon-*.jpg"))
+COCO = MEDIA / "coco"
+
+
+def arr(x):
+    return np.from_dlpack(x) if isinstance(x, gm.Tensor) else np.asarray(x)
 
 
 def chain():
@@ -85,21 +90,20 @@ def test_what_cannot_stack_or_is_not_an_image_is_refused():
     images = decoded()
     sizes = {tuple(np.from_dlpack(t).shape) for t in images}
     assert len(sizes) == 2, sizes
-    with pytest.raises(ValueError, match="end the chain in a fixed size"):
-        T.Compose([T.Resize(16)])(images)
+    # Outputs of several sizes: a list, each as the image alone gives it.
+    ragged = T.Compose([T.Resize(16), T.RandomHorizontalFlip()])(images, indices=range(len(images)))
+    assert isinstance(ragged, list) and len({tuple(arr(x).shape) for x in ragged}) == 2
+    for i, x in enumerate(ragged):
+        alone = T.Compose([T.Resize(16), T.RandomHorizontalFlip()])(images[i], indices=[i])
+        np.testing.assert_array_equal(arr(x), arr(alone))
+    with pytest.raises(ValueError, match="batches of one size"):
+        T.Compose([T.Resize(16), T.RandomErasing(1.0)])(images)
     with pytest.raises(TypeError, match="not an image or a batch"):
         T.Compose(chain())("a photo")
     with pytest.raises(ValueError, match=r"uint8 \[H, W, 3\]"):
         T.Compose(chain())(np.zeros((8, 8, 4), np.uint8))
     with pytest.raises(ValueError, match="one index per image"):
         T.Compose(chain())(images, indices=[0])
-
-
-COCO = MEDIA / "coco"
-
-
-def arr(x):
-    return np.from_dlpack(x) if isinstance(x, gm.Tensor) else np.asarray(x)
 
 
 def test_targets_move_with_their_images_as_the_loader_moves_them():
@@ -151,3 +155,31 @@ def test_targets_in_torchvisions_layouts_without_torch():
     assert t["masks"].shape == (1, 20, 30) and t["masks"].sum() == 25
     with pytest.raises(ValueError, match="counts differ"):
         T.Compose(chain)(img, {"boxes": boxes, "masks": masks[:1]})
+
+
+def test_detection_chains_give_images_of_their_own_sizes_as_the_ragged_loader():
+    """SSD's chain without a resize (torchvision's detection references resize in the model):
+    a list of images of their own sizes with their targets, equal to the loader's ragged
+    batches."""
+    d = gm.CocoDataset(COCO / "instances.json", MEDIA / "jpeg", drop_empty=True)
+    chain = [T.RandomZoomOut(fill=[123, 117, 104]), T.RandomIoUCrop(), T.RandomHorizontalFlip(),
+             T.SanitizeBoundingBoxes()]
+    loader = gm.ImageLoader(d, batch_size=3, transforms=chain, shuffle=True, seed=4, device="cpu",
+                            batch_sizes="ragged")
+    shapes = set()
+    for epoch in range(6):
+        loader.set_epoch(epoch)
+        for batch in loader:
+            idx = [i for i, t in zip(batch.indices, batch.targets) if t is not None]
+            files = [MEDIA / "jpeg" / d.image(i)["file_name"] for i in idx]
+            images = gm.decode_images([f.read_bytes() for f in files], device="cpu")
+            out, moved = T.Compose(chain)(images, [d.targets(i) for i in idx], seed=4,
+                                          epoch=epoch, indices=idx)
+            assert isinstance(out, list) or len(idx) == 1 or len({arr(x).shape for x in batch.images}) == 1
+            outs = out if isinstance(out, list) else list(arr(out))
+            for i, x, m in zip(idx, outs, moved):
+                k = list(batch.indices).index(i)
+                np.testing.assert_array_equal(arr(x), arr(batch.images[k]))
+                np.testing.assert_array_equal(arr(m["boxes"]), arr(batch.targets[k]["boxes"]))
+                shapes.add(arr(x).shape)
+    assert len(shapes) >= 3, shapes

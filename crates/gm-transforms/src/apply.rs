@@ -12,7 +12,7 @@ use crate::cpu::{HostImage, fused_passes};
 use crate::targets::{BoundingBoxes, KeyPoints, Mask, TargetError, TargetGeometry, kept_objects};
 use crate::{
     BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, OutputSpec, Passes,
-    PlanError, PrePass, RandomErasing, SampleRng, SourceImage, blur_image, erase_image,
+    PlanError, PrePass, RandomErasing, SampleRng, Slot, SourceImage, blur_image, erase_image,
     noise_image,
 };
 
@@ -27,10 +27,10 @@ pub enum ApplyError {
         /// Why.
         source: PlanError,
     },
-    /// The images' outputs differ (in size, usually), so they do not stack.
+    /// The images' outputs differ in more than their size (type, layout, normalization).
     #[error(
-        "image {index} comes out as {got:?}, image 0 as {want:?}: end the chain in a fixed \
-         size (a crop, or a resize to (height, width)) so that the images stack"
+        "image {index} comes out as {got:?}, image 0 as {want:?}: the images of one call may \
+         differ in size only"
     )]
     Outputs {
         /// The first image that differs.
@@ -56,6 +56,15 @@ pub enum ApplyError {
         /// The counts that disagree.
         what: String,
     },
+    /// A step that needs one output size, in a call whose images come out in several.
+    #[error(
+        "{step} runs on batches of one size, and these images come out in several sizes: end \
+         the chain in a fixed size, or call it on the images one at a time"
+    )]
+    Ragged {
+        /// The step.
+        step: &'static str,
+    },
     /// The GPU refused.
     #[error(transparent)]
     Cuda(#[from] CudaError),
@@ -77,8 +86,8 @@ pub struct Planned {
 
 /// Plans image `i` (`sizes[i]`: width, height) with the draws of `(seed, epoch, indices[i])`,
 /// the same a loader gives dataset sample `indices[i]`; `boxes[i]`, where given, are the
-/// boxes steps such as RandomIoUCrop draw from (`boxes` empty: none). The outputs must stack:
-/// every image comes out the same size.
+/// boxes steps such as RandomIoUCrop draw from (`boxes` empty: none). The outputs may differ
+/// in size only (see [`Planned::stacks`]).
 pub fn plan_batch(
     chain: &Compose,
     erasing: Option<&RandomErasing>,
@@ -102,7 +111,7 @@ pub fn plan_batch(
             None => None,
         };
         if let Some(first) = out.first()
-            && first.spec != spec
+            && first.spec != sized_as(&spec, &first.spec)
         {
             return Err(ApplyError::Outputs {
                 index,
@@ -118,6 +127,59 @@ pub fn plan_batch(
         });
     }
     Ok(out)
+}
+
+/// `spec` with `like`'s size.
+fn sized_as(spec: &OutputSpec, like: &OutputSpec) -> OutputSpec {
+    OutputSpec {
+        width: like.width,
+        height: like.height,
+        ..*spec
+    }
+}
+
+impl Planned {
+    /// Whether every image of `planned` comes out the same size, so that they stack into one
+    /// batch; otherwise they are laid out one after the other ([`ragged_slots`]).
+    pub fn stacks(planned: &[Planned]) -> bool {
+        planned
+            .windows(2)
+            .all(|w| (w[0].spec.width, w[0].spec.height) == (w[1].spec.width, w[1].spec.height))
+    }
+}
+
+/// Images of many sizes one after the other in one buffer: each image's slot (bytes from the
+/// start, exactly its size) and where it starts in elements.
+pub fn ragged_slots(planned: &[Planned]) -> (Vec<Slot>, Vec<usize>) {
+    let mut slots = Vec::with_capacity(planned.len());
+    let mut offsets = Vec::with_capacity(planned.len());
+    let mut at = 0usize;
+    for p in planned {
+        slots.push(Slot {
+            offset: at,
+            width: p.spec.width,
+            height: p.spec.height,
+            fill: 0.0,
+        });
+        offsets.push(at / p.spec.dtype.size());
+        at += p.spec.image_bytes();
+    }
+    (slots, offsets)
+}
+
+/// Whether images of many sizes can run their chain: blur, noise and erasing run on batches
+/// of one size (on the GPU; the CPU twins refuse them too, so that both give the same).
+pub fn check_ragged(planned: &[Planned]) -> Result<(), ApplyError> {
+    let step = if planned.iter().any(|p| p.post.blur.is_some()) {
+        "GaussianBlur"
+    } else if planned.iter().any(|p| p.post.noise.is_some()) {
+        "GaussianNoise"
+    } else if planned.iter().any(|p| p.erase.is_some()) {
+        "RandomErasing"
+    } else {
+        return Ok(());
+    };
+    Err(ApplyError::Ragged { step })
 }
 
 /// One image's targets on its own canvas: its objects' boxes, masks and keypoints
@@ -269,6 +331,32 @@ impl DeviceChain {
             batch_ops: BatchOpsKernel::new(device)?,
             pool,
         })
+    }
+
+    /// Runs image `i`'s plan `planned[i]` on `images[i]` into one flat tensor, the images one
+    /// after the other ([`ragged_slots`]: each image's start, in elements), in one launch per
+    /// pre-pass level and one for the final pass. Blur, noise and erasing need one size and
+    /// are refused here.
+    pub fn run_ragged(
+        &mut self,
+        stream: &Stream,
+        images: &[SourceImage],
+        planned: &[Planned],
+    ) -> Result<Tensor, ApplyError> {
+        let Some(first) = planned.first() else {
+            return Err(CudaError::InvalidArgument("no images".into()).into());
+        };
+        check_ragged(planned)?;
+        let (slots, _) = ragged_slots(planned);
+        let total: usize = planned.iter().map(|p| p.spec.image_bytes()).sum();
+        let elems = total / first.spec.dtype.size();
+        let out = Tensor::empty(&self.pool, stream, &[elems], first.spec.dtype)?;
+        let ops: Vec<FusedOp> = planned.iter().map(|p| p.op).collect();
+        let pre: Vec<&[PrePass]> = planned.iter().map(|p| p.post.pre.as_slice()).collect();
+        let specs: Vec<OutputSpec> = planned.iter().map(|p| p.spec).collect();
+        self.fused
+            .run_slots(stream, images, &pre, &ops, &specs, &slots, &out, &[])?;
+        Ok(out)
     }
 
     /// Runs image `i`'s plan `planned[i]` on `images[i]` into one `[B, C, H, W]` (or HWC, as

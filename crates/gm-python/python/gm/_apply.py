@@ -127,14 +127,16 @@ def apply(transform: Any, images: Any, targets: Any = None, *, seed: int, epoch:
         out, moved = out
     # Consuming the output orders the caller's stream after gm's launch, before the inputs
     # (and the channels-last copies above) can be freed and reused on it.
-    if kind == "torch":
-        import torch
+    if kind in ("torch", "numpy"):
+        if kind == "torch":
+            import torch
 
-        out = torch.from_dlpack(out)
-    elif kind == "numpy":
-        import numpy as np
+            take = torch.from_dlpack
+        else:
+            import numpy as np
 
-        out = np.from_dlpack(out)
+            take = np.from_dlpack
+        out = [take(x) for x in out] if isinstance(out, list) else take(out)
     del items
     if moved is None:
         return out

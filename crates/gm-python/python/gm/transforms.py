@@ -72,6 +72,7 @@ __all__ = [
     "RandomHorizontalFlip",
     "RandomInvert",
     "RandomIoUCrop",
+    "RandomZoomOut",
     "RandomPerspective",
     "RandomPosterize",
     "RandomResize",
@@ -162,7 +163,10 @@ class Transform:
         ``[B, H, W, 3]`` arrays. The result is one batch ``[B, C, H, W]`` (or channels-last,
         as ``ToDtype`` says) of the chain's output type on the images' device, as a torch tensor
         for torch input, a NumPy array for NumPy input, a ``gm.Tensor`` otherwise; a single
-        image in gives a single image out. The chain must end in a fixed size so the images stack.
+        image in gives a single image out. Where the images come out in different sizes (a
+        chain without a fixed-size step, as detection's), the result is a list of images,
+        views of one buffer written by the same launch (GaussianBlur, GaussianNoise and
+        RandomErasing need one size there).
 
         ``targets`` (a dict for one image, a list of dicts for several, as torchvision's
         detection references give them): ``"boxes"`` (``[N, 4]``; a ``tv_tensors.BoundingBoxes``
@@ -297,6 +301,23 @@ class RandomIoUCrop(Transform):
     def _plan(self, plan: "_Planner") -> None:
         plan.steps.append(("random_iou_crop", *self.scale, *self.aspect, self.options,
                            self.trials))
+
+
+class RandomZoomOut(Transform):
+    """torchvision's ``RandomZoomOut`` (SSD's expand): with probability ``p``, the image on a
+    canvas ``side_range`` times its sides (drawn), at a random place, the rest ``fill``
+    (a value or RGB triple, 0..255); boxes, masks and keypoints move with it."""
+
+    def __init__(self, fill: Any = 0, side_range: Sequence[float] = (1.0, 4.0), p: float = 0.5):
+        lo, hi = (float(v) for v in side_range)
+        if not (1.0 <= lo <= hi) or not (0.0 <= p <= 1.0):
+            raise ValueError(f"RandomZoomOut: side_range {tuple(side_range)} (1 <= lo <= hi), p {p}")
+        self.fill = _fill3(fill, "RandomZoomOut")
+        self.side_range = (lo, hi)
+        self.p = float(p)
+
+    def _plan(self, plan: "_Planner") -> None:
+        plan.steps.append(("random_zoom_out", self.fill, *self.side_range, self.p))
 
 
 class FixedSizeCrop(Transform):
