@@ -117,3 +117,28 @@ def test_targets_as_tv_tensors_on_the_gpu():
             assert isinstance(moved["masks"], tv_tensors.Mask) and moved["masks"].is_cuda
             for k in ("boxes", "masks", "labels"):
                 np.testing.assert_array_equal(moved[k].cpu().numpy(), ref[k], err_msg=k)
+
+
+def test_images_of_their_own_sizes_on_the_gpu_equal_the_cpu_twin():
+    """A chain without a fixed size (SSD's, no resize): a list of CUDA images back, each within
+    a step of the CPU twin's, with its boxes exactly as the CPU path moves them."""
+    media = REPO / "tests" / "media"
+    d = gm.CocoDataset(media / "coco" / "instances.json", media / "jpeg", drop_empty=True)
+    chain = [T.RandomZoomOut(fill=[123, 117, 104]), T.RandomIoUCrop(), T.RandomHorizontalFlip(),
+             T.SanitizeBoundingBoxes()]
+    idx = [0, 1]
+    raw = [(media / "jpeg" / d.image(i)["file_name"]).read_bytes() for i in idx]
+    cpu = [chw(t) for t in gm.decode_images(raw, device="cpu")]
+    targets = [{k: torch.from_dlpack(d.targets(i)[k]) for k in ("boxes", "labels")} for i in idx]
+    shapes = set()
+    for epoch in range(6):
+        got, moved = T.Compose(chain)([x.cuda() for x in cpu], targets, seed=4, epoch=epoch, indices=idx)
+        want, ref = T.Compose(chain)(cpu, targets, seed=4, epoch=epoch, indices=idx)
+        outs = got if isinstance(got, list) else list(got)
+        refs = want if isinstance(want, list) else list(want)
+        for g, w, m, r in zip(outs, refs, moved, ref):
+            assert g.is_cuda and g.shape == w.shape
+            assert (g.cpu().int() - w.int()).abs().max() <= 1
+            torch.testing.assert_close(m["boxes"], r["boxes"])
+            shapes.add(tuple(g.shape))
+    assert len(shapes) >= 3, shapes
