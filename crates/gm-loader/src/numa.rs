@@ -14,6 +14,8 @@
 
 use std::path::Path;
 
+use crate::error::LoaderError;
+
 /// The CPUs of one NUMA node that this process may run on, and the GPUs hanging off it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeCpus {
@@ -198,10 +200,54 @@ fn set_affinity(cpus: &[usize]) -> bool {
     }
 }
 
+/// `f` on a thread pinned to `node` (so that the pinned buffers and decoder threads it
+/// creates belong to the node), or here without one.
+pub(crate) fn on_node<T: Send>(
+    node: Option<&NodeCpus>,
+    f: impl FnOnce() -> Result<T, LoaderError> + Send,
+) -> Result<T, LoaderError> {
+    let Some(node) = node else { return f() };
+    std::thread::scope(|s| {
+        let pinned = std::thread::Builder::new()
+            .name("gm-loader-setup".into())
+            .spawn_scoped(s, || {
+                node.pin_current_thread();
+                f()
+            })
+            .map_err(|e| LoaderError::Config(format!("could not start the setup thread: {e}")))?;
+        pinned.join().unwrap_or_else(|_| {
+            Err(LoaderError::Config(
+                "the loader's setup thread stopped without a result".into(),
+            ))
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The stages' setup runs on a thread pinned to the node (so what it allocates and starts
+    /// belongs there), its result and errors come back, and the caller's thread keeps its CPUs.
+    #[test]
+    fn the_setup_runs_on_the_nodes_cpus() {
+        let allowed = crate::allowed_cpus().unwrap();
+        let node = NodeCpus {
+            node: 1,
+            cpus: vec![allowed[0]],
+            node_gpus: 1,
+            host_gpus: 2,
+        };
+        let seen = on_node(Some(&node), || Ok(crate::allowed_cpus())).unwrap();
+        assert_eq!(seen.unwrap(), vec![allowed[0]]);
+        assert_eq!(crate::allowed_cpus().unwrap(), allowed);
+        let err = on_node(Some(&node), || -> Result<(), LoaderError> {
+            Err(LoaderError::Config("no device".into()))
+        });
+        assert!(matches!(err, Err(LoaderError::Config(m)) if m == "no device"));
+        assert_eq!(on_node(None, || Ok(7)).unwrap(), 7);
+    }
 
     /// A sysfs tree of two nodes (CPUs 0-7 and 8-15), with `gpus` as (PCI id, node).
     fn sysfs(gpus: &[(&str, i32)]) -> std::path::PathBuf {

@@ -887,3 +887,84 @@ fn dropping_a_clip_epoch_stops_its_jobs() {
     // The loader is still usable after an early drop.
     assert_eq!(loader.epoch(2).count(), total);
 }
+
+/// The CPUs allowed to this process's threads whose names start with one of `prefixes`.
+fn thread_cpus(prefixes: &[&str]) -> Vec<(String, Vec<usize>)> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let name = name.trim().to_string();
+        if !prefixes.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        if let Some(list) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        {
+            out.push((name, gm_loader::parse_cpulist(list).unwrap()));
+        }
+    }
+    out
+}
+
+/// Where the GPU's NUMA node holds part of the host's CPUs, the clip loader's NVDEC sessions
+/// and job thread run there; on a one-node host they keep every CPU. Batches are the same
+/// either way.
+#[test]
+fn clip_loader_threads_run_on_the_gpus_numa_node() {
+    let device = gpu_test_device!("clip_loader_threads_run_on_the_gpus_numa_node");
+    let info = device.info().unwrap();
+    let node = gm_loader::NodeCpus::of_gpu(&info.pci_bus_id);
+    let allowed = gm_loader::allowed_cpus().unwrap();
+    let expected = node.as_ref().map_or(allowed.clone(), |n| n.cpus.clone());
+    eprintln!(
+        "GPU at {}: {}",
+        info.pci_bus_id,
+        node.as_ref().map_or("one node".into(), |n| n.describe())
+    );
+    let build = |numa: bool| {
+        ClipLoader::builder(VideoDataset::open(&videos(), 4, 3, 2).unwrap())
+            .device(&device)
+            .sessions(2)
+            .transforms(chain())
+            .sampler(Sampler::shuffled(9))
+            .batch_size(5)
+            .seed(4)
+            .numa_placement(numa)
+            .build()
+            .unwrap()
+    };
+    let stream = Stream::new(&device).unwrap();
+    let mut placed = build(true);
+    assert_eq!(
+        placed.placement().contains("threads on"),
+        node.is_some(),
+        "{}",
+        placed.placement()
+    );
+    let mut epoch = placed.epoch(0);
+    let first = epoch.next().unwrap().unwrap();
+    let threads = thread_cpus(&["gm-nvdec", "gm-loader-clips"]);
+    assert!(threads.len() >= 3, "{threads:?}");
+    for (name, cpus) in &threads {
+        assert_eq!(cpus, &expected, "thread {name}'s CPUs");
+    }
+    let mut a = vec![(
+        first.position,
+        first.episodes.clone(),
+        first.frames.to_host_bytes(Some(&stream)).unwrap(),
+    )];
+    a.extend(epoch.map(|b| {
+        let b = b.unwrap();
+        let bytes = b.frames.to_host_bytes(Some(&stream)).unwrap();
+        (b.position, b.episodes, bytes)
+    }));
+    drop(placed);
+    let mut unplaced = build(false);
+    assert_same(
+        &a,
+        &collect(&mut unplaced, 0, &stream),
+        "placed and unplaced loaders",
+    );
+}

@@ -343,8 +343,9 @@ impl LoaderBuilder {
         let (gpu, pool, placement) = match device {
             Some(d) => {
                 let sync = self.blocking_sync;
-                let (stages, pool, what) =
-                    on_node(node.as_ref(), || start_stages(&d, &decoder, stages, sync))?;
+                let (stages, pool, what) = crate::numa::on_node(node.as_ref(), || {
+                    start_stages(&d, &decoder, stages, sync)
+                })?;
                 let what = match &node {
                     Some(n) => format!("{what}, threads on {}", n.describe()),
                     None => what,
@@ -441,29 +442,6 @@ impl LoaderBuilder {
 
 /// The GPU stages sharing one batch pool, and where they run in words.
 type Stages = (Vec<Arc<Mutex<GpuStage>>>, DevicePool, String);
-
-/// `f` on a thread pinned to `node` (so that the pinned buffers and decoder threads it
-/// creates belong to the node), or here without one.
-fn on_node<T: Send>(
-    node: Option<&NodeCpus>,
-    f: impl FnOnce() -> Result<T, LoaderError> + Send,
-) -> Result<T, LoaderError> {
-    let Some(node) = node else { return f() };
-    std::thread::scope(|s| {
-        let pinned = std::thread::Builder::new()
-            .name("gm-loader-setup".into())
-            .spawn_scoped(s, || {
-                node.pin_current_thread();
-                f()
-            })
-            .map_err(|e| LoaderError::Config(format!("could not start the setup thread: {e}")))?;
-        pinned.join().unwrap_or_else(|_| {
-            Err(LoaderError::Config(
-                "the loader's setup thread stopped without a result".into(),
-            ))
-        })
-    })
-}
 
 /// Starts `n` GPU stages on `d`, each with its own decoder.
 fn start_stages(
@@ -736,32 +714,5 @@ impl Loader {
             buffers_free: a.buffers_free + b.buffers_free,
             detached: a.detached + b.detached,
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    /// The stages' setup runs on a thread pinned to the node (so what it allocates and starts
-    /// belongs there), its result and errors come back, and the caller's thread keeps its CPUs.
-    #[test]
-    fn the_setup_runs_on_the_nodes_cpus() {
-        let allowed = crate::allowed_cpus().unwrap();
-        let node = NodeCpus {
-            node: 1,
-            cpus: vec![allowed[0]],
-            node_gpus: 1,
-            host_gpus: 2,
-        };
-        let seen = on_node(Some(&node), || Ok(crate::allowed_cpus())).unwrap();
-        assert_eq!(seen.unwrap(), vec![allowed[0]]);
-        assert_eq!(crate::allowed_cpus().unwrap(), allowed);
-        let err = on_node(Some(&node), || -> Result<(), LoaderError> {
-            Err(LoaderError::Config("no device".into()))
-        });
-        assert!(matches!(err, Err(LoaderError::Config(m)) if m == "no device"));
-        assert_eq!(on_node(None, || Ok(7)).unwrap(), 7);
     }
 }

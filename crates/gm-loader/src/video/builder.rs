@@ -18,6 +18,7 @@ use super::order::Limits;
 use super::pipeline::ClipEpoch;
 use super::stats::ClipStats;
 use super::worker::Decoders;
+use crate::NodeCpus;
 use crate::bad_samples::BadSamplePolicy;
 use crate::elastic::Reshard;
 use crate::error::LoaderError;
@@ -37,6 +38,7 @@ pub struct ClipLoaderBuilder {
     routing: Routing,
     replicate_chroma: bool,
     jobs_in_flight: Option<usize>,
+    numa: bool,
 }
 
 impl ClipLoaderBuilder {
@@ -68,6 +70,15 @@ impl ClipLoaderBuilder {
     /// only where some video goes to the CPU.
     pub fn cpu_decoders(mut self, n: usize) -> Self {
         self.cpu_decoders = Some(n.max(1));
+        self
+    }
+
+    /// Whether the loader's threads (NVDEC sessions, CPU decoders, the job thread) run on the
+    /// CPUs of its GPU's NUMA node, their staging allocated from there, and the default CPU
+    /// decoders are at most the node's share (default: on). Where the host has one node, or the
+    /// process is already confined to fewer CPUs, this changes nothing; see [`NodeCpus`].
+    pub fn numa_placement(mut self, on: bool) -> Self {
+        self.numa = on;
         self
     }
 
@@ -182,11 +193,21 @@ impl ClipLoaderBuilder {
                 "a clip loader needs transforms ending in a fixed size".into(),
             ));
         }
-        let (device, placement) = pick_device(&self.settings.placement)?;
+        let (device, mut placement) = pick_device(&self.settings.placement)?;
+        let node = match &device {
+            Some(d) if self.numa => d.info().ok().and_then(|i| NodeCpus::of_gpu(&i.pci_bus_id)),
+            _ => None,
+        };
         let (routes, decoders, gpu) = match &device {
             Some(device) => {
                 let routes = routes(device, &self.dataset, self.routing)?;
-                let decoders = self.gpu_decoders(device, &routes)?;
+                // Built on a thread pinned to the node: the sessions' threads inherit its CPUs.
+                let decoders = crate::numa::on_node(node.as_ref(), || {
+                    self.gpu_decoders(device, &routes, node.as_ref())
+                })?;
+                if let Some(n) = &node {
+                    placement = format!("{placement}, threads on {}", n.describe());
+                }
                 (routes, decoders, Some(GpuShared::new(device)))
             }
             None => {
@@ -229,6 +250,7 @@ impl ClipLoaderBuilder {
                 cpu_routed,
                 cpu_sessions,
                 stats: Mutex::new(ClipStats::default()),
+                node: node.map(Arc::new),
             }),
             settings: self.settings,
             batches_per_job,
@@ -242,7 +264,12 @@ impl ClipLoaderBuilder {
     /// A GPU's decoders for videos routed as `routes` say: NVDEC sessions where some video
     /// goes to NVDEC (or none can be decoded, so that the refusals come from NVDEC), and
     /// CPU-route sessions where some goes to the CPU.
-    fn gpu_decoders(&self, device: &Device, routes: &Routes) -> Result<Decoders, LoaderError> {
+    fn gpu_decoders(
+        &self,
+        device: &Device,
+        routes: &Routes,
+        node: Option<&NodeCpus>,
+    ) -> Result<Decoders, LoaderError> {
         let to_cpu = routes.iter().any(|r| matches!(r, Ok(r) if r.is_cpu()));
         let to_nvdec = routes.iter().any(|r| matches!(r, Ok(r) if !r.is_cpu()));
         let nvdec = if to_nvdec || !to_cpu {
@@ -252,7 +279,10 @@ impl ClipLoaderBuilder {
             None
         };
         let cpu = if to_cpu {
-            let n = self.cpu_decoders.unwrap_or_else(crate::default_core_budget);
+            let n = self.cpu_decoders.unwrap_or_else(|| {
+                let budget = crate::default_core_budget();
+                node.map_or(budget, |n| budget.min(n.budget(crate::local_loaders())))
+            });
             Some(DecoderPool::routed(device, n, None, self.routing)?)
         } else {
             None
@@ -402,6 +432,7 @@ impl ClipLoader {
             routing: Routing::default(),
             replicate_chroma: false,
             jobs_in_flight: None,
+            numa: true,
         }
     }
 

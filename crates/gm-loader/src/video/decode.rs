@@ -57,6 +57,8 @@ pub(crate) struct Shared {
     pub(crate) cpu_sessions: Option<PoolHandle<DecoderSession>>,
     pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
+    /// The NUMA node the loader's threads run on, where placing them changes anything.
+    pub(crate) node: Option<Arc<crate::NodeCpus>>,
 }
 
 /// What jobs on a GPU share.

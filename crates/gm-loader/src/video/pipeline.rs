@@ -52,7 +52,12 @@ impl ClipEpoch<'_> {
         let (shared2, decoders, stop2) = (shared.clone(), decoders.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("gm-loader-clips".into())
-            .spawn(move || order_jobs(jobs, limits, &shared2, &decoders, epoch, &tx, &stop2))
+            .spawn(move || {
+                if let Some(n) = &shared2.node {
+                    n.pin_current_thread();
+                }
+                order_jobs(jobs, limits, &shared2, &decoders, epoch, &tx, &stop2)
+            })
             .ok();
         ClipEpoch {
             rx: Some(rx),
