@@ -407,3 +407,88 @@ fn batch_shape(n: usize, spec: &OutputSpec) -> Vec<usize> {
         crate::Layout::Hwc => vec![n, h, w, c],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::targets::BoxFormat;
+    use crate::{HorizontalFlip, Resize};
+
+    fn chain() -> Compose {
+        Compose::new()
+            .then(Resize::Shorter(8))
+            .then(HorizontalFlip(1.0))
+    }
+
+    /// Images of two shapes come out in two sizes, laid one after the other; each image's
+    /// bytes are what it gives alone.
+    #[test]
+    fn images_of_many_sizes_are_laid_one_after_the_other() {
+        let sizes = [(16, 12), (10, 20), (16, 12)];
+        let planned = plan_batch(&chain(), None, &sizes, (1, 2), &[0, 1, 2], &[]).unwrap();
+        assert!(!Planned::stacks(&planned));
+        assert!(Planned::stacks(&[planned[0].clone(), planned[2].clone()]));
+        let (slots, offsets) = ragged_slots(&planned);
+        let bytes: Vec<usize> = planned.iter().map(|p| p.spec.image_bytes()).collect();
+        assert_eq!(offsets, vec![0, bytes[0], bytes[0] + bytes[1]]);
+        assert_eq!((slots[1].width, slots[1].height), (8, 16));
+        check_ragged(&planned).unwrap();
+        let pixels: Vec<u8> = (0..16 * 12 * 3).map(|i| (i * 7 % 251) as u8).collect();
+        let src = HostImage::rgb8(&pixels, 16, 12);
+        let mut alone = vec![0u8; bytes[0]];
+        apply_host(&src, &planned[0], &mut alone);
+        let mut again = vec![0u8; bytes[2]];
+        apply_host(&src, &planned[2], &mut again);
+        assert_eq!(alone, again, "a deterministic chain, the same pixels");
+        // Mirrored: the first output column is the resized image's last.
+        let mut unflipped = vec![0u8; bytes[0]];
+        let plain = Compose::new().then(Resize::Shorter(8));
+        let p = plan_batch(&plain, None, &[(16, 12)], (1, 2), &[0], &[]).unwrap();
+        apply_host(&src, &p[0], &mut unflipped);
+        let (w, h) = (10, 8);
+        let hwc = p[0].spec.layout == crate::Layout::Hwc;
+        for c in 0..3 {
+            for y in 0..h {
+                for x in 0..w {
+                    let at = |x: usize| {
+                        if hwc {
+                            (y * w + x) * 3 + c
+                        } else {
+                            c * w * h + y * w + x
+                        }
+                    };
+                    assert_eq!(alone[at(x)], unflipped[at(w - 1 - x)], "({x}, {y}, {c})");
+                }
+            }
+        }
+    }
+
+    /// Boxes move with their image and an object's parts must agree in number.
+    #[test]
+    fn targets_move_and_disagreeing_counts_are_refused() {
+        let planned = plan_batch(&chain(), None, &[(16, 12)], (0, 0), &[5], &[]).unwrap();
+        let boxes =
+            BoundingBoxes::new(BoxFormat::Xyxy, (16, 12), vec![[0.0, 0.0, 4.0, 6.0]]).unwrap();
+        let t = Targets {
+            boxes: Some(boxes),
+            ..Targets::default()
+        };
+        let moved = move_targets(0, &planned[0].post.geometry, &t).unwrap();
+        assert_eq!(moved.kept, vec![true]);
+        assert_eq!(moved.canvas, (10, 8));
+        let b = moved.boxes.unwrap().boxes[0];
+        // Scaled by 10/16 and 8/12, then mirrored on a canvas 10 wide.
+        assert_eq!(b, [10.0 - 2.5, 0.0, 10.0, 4.0]);
+        let two_masks = Targets {
+            masks: vec![Mask::default(), Mask::default()],
+            ..t
+        };
+        let err = move_targets(3, &planned[0].post.geometry, &two_masks).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("image 3's targets: the counts differ"),
+            "{err}"
+        );
+    }
+}
