@@ -191,7 +191,10 @@ impl Batch<'_> {
             .iter()
             .zip(targets)
             .enumerate()
-            .map(|(i, (p, t))| move_targets(i, &p.post.geometry, t).map_err(apply_error))
+            .map(|(index, (p, t))| {
+                move_targets(&p.post.geometry, t)
+                    .map_err(|source| apply_error(ApplyError::Targets { index, source }))
+            })
             .collect::<PyResult<Vec<_>>>()
             .map(Some)
     }
@@ -200,32 +203,32 @@ impl Batch<'_> {
 fn parse_targets(args: &[TargetArgs<'_>]) -> PyResult<Vec<Targets>> {
     args.iter()
         .enumerate()
-        .map(|(i, a)| {
-            parse_target(a).map_err(|e| PyValueError::new_err(format!("target {i}: {e}")))
-        })
+        .map(|(i, a)| parse_target(i, a))
         .collect()
 }
 
-fn parse_target((boxes, masks, keypoints): &TargetArgs<'_>) -> Result<Targets, String> {
-    let err = |e: gm_transforms::targets::TargetError| e.to_string();
+/// Target `i` as `gm/_apply.py` hands it over; a bad one is a `ValueError` naming it.
+fn parse_target(i: usize, (boxes, masks, keypoints): &TargetArgs<'_>) -> PyResult<Targets> {
+    let bad = |why: String| PyValueError::new_err(format!("target {i}: {why}"));
     let mut t = Targets::default();
     if let Some((rows, format)) = boxes {
         let format = match format.as_str() {
             "XYXY" => BoxFormat::Xyxy,
             "XYWH" => BoxFormat::Xywh,
             "CXCYWH" => BoxFormat::Cxcywh,
-            other => return Err(format!("box format {other:?}: XYXY, XYWH or CXCYWH")),
+            other => return Err(bad(format!("box format {other:?}: XYXY, XYWH or CXCYWH"))),
         };
-        t.boxes = Some(BoundingBoxes::new(format, (0, 0), rows.clone()).map_err(err)?);
+        let b = BoundingBoxes::new(format, (0, 0), rows.clone());
+        t.boxes = Some(b.map_err(|e| bad(e.to_string()))?);
     }
     if let Some((n, h, w, bytes)) = masks {
         let plane = *h as usize * *w as usize;
         let bytes = bytes.as_bytes();
         if bytes.len() != n * plane {
-            return Err(format!(
+            return Err(bad(format!(
                 "{} mask bytes for {n} masks of {w}x{h}",
                 bytes.len()
-            ));
+            )));
         }
         t.masks = bytes
             .chunks(plane.max(1))
@@ -238,7 +241,8 @@ fn parse_target((boxes, masks, keypoints): &TargetArgs<'_>) -> Result<Targets, S
             .collect();
     }
     if let Some((points, visible, per)) = keypoints {
-        t.keypoints = Some(KeyPoints::new((0, 0), points.clone(), visible.clone()).map_err(err)?);
+        let k = KeyPoints::new((0, 0), points.clone(), visible.clone());
+        t.keypoints = Some(k.map_err(|e| bad(e.to_string()))?);
         t.keypoints_per_object = *per;
     }
     Ok(t)
@@ -251,14 +255,13 @@ fn moved_dict<'py>(py: Python<'py>, m: &MovedTargets) -> PyResult<Bound<'py, PyD
     if let Some(b) = &m.boxes {
         d.set_item("boxes", &b.boxes)?;
     }
-    if !m.masks.is_empty() || m.kept.iter().all(|k| !k) {
-        let bytes: Vec<u8> = m
-            .masks
-            .iter()
-            .flat_map(|x| x.data.iter().copied())
-            .collect();
-        d.set_item("masks", (m.masks.len(), PyBytes::new(py, &bytes)))?;
-    }
+    // Read only where the caller gave masks.
+    let bytes: Vec<u8> = m
+        .masks
+        .iter()
+        .flat_map(|x| x.data.iter().copied())
+        .collect();
+    d.set_item("masks", (m.masks.len(), PyBytes::new(py, &bytes)))?;
     if let Some(k) = &m.keypoints {
         d.set_item("keypoints", (&k.points, &k.visible))?;
     }

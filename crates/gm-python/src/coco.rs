@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use gm_loader::coco::{CocoDataset as RustCoco, CocoShardsError, CocoTargets, EmptyImages};
+use gm_transforms::apply::{MovedTargets, Targets};
 use gm_transforms::targets::{BoundingBoxes, KeyPoints, Mask, TargetGeometry, kept_objects};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -124,7 +125,8 @@ impl CocoDataset {
 /// batch's images move theirs on several threads) and turned into a dict after.
 pub(crate) struct MovedCoco {
     image_id: i64,
-    boxes: BoundingBoxes,
+    /// Always there: every image's boxes are given to the move.
+    boxes: Option<BoundingBoxes>,
     labels: Vec<i64>,
     /// The kept objects' masks, object after object, on the output canvas; empty bytes
     /// where the loader moved them (`into_dict` is then given them).
@@ -154,29 +156,27 @@ pub(crate) fn move_targets(
         source,
     };
     // Objects a FixedSizeCrop left empty or a SanitizeBoundingBoxes dropped go with their
-    // labels, masks and keypoints.
-    let kept = g.kept(&t.boxes).map_err(fail)?;
-    let mut boxes = g.boxes(&t.boxes).map_err(fail)?;
-    boxes.boxes = kept_objects(&boxes.boxes, &kept, 1);
+    // labels, masks and keypoints. The masks are decoded only for the objects kept.
+    let parts = Targets {
+        boxes: Some(t.boxes.clone()),
+        masks: Vec::new(),
+        keypoints: t.keypoints.clone(),
+        keypoints_per_object: t.keypoints_per_object,
+    };
+    let MovedTargets {
+        kept,
+        boxes,
+        keypoints,
+        ..
+    } = gm_transforms::apply::move_targets(g, &parts).map_err(fail)?;
     let masks = match &t.masks {
         Some(m) => {
-            let kept_masks = kept_objects(m, &kept, 1);
             let mut bytes = Vec::new();
-            for r in &kept_masks {
+            for r in kept_objects(m, &kept, 1) {
                 let moved: Mask = g.mask(&r.to_mask()).map_err(fail)?;
                 bytes.extend_from_slice(&moved.data);
             }
             Some((kept.iter().filter(|k| **k).count(), bytes))
-        }
-        None => None,
-    };
-    let keypoints = match &t.keypoints {
-        Some(k) => {
-            let mut moved = g.keypoints(k).map_err(fail)?;
-            let per = t.keypoints_per_object;
-            moved.points = kept_objects(&moved.points, &kept, per);
-            moved.visible = kept_objects(&moved.visible, &kept, per);
-            Some((moved, per))
         }
         None => None,
     };
@@ -185,7 +185,7 @@ pub(crate) fn move_targets(
         boxes,
         labels: kept_objects(&t.labels, &kept, 1),
         masks,
-        keypoints,
+        keypoints: keypoints.map(|k| (k, t.keypoints_per_object)),
         crowd_boxes: g.boxes(&t.crowd_boxes).map_err(fail)?,
         crowd_labels: t.crowd_labels,
         canvas: g.canvas(),
@@ -202,7 +202,9 @@ impl MovedCoco {
     ) -> PyResult<Py<PyDict>> {
         let d = PyDict::new(py);
         d.set_item("image_id", self.image_id)?;
-        d.set_item("boxes", boxes(py, &self.boxes)?)?;
+        if let Some(b) = &self.boxes {
+            d.set_item("boxes", boxes(py, b)?)?;
+        }
         d.set_item("labels", labels(py, &self.labels)?)?;
         if let (Some(_), Some(m)) = (&self.masks, masks) {
             d.set_item("masks", m)?;

@@ -48,14 +48,6 @@ pub enum ApplyError {
         /// Why.
         source: TargetError,
     },
-    /// Image `index`'s boxes, masks and keypoints count different objects.
-    #[error("image {index}'s targets: {what}")]
-    Objects {
-        /// Position in the batch.
-        index: usize,
-        /// The counts that disagree.
-        what: String,
-    },
     /// A step that needs one output size, in a call whose images come out in several.
     #[error(
         "{step} runs on batches of one size, and these images come out in several sizes: end \
@@ -214,22 +206,21 @@ pub struct MovedTargets {
     pub keypoints: Option<KeyPoints>,
 }
 
-/// Image `index`'s `targets` moved through the `geometry` its plan recorded
-/// ([`Planned::post`]), exactly as a loader moves a dataset's targets.
+/// `targets` moved through the `geometry` an image's plan recorded ([`Planned::post`]),
+/// exactly as the loaders move a dataset's targets: the objects the geometry drops go with
+/// their masks and keypoints.
 pub fn move_targets(
-    index: usize,
     geometry: &TargetGeometry,
     targets: &Targets,
-) -> Result<MovedTargets, ApplyError> {
-    let objects = object_count(index, targets)?;
-    let at = |source| ApplyError::Targets { index, source };
+) -> Result<MovedTargets, TargetError> {
+    let objects = object_count(targets)?;
     let kept = match &targets.boxes {
-        Some(b) => geometry.kept(b).map_err(at)?,
+        Some(b) => geometry.kept(b)?,
         None => vec![true; objects],
     };
     let boxes = match &targets.boxes {
         Some(b) => {
-            let mut moved = geometry.boxes(b).map_err(at)?;
+            let mut moved = geometry.boxes(b)?;
             moved.boxes = kept_objects(&moved.boxes, &kept, 1);
             Some(moved)
         }
@@ -237,11 +228,11 @@ pub fn move_targets(
     };
     let mut masks = Vec::new();
     for (m, _) in targets.masks.iter().zip(&kept).filter(|(_, k)| **k) {
-        masks.push(geometry.mask(m).map_err(at)?);
+        masks.push(geometry.mask(m)?);
     }
     let keypoints = match &targets.keypoints {
         Some(k) => {
-            let mut moved = geometry.keypoints(k).map_err(at)?;
+            let mut moved = geometry.keypoints(k)?;
             let per = targets.keypoints_per_object;
             moved.points = kept_objects(&moved.points, &kept, per);
             moved.visible = kept_objects(&moved.visible, &kept, per);
@@ -259,7 +250,7 @@ pub fn move_targets(
 }
 
 /// The objects `t` describes, or why its parts disagree.
-fn object_count(index: usize, t: &Targets) -> Result<usize, ApplyError> {
+fn object_count(t: &Targets) -> Result<usize, TargetError> {
     let per = t.keypoints_per_object.max(1);
     let mut counts: Vec<(&str, usize)> = Vec::new();
     if let Some(b) = &t.boxes {
@@ -270,8 +261,7 @@ fn object_count(index: usize, t: &Targets) -> Result<usize, ApplyError> {
     }
     if let Some(k) = &t.keypoints {
         if k.points.len() % per != 0 {
-            return Err(ApplyError::Objects {
-                index,
+            return Err(TargetError::Objects {
                 what: format!("{} keypoints are not {per} per object", k.points.len()),
             });
         }
@@ -279,8 +269,7 @@ fn object_count(index: usize, t: &Targets) -> Result<usize, ApplyError> {
     }
     let n = counts.first().map_or(0, |c| c.1);
     if counts.iter().any(|c| c.1 != n) {
-        return Err(ApplyError::Objects {
-            index,
+        return Err(TargetError::Objects {
             what: format!("the counts differ: {counts:?}"),
         });
     }
@@ -351,8 +340,7 @@ impl DeviceChain {
         let total: usize = planned.iter().map(|p| p.spec.image_bytes()).sum();
         let elems = total / first.spec.dtype.size();
         let out = Tensor::empty(&self.pool, stream, &[elems], first.spec.dtype)?;
-        let ops: Vec<FusedOp> = planned.iter().map(|p| p.op).collect();
-        let pre: Vec<&[PrePass]> = planned.iter().map(|p| p.post.pre.as_slice()).collect();
+        let (ops, pre) = passes(planned);
         let specs: Vec<OutputSpec> = planned.iter().map(|p| p.spec).collect();
         self.fused
             .run_slots(stream, images, &pre, &ops, &specs, &slots, &out, &[])?;
@@ -374,8 +362,7 @@ impl DeviceChain {
         let spec = first.spec;
         let n = planned.len();
         let out = Tensor::empty(&self.pool, stream, &batch_shape(n, &spec), spec.dtype)?;
-        let ops: Vec<FusedOp> = planned.iter().map(|p| p.op).collect();
-        let pre: Vec<&[PrePass]> = planned.iter().map(|p| p.post.pre.as_slice()).collect();
+        let (ops, pre) = passes(planned);
         let blurs: Vec<Option<Blur>> = planned.iter().map(|p| p.post.blur).collect();
         if blurs.iter().any(Option::is_some) {
             let fspec = Blur::fused_spec(&spec);
@@ -397,6 +384,14 @@ impl DeviceChain {
         }
         Ok(out)
     }
+}
+
+/// Each image's final fused pass and the pre-passes before it, as the kernel takes them.
+fn passes(planned: &[Planned]) -> (Vec<FusedOp>, Vec<&[PrePass]>) {
+    planned
+        .iter()
+        .map(|p| (p.op, p.post.pre.as_slice()))
+        .unzip()
 }
 
 /// `[n, 3, h, w]` or `[n, h, w, 3]`, as `spec` lays an image out.
@@ -474,7 +469,7 @@ mod tests {
             boxes: Some(boxes),
             ..Targets::default()
         };
-        let moved = move_targets(0, &planned[0].post.geometry, &t).unwrap();
+        let moved = move_targets(&planned[0].post.geometry, &t).unwrap();
         assert_eq!(moved.kept, vec![true]);
         assert_eq!(moved.canvas, (10, 8));
         let b = moved.boxes.unwrap().boxes[0];
@@ -484,7 +479,8 @@ mod tests {
             masks: vec![Mask::default(), Mask::default()],
             ..t
         };
-        let err = move_targets(3, &planned[0].post.geometry, &two_masks).unwrap_err();
+        let source = move_targets(&planned[0].post.geometry, &two_masks).unwrap_err();
+        let err = ApplyError::Targets { index: 3, source };
         assert!(
             err.to_string()
                 .contains("image 3's targets: the counts differ"),

@@ -391,22 +391,6 @@ fn invalid_arguments_are_errors_before_launching() {
     kernel.run(&stream, &[img], &[op], &spec, &out, 1).unwrap();
 }
 
-/// An RGB8 image of `w` x `h` in `d`, rows packed.
-fn rgb8_source(d: &DeviceBuffer, w: u32, h: u32) -> SourceImage {
-    SourceImage {
-        data: d.device_ptr(),
-        chroma: d.device_ptr(),
-        pitch: 3 * w as usize,
-        width: w,
-        height: h,
-        format: PixelFormat::Rgb8,
-        matrix: Matrix::Bt601,
-        full_range: false,
-        orientation: Default::default(),
-        chroma_filter: Default::default(),
-    }
-}
-
 /// The committed OpenCV / torchvision resizes (see tests/references.rs), on the GPU.
 #[test]
 fn gpu_resizes_like_opencv_and_torchvision() {
@@ -420,7 +404,7 @@ fn gpu_resizes_like_opencv_and_torchvision() {
         let src = std::fs::read(common::dir().join(format!("{name}.rgb"))).unwrap();
         let mut d = DeviceBuffer::alloc(&device, src.len()).unwrap();
         stream.upload(&src, &mut d, 0).unwrap();
-        let img = rgb8_source(&d, w, h);
+        let img = SourceImage::rgb8(d.device_ptr(), w, h);
         for (mode, ow, oh, libs) in common::CASES {
             let spec = common::spec(mode, ow, oh);
             let out = Tensor::empty(
@@ -801,7 +785,7 @@ fn gpu_resizes_uint8_exactly_like_torchvision() {
     for case in &all {
         let mut d = DeviceBuffer::alloc(&device, case.input.len()).unwrap();
         stream.upload(&case.input, &mut d, 0).unwrap();
-        let img = rgb8_source(&d, w, h);
+        let img = SourceImage::rgb8(d.device_ptr(), w, h);
         let (ow, oh) = case.size;
         let spec = OutputSpec {
             dtype: DType::U8,

@@ -336,6 +336,12 @@ pub enum TargetError {
         /// The step's name.
         step: &'static str,
     },
+    /// One image's boxes, masks and keypoints count different objects.
+    #[error("{what}")]
+    Objects {
+        /// The counts that disagree.
+        what: String,
+    },
     /// A box or point value is not finite, or a size is negative.
     #[error("{what} {index}: {values:?} is not a valid {kind}")]
     Value {
