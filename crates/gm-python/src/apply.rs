@@ -1,6 +1,7 @@
 //! `gm.transforms.Compose(...)(images)`: a chain run on images the caller holds, in GPU memory
 //! (any DLPack producer: PyTorch, CuPy, DALI, torchcodec) or in host memory, each image with
-//! its own draws. `gm/transforms.py` brings the images to interleaved RGB (HWC) and back.
+//! its own draws. `gm/_apply.py` views the images as `[H, W, 3]` (planes or interleaved) and
+//! brings the output back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -88,8 +89,8 @@ type TargetArgs<'py> = (
 );
 
 /// Runs `transforms` (a gm chain) on `images`, image `i` drawn from `(seed, epoch,
-/// indices[i])`. On GPU `device`: each image is a DLPack tensor on it, uint8 `[H, W, 3]`
-/// with rows of any pitch; on the host (`device=None`): each is `(bytes, height, width)` of
+/// indices[i])`. On GPU `device`: each item is a DLPack tensor on it, uint8 `[H, W, 3]` or a
+/// `[B, H, W, 3]` batch, channels-last or a view of planes, rows of any pitch; on the host (`device=None`): each is `(bytes, height, width)` of
 /// packed RGB. Returns one `[B, C, H, W]` (or HWC) tensor on the same device (`single`: its
 /// one image); with `targets` (one per image), `(tensor, moved)`, each image's targets moved
 /// with it as a dict of `kept`, `canvas` and the moved `boxes`, `masks`, `keypoints`.
@@ -107,12 +108,8 @@ pub(crate) fn apply_transforms<'py>(
     single: bool,
     targets: Option<Vec<TargetArgs<'py>>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if images.is_empty() || images.len() != indices.len() {
-        return Err(PyValueError::new_err(format!(
-            "{} images and {} indices: give one index per image, at least one image",
-            images.len(),
-            indices.len()
-        )));
+    if images.is_empty() {
+        return Err(PyValueError::new_err("no images: give at least one"));
     }
     let (chain, erasing) = crate::image_loader::plan_steps_erasing(py, Some(transforms))?;
     let mut batch = Batch {
@@ -152,6 +149,13 @@ impl Batch<'_> {
     /// Plans images of `sizes` (width, height), their boxes given to steps that draw from them
     /// (and put on their image's canvas).
     fn plan(&mut self, sizes: &[(u32, u32)]) -> PyResult<Vec<Planned>> {
+        if sizes.len() != self.indices.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} images and {} indices: give one index per image",
+                sizes.len(),
+                self.indices.len()
+            )));
+        }
         for (t, &size) in self.targets.iter_mut().flatten().zip(sizes) {
             if let Some(b) = &mut t.boxes {
                 b.canvas = size;
@@ -378,7 +382,7 @@ fn on_device(
     let mut sources = Vec::with_capacity(images.len());
     for (i, img) in images.iter().enumerate() {
         let t = import(img, device, stream).map_err(|e| at_image(py, i, e))?;
-        sources.push(source_of(&t).map_err(|e| at_image(py, i, e))?);
+        sources.extend(sources_of(&t).map_err(|e| at_image(py, i, e))?);
         imports.push(t);
     }
     let sizes: Vec<(u32, u32)> = sources.iter().map(|s| (s.width, s.height)).collect();
@@ -429,23 +433,51 @@ fn import(img: &Bound<'_, PyAny>, device: &Device, stream: &Stream) -> PyResult<
     )))
 }
 
-/// A uint8 `[H, W, 3]` tensor whose pixels are packed within each row, as a kernel source.
-fn source_of(t: &gm_cuda::Tensor) -> PyResult<SourceImage> {
+/// A uint8 `[H, W, 3]` tensor, or a `[B, H, W, 3]` batch of them (one import for the whole
+/// batch), as kernel sources.
+fn sources_of(t: &gm_cuda::Tensor) -> PyResult<Vec<SourceImage>> {
     let (shape, strides) = (t.shape(), t.strides());
-    if t.dtype() != gm_cuda::DType::U8 || shape.len() != 3 || shape[2] != 3 {
-        return Err(PyValueError::new_err(format!(
-            "a {:?} tensor of shape {shape:?}: images are uint8 [H, W, 3] here \
+    let refuse = || {
+        PyValueError::new_err(format!(
+            "a {:?} tensor of shape {shape:?}: images are uint8 [H, W, 3] or [B, H, W, 3] here \
              (gm.transforms brings [3, H, W] to that)",
             t.dtype()
-        )));
+        ))
+    };
+    if t.dtype() != gm_cuda::DType::U8 || shape.last() != Some(&3) {
+        return Err(refuse());
     }
-    if strides[2] != 1 || strides[1] != 3 || strides[0] < 3 * shape[1] as isize {
-        return Err(PyValueError::new_err(format!(
-            "strides {strides:?}: each row's pixels must be packed RGB (call .contiguous())"
-        )));
+    let ptr = t.data_ptr().0;
+    match (shape, strides) {
+        ([h, w, _], [sh, sw, sc]) => Ok(vec![source_of(ptr, (*h, *w), [*sh, *sw, *sc])?]),
+        ([b, h, w, _], [sb, sh, sw, sc]) if *sb >= 0 => (0..*b)
+            .map(|i| source_of(ptr + (i * *sb as usize) as u64, (*h, *w), [*sh, *sw, *sc]))
+            .collect(),
+        _ => Err(refuse()),
     }
-    let (h, w) = (shape[0] as u32, shape[1] as u32);
-    let mut src = SourceImage::rgb8(t.data_ptr(), w, h);
-    src.pitch = strides[0] as usize;
-    Ok(src)
+}
+
+/// The image of `size` (H, W) at `ptr` with byte strides (row, column, channel): channels-last
+/// (each row's pixels packed RGB) or planes (each plane's rows packed), read where it lies.
+fn source_of(ptr: u64, (h, w): (usize, usize), strides: [isize; 3]) -> PyResult<SourceImage> {
+    let [row, column, channel] = strides;
+    let data = gm_cuda::DevicePtr(ptr);
+    if column == 3 && channel == 1 && row >= 3 * w as isize {
+        let mut src = SourceImage::rgb8(data, w as u32, h as u32);
+        src.pitch = row as usize;
+        return Ok(src);
+    }
+    if column == 1 && row >= w as isize && channel >= 0 {
+        return Ok(SourceImage::rgb8_planar(
+            data,
+            channel as usize,
+            row as usize,
+            w as u32,
+            h as u32,
+        ));
+    }
+    Err(PyValueError::new_err(format!(
+        "strides {strides:?}: each row's pixels must be packed, as RGB triples or as planes \
+         (call .contiguous())"
+    )))
 }

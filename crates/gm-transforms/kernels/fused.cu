@@ -28,12 +28,12 @@
 
 struct GmFusedParams {
     unsigned long long src;         // RGB/BGR interleaved, or the luma plane
-    unsigned long long src_chroma;  // interleaved UV plane (the NV and P formats)
+    unsigned long long src_chroma;  // interleaved UV plane (the NV and P formats); planar RGB's G plane (B as far past it)
     unsigned long long dst;         // this image's slot in the batch tensor
     unsigned long long stats;       // this image's statistics, one group per stats op (colour.cuh)
     int src_pitch;                  // bytes between rows (both planes)
     int src_w, src_h;
-    int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416
+    int format;                     // 0 RGB8, 1 BGR8, 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416, 8 planar RGB8
     int bit_depth;                  // bits per sample of P content (10, 12, 16)
     int matrix;                     // 0 BT.601, 1 BT.709, 2 BT.2020
     int full_range;
@@ -164,6 +164,15 @@ __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, 
         rgb[0] = p.format == 0 ? a : c;
         rgb[1] = b;
         rgb[2] = p.format == 0 ? c : a;
+        return;
+    }
+    if (p.format == 8) {
+        long long at = (long long)y * p.src_pitch + x;
+        unsigned long long plane = p.src_chroma - p.src;
+        const unsigned char* r = (const unsigned char*)p.src;
+        rgb[0] = r[at];
+        rgb[1] = r[plane + at];
+        rgb[2] = r[2 * plane + at];
         return;
     }
     // Semi-planar: 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416 (odd: 16-bit samples).

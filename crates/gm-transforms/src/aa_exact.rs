@@ -111,7 +111,7 @@ pub fn applies(
     spec.interp == Interp::Antialias
         && op.warp.is_none()
         && op.pad.is_none()
-        && matches!(format, PixelFormat::Rgb8 | PixelFormat::Bgr8)
+        && format.is_rgb()
         && whole(c.x)
         && whole(c.y)
         && whole(c.w)

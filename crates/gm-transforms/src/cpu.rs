@@ -53,6 +53,24 @@ impl<'a> HostImage<'a> {
         }
     }
 
+    /// Three RGB planes in `data` (`[3, H, W]`), rows `pitch` bytes apart and planes `plane`
+    /// bytes apart: the host twin of [`SourceImage::rgb8_planar`].
+    ///
+    /// [`SourceImage::rgb8_planar`]: crate::SourceImage::rgb8_planar
+    pub fn rgb8_planar(
+        data: &'a [u8],
+        plane: usize,
+        pitch: usize,
+        width: u32,
+        height: u32,
+    ) -> HostImage<'a> {
+        HostImage {
+            pitch,
+            format: PixelFormat::Rgb8Planar { plane },
+            ..HostImage::rgb8(data, width, height)
+        }
+    }
+
     /// The same image with its chroma brought to luma resolution by `upsampling`.
     pub fn with_chroma(self, upsampling: ChromaFilter) -> HostImage<'a> {
         HostImage {
@@ -195,6 +213,10 @@ fn fetch(p: &HostImage<'_>, win: &Window, x: i64, y: i64) -> [f32; 3] {
 }
 
 fn fetch_rgb(p: &HostImage<'_>, x: usize, y: usize) -> [f32; 3] {
+    if let PixelFormat::Rgb8Planar { plane } = p.format {
+        let i = y * p.pitch + x;
+        return [0, 1, 2].map(|c| f32::from(p.data[c * plane + i]));
+    }
     let Some(((sx, sy), bps)) = p.format.semi_planar() else {
         let i = y * p.pitch + 3 * x;
         let (a, b, c) = (
@@ -769,6 +791,68 @@ mod tests {
             &mut out,
         );
         assert_eq!(&out[..3], &[40, 0, 7], "first pixel is the last of the row");
+    }
+
+    #[test]
+    fn planar_rgb_reads_as_its_interleaved_twin() {
+        let (w, h) = (23u32, 17u32);
+        let img = rgb_image(w, h, |x, y| {
+            [
+                (x * 11 + y) as u8,
+                (y * 13 + x * x) as u8,
+                (x * y + 5) as u8,
+            ]
+        });
+        // Planes padded: rows of 29 bytes, planes 700 bytes apart (17 rows take 493).
+        let (pitch, plane) = (29usize, 700usize);
+        let mut planes = vec![0u8; 2 * plane + pitch * h as usize];
+        for (i, px) in img.chunks(3).enumerate() {
+            let (x, y) = (i % w as usize, i / w as usize);
+            for (c, &v) in px.iter().enumerate() {
+                planes[c * plane + y * pitch + x] = v;
+            }
+        }
+        let planar = HostImage::rgb8_planar(&planes, plane, pitch, w, h);
+        let op = FusedOp {
+            crop: Crop {
+                x: 1.5,
+                y: 2.0,
+                w: 19.25,
+                h: 13.0,
+            },
+            flip_h: true,
+            flip_v: false,
+            pad: None,
+            colour: colour::ColourOps::NONE,
+            warp: None,
+        };
+        for interp in [
+            Interp::Nearest,
+            Interp::Bilinear,
+            Interp::Bicubic,
+            Interp::Antialias,
+        ] {
+            let s = OutputSpec {
+                interp,
+                ..spec(9, 7, DType::U8)
+            };
+            let (mut want, mut got) = (vec![0u8; 9 * 7 * 3], vec![0u8; 9 * 7 * 3]);
+            fused(&host(&img, w, h), &op, &s, &mut want);
+            fused(&planar, &op, &s, &mut got);
+            assert_eq!(got, want, "{interp:?}");
+        }
+        // Planes 0 bytes apart: one grey plane broadcast to three channels.
+        let grey = HostImage::rgb8_planar(&planes[..pitch * h as usize], 0, pitch, w, h);
+        let mut out = vec![0u8; w as usize * h as usize * 3];
+        let whole = FusedOp {
+            crop: Crop::full(w, h),
+            flip_h: false,
+            ..op
+        };
+        fused(&grey, &whole, &spec(w, h, DType::U8), &mut out);
+        for (px, want) in out.chunks(3).zip(img.chunks(3)) {
+            assert_eq!(px, [want[0]; 3]);
+        }
     }
 
     #[test]

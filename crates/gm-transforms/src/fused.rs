@@ -185,13 +185,19 @@ pub(crate) fn params(
         PixelFormat::P216 { .. } => 5,
         PixelFormat::Nv24 => 6,
         PixelFormat::P416 { .. } => 7,
+        PixelFormat::Rgb8Planar { .. } => 8,
+    };
+    // Planar RGB's G plane goes where the NV formats' chroma plane does; B lies as far past G.
+    let second = match src.format {
+        PixelFormat::Rgb8Planar { plane } => src.data.0 + plane as u64,
+        _ => src.chroma.0,
     };
     let bit_depth = i32::from(src.format.bit_depth());
     let (shown_w, shown_h) = src.displayed_size();
     let (win, valid, fill) = op.windows(shown_w, shown_h);
     GmFusedParams {
         src: src.data.0,
-        src_chroma: src.chroma.0,
+        src_chroma: second,
         dst,
         stats,
         src_pitch: src.pitch as i32,
@@ -274,12 +280,7 @@ fn validate(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Result<()> {
             src.width, src.height, spec.width, spec.height
         ));
     }
-    // The wider of the two planes' rows (4:4:4's interleaved chroma row is twice luma's).
-    let row = match src.format.semi_planar() {
-        None => 3 * src.width as usize,
-        Some(((0, _), bps)) => 2 * bps * src.width as usize,
-        Some((_, bps)) => bps * src.width as usize,
-    };
+    let row = src.format.row_bytes(src.width);
     if src.pitch < row {
         return bad(format!(
             "pitch {} is less than a row of {row} bytes",

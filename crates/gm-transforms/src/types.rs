@@ -34,6 +34,13 @@ pub enum PixelFormat {
         /// Bits per sample of the content.
         bit_depth: u8,
     },
+    /// Three 8-bit planes R, G, B (torchvision's `[3, H, W]` uint8 images), each row `pitch`
+    /// bytes after the last; the G plane starts `plane` bytes after R and B `plane` after G.
+    /// Any spacing works, 0 included (one grey plane broadcast, as `expand` makes it).
+    Rgb8Planar {
+        /// Bytes from one plane's first pixel to the next plane's.
+        plane: usize,
+    },
 }
 
 impl PixelFormat {
@@ -41,13 +48,31 @@ impl PixelFormat {
     /// is subsampled, as shifts of (x, y), and bytes a sample; `None` for RGB.
     pub fn semi_planar(self) -> Option<((u32, u32), usize)> {
         match self {
-            PixelFormat::Rgb8 | PixelFormat::Bgr8 => None,
+            PixelFormat::Rgb8 | PixelFormat::Bgr8 | PixelFormat::Rgb8Planar { .. } => None,
             PixelFormat::Nv12 => Some(((1, 1), 1)),
             PixelFormat::P016 { .. } => Some(((1, 1), 2)),
             PixelFormat::Nv16 => Some(((1, 0), 1)),
             PixelFormat::P216 { .. } => Some(((1, 0), 2)),
             PixelFormat::Nv24 => Some(((0, 0), 1)),
             PixelFormat::P416 { .. } => Some(((0, 0), 2)),
+        }
+    }
+
+    /// Whether the pixels are 8-bit RGB (interleaved either way round, or planar).
+    pub fn is_rgb(self) -> bool {
+        self.semi_planar().is_none()
+    }
+
+    /// Bytes of one row's pixels in the first plane: three a pixel interleaved, one planar,
+    /// and for the NV and P formats the wider of the two planes' rows (4:4:4's interleaved
+    /// chroma row is twice luma's).
+    pub fn row_bytes(self, width: u32) -> usize {
+        let w = width as usize;
+        match self.semi_planar() {
+            None if matches!(self, PixelFormat::Rgb8Planar { .. }) => w,
+            None => 3 * w,
+            Some(((0, _), bps)) => 2 * bps * w,
+            Some((_, bps)) => bps * w,
         }
     }
 
@@ -221,6 +246,22 @@ impl SourceImage {
             full_range: true,
             orientation: Orientation::STORED,
             chroma_filter: ChromaFilter::default(),
+        }
+    }
+
+    /// An RGB u8 image held as three planes (`[3, H, W]`) at `data`, rows `pitch` bytes apart
+    /// and planes `plane` bytes apart: read where it lies, with no channels-last copy.
+    pub fn rgb8_planar(
+        data: DevicePtr,
+        plane: usize,
+        pitch: usize,
+        width: u32,
+        height: u32,
+    ) -> SourceImage {
+        SourceImage {
+            pitch,
+            format: PixelFormat::Rgb8Planar { plane },
+            ..SourceImage::rgb8(data, width, height)
         }
     }
 }

@@ -55,7 +55,8 @@ impl Case {
 fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
     let (width, height) = sizes[rng.random_range(0..sizes.len())];
     let depth = if rng.random_bool(0.5) { 10 } else { 16 };
-    let format = match rng.random_range(0..8) {
+    let format = match rng.random_range(0..9) {
+        8 => PixelFormat::Rgb8Planar { plane: 0 },
         0 => PixelFormat::Rgb8,
         1 => PixelFormat::Bgr8,
         2 => PixelFormat::Nv12,
@@ -67,14 +68,27 @@ fn random_case(rng: &mut StdRng, sizes: &[(u32, u32)]) -> Case {
     };
     // Both planes share the pitch: the wider row (4:4:4's chroma row is twice luma's).
     let (row, chroma_rows) = match format.semi_planar() {
-        None => (3 * width as usize, 0),
+        None => (format.row_bytes(width), 0),
         Some(((sx, sy), bps)) => (
             2 * bps * (width as usize).div_ceil(1 << sx),
             (height as usize).div_ceil(1 << sy),
         ),
     };
     let pitch = row + 2 * rng.random_range(0..9);
-    let mut data = vec![0u8; pitch * height as usize];
+    // Planar RGB: planes a little more than a plane apart, or all one plane (a grey image
+    // broadcast to three channels).
+    let format = match format {
+        PixelFormat::Rgb8Planar { .. } if rng.random_bool(0.2) => format,
+        PixelFormat::Rgb8Planar { .. } => PixelFormat::Rgb8Planar {
+            plane: pitch * height as usize + rng.random_range(0..64),
+        },
+        f => f,
+    };
+    let planes = match format {
+        PixelFormat::Rgb8Planar { plane } => 2 * plane,
+        _ => 0,
+    };
+    let mut data = vec![0u8; planes + pitch * height as usize];
     rng.fill_bytes(&mut data);
     let mut chroma = vec![0u8; pitch * chroma_rows.max(1)];
     rng.fill_bytes(&mut chroma);

@@ -1,9 +1,9 @@
 """Bringing caller-held images to the fused chain and back (``Transform.__call__``).
 
-The kernel reads interleaved RGB (``[H, W, 3]``) rows, from GPU memory through DLPack or from
-host bytes; torchvision's ``[3, H, W]`` tensors are made channels-last first (one copy on the
-caller's stream), and the output comes back in the caller's array type, ordered after gm's
-launch on the caller's current stream.
+The kernel reads RGB rows from GPU memory through DLPack, interleaved (``[H, W, 3]``) or as
+torchvision's ``[3, H, W]`` planes, where they lie; host images go as interleaved bytes. The
+output comes back in the caller's array type, ordered after gm's launch on the caller's current
+stream.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _next_indices(transform: Any, n: int) -> List[int]:
 
 
 def _torch_items(images: Any, torch: Any) -> Tuple[List[Any], bool]:
-    """``[3, H, W]`` or ``[B, 3, H, W]`` as channels-last views, and whether one image came."""
+    """``[3, H, W]`` or ``[B, 3, H, W]`` as ``[H, W, 3]`` views, and whether one image came."""
     if images.dtype != torch.uint8:
         raise TypeError(f"images are uint8 here, not {images.dtype} (torchvision's uint8 images)")
     if images.ndim == 3:
@@ -32,14 +32,30 @@ def _torch_items(images: Any, torch: Any) -> Tuple[List[Any], bool]:
     if images.ndim == 4:
         if images.shape[1] != 3:
             raise ValueError(f"a batch of shape {tuple(images.shape)}: [B, 3, H, W] RGB")
-        return list(images.permute(0, 2, 3, 1).contiguous().unbind(0)), False
+        batch = images.permute(0, 2, 3, 1)
+        if images.is_cuda and images.shape[0] > 0 and _in_place(batch[0]) and batch.stride(0) >= 0:
+            # One [B, H, W, 3] item: gm imports the batch once, not each image.
+            return [batch], False
+        return [_hwc(x) for x in images.unbind(0)], False
     raise ValueError(f"a tensor of shape {tuple(images.shape)}: [3, H, W] or [B, 3, H, W]")
 
 
 def _hwc(t: Any) -> Any:
+    """``t`` (``[3, H, W]``) as an ``[H, W, 3]`` view the kernel reads in place (CUDA tensors
+    whose rows are packed, planar or channels-last), else as a channels-last copy."""
     if t.ndim != 3 or t.shape[0] != 3:
         raise ValueError(f"an image of shape {tuple(t.shape)}: [3, H, W] RGB")
-    return t.permute(1, 2, 0).contiguous()
+    v = t.permute(1, 2, 0)
+    return v if t.is_cuda and _in_place(v) else v.contiguous()
+
+
+def _in_place(v: Any) -> bool:
+    # Single rows or columns go as copies: exporters may rewrite a size-1 dimension's stride.
+    h, w, _ = v.shape
+    sh, sw, sc = v.stride()
+    planar = sw == 1 and sh >= w and sc >= 0
+    interleaved = sw == 3 and sc == 1 and sh >= 3 * w
+    return h > 1 and w > 1 and (planar or interleaved)
 
 
 def _classify(images: Any) -> Tuple[str, List[Any], bool]:
@@ -106,19 +122,24 @@ def apply(transform: Any, images: Any, targets: Any = None, *, seed: int, epoch:
     if len(devices) != 1:
         raise ValueError(f"the images are on several devices: {sorted(map(str, devices))}")
     device = devices.pop()
+    batched = kind == "torch" and len(items) == 1 and items[0].ndim == 4
+    n = items[0].shape[0] if batched else len(items)
     if indices is None:
-        indices = _next_indices(transform, len(items))
+        indices = _next_indices(transform, n)
     indices = [int(i) for i in indices]
     given = None
     if targets is not None:
         given = [targets] if isinstance(targets, dict) else list(targets)
-        if len(given) != len(items):
-            raise ValueError(f"{len(items)} images and {len(given)} targets: one dict per image")
+        if len(given) != n:
+            raise ValueError(f"{n} images and {len(given)} targets: one dict per image")
     if device is None:
         items = [_host_image(kind, x) for x in items]
     prepared = None
     if given is not None:
-        sizes = [(x[1], x[2]) if device is None else tuple(x.shape[:2]) for x in items]
+        if batched:
+            sizes = [tuple(items[0].shape[1:3])] * n
+        else:
+            sizes = [(x[1], x[2]) if device is None else tuple(x.shape[:2]) for x in items]
         prepared = [_target_args(t, i, sizes[i]) for i, t in enumerate(given)]
     out = _gm.apply_transforms(transform, items, seed=int(seed), epoch=int(epoch),
                                indices=indices, device=device, single=single, targets=prepared)
@@ -126,7 +147,7 @@ def apply(transform: Any, images: Any, targets: Any = None, *, seed: int, epoch:
     if given is not None:
         out, moved = out
     # Consuming the output orders the caller's stream after gm's launch, before the inputs
-    # (and the channels-last copies above) can be freed and reused on it.
+    # (and any channels-last copies above) can be freed and reused on it.
     if kind in ("torch", "numpy"):
         if kind == "torch":
             import torch

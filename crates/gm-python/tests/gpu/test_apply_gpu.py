@@ -142,3 +142,27 @@ def test_images_of_their_own_sizes_on_the_gpu_equal_the_cpu_twin():
             torch.testing.assert_close(m["boxes"], r["boxes"])
             shapes.add(tuple(g.shape))
     assert len(shapes) >= 3, shapes
+
+
+def test_planar_channels_last_pitched_and_strided_inputs_agree_bit_for_bit():
+    """The kernel reads [3, H, W] planes where they lie: a contiguous batch, its channels-last
+    twin, a column window of a wider batch (rows longer than the image) and a grey plane
+    broadcast by expand give what their contiguous copies give, byte for byte; a tensor
+    whose rows are not packed (every other column) is copied first and agrees too."""
+    base = torch.stack([torch.nn.functional.interpolate(chw(t)[None].float(), size=(120, 160))[0]
+                        for t in photos()]).round().to(torch.uint8).cuda()
+    wide = torch.zeros((8, 3, 120, 200), dtype=torch.uint8, device="cuda")
+    wide[..., 20:180] = base
+    sparse = torch.zeros((8, 3, 120, 320), dtype=torch.uint8, device="cuda")
+    sparse[..., ::2] = base
+    grey = base[:, :1].expand(-1, 3, -1, -1)
+    chain = T.Compose(train_u8() + [T.ToDtype(torch.float32, scale=True),
+                                    T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD)])
+    run = lambda x: chain(x, seed=9, epoch=1, indices=range(8))  # noqa: E731
+    want = run(base.contiguous())
+    for name, x in [("channels-last", base.contiguous(memory_format=torch.channels_last)),
+                    ("pitched window", wide[..., 20:180]), ("every other column", sparse[..., ::2]),
+                    ("list", list(base.unbind(0)))]:
+        assert torch.equal(run(x), want), name
+    assert torch.equal(run(grey), run(grey.contiguous()))
+    assert not torch.equal(run(grey), want)

@@ -1,0 +1,103 @@
+"""gm.transforms called on CUDA tensors the caller holds against torchvision.transforms.v2 on
+the same tensors (issue 42 item 5), same process, same GPU.
+
+Inputs: the demo photos resized to 375x500 and repeated to a [256, 3, 375, 500] uint8 CUDA
+batch (torchvision's layout), and a list of 64 CUDA images of the photos' own sizes.
+Chains:
+- "classify": RandomResizedCrop(224), RandomHorizontalFlip, ToDtype(float32, scale), Normalize.
+- "colour": the same with ColorJitter(0.4, 0.4, 0.4, 0.1) before ToDtype and RandomErasing last.
+- "detect": a list of images of many sizes through RandomHorizontalFlip and
+  RandomShortestSize((480, 512, 544, 576, 608), 1000) (a list comes back).
+torchvision draws each image's parameters when called per image (a loop, then a stack: what
+gm does in one launch) and one draw for the whole batch when called on the batch tensor
+(its fastest case, not the same augmentation). gm is also timed with a channels-last copy made
+first (what its call did before it read [3, H, W] planes in place) and on the batch as a list
+of 256 images (each imported through DLPack on its own, as every image was before a batch
+tensor was imported once).
+
+Wall time per call with torch.cuda.synchronize() after it (host planning included), median of
+15 after 3 warm-ups. Prints one JSON line per row.
+"""
+import json
+import pathlib
+import sys
+import time
+
+import torch
+from torchvision.transforms import v2
+
+import gm
+from gm import transforms as T
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def photos():
+    files = sorted((REPO / "assets" / "demo" / "images").rglob("*.jpg"))
+    imgs = gm.decode_images([f.read_bytes() for f in files], device="cpu")
+    return [torch.from_dlpack(t).permute(2, 0, 1).contiguous().cuda() for t in imgs]
+
+
+def timed(fn, reps=15):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ms = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return sorted(ms)[len(ms) // 2]
+
+
+def chains(lib):
+    norm = [lib.ToDtype(torch.float32, scale=True),
+            lib.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]
+    classify = [lib.RandomResizedCrop(224, antialias=True) if lib is v2 else lib.RandomResizedCrop(224),
+                lib.RandomHorizontalFlip()] + norm
+    colour = classify[:2] + [lib.ColorJitter(0.4, 0.4, 0.4, 0.1)] + norm + [lib.RandomErasing(0.25)]
+    detect = [lib.RandomHorizontalFlip(), lib.RandomShortestSize((480, 512, 544, 576, 608), 1000)]
+    return {"classify": lib.Compose(classify), "colour": lib.Compose(colour),
+            "detect": lib.Compose(detect)}
+
+
+def row(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def main():
+    src = photos()
+    batch = torch.stack([torch.nn.functional.interpolate(x[None].float(), size=(375, 500),
+                                                         mode="bilinear", antialias=True)[0]
+                         for x in src]).round().clamp(0, 255).to(torch.uint8)
+    batch = batch.repeat((256 + len(src) - 1) // len(src), 1, 1, 1)[:256].contiguous()
+    many = [src[i % len(src)] for i in range(64)]
+    g, tv = chains(T), chains(v2)
+    row(gpu=torch.cuda.get_device_name(), torch=torch.__version__,
+        torchvision=__import__("torchvision").__version__, photos=len(src),
+        sizes=sorted({tuple(x.shape[1:]) for x in src}))
+    for name in ("classify", "colour"):
+        n = batch.shape[0]
+        rows = {
+            "gm": lambda: g[name](batch),
+            "gm, a list of 256 images": lambda: g[name](list(batch.unbind(0))),
+            "gm, channels-last copy first": lambda: g[name](batch.permute(0, 2, 3, 1).contiguous()
+                                                            .permute(0, 3, 1, 2)),
+            "torchvision v2, per image": lambda: torch.stack([tv[name](x) for x in batch.unbind(0)]),
+            "torchvision v2, one draw per batch": lambda: tv[name](batch),
+        }
+        for who, fn in rows.items():
+            ms = timed(fn)
+            row(chain=name, input="[256, 3, 375, 500] uint8", who=who, ms=round(ms, 2),
+                images_per_s=round(n / ms * 1e3))
+    for who, fn in {"gm": lambda: g["detect"](many),
+                    "torchvision v2, per image": lambda: [tv["detect"](x) for x in many]}.items():
+        ms = timed(fn)
+        row(chain="detect", input="64 images of their own sizes", who=who, ms=round(ms, 2),
+            images_per_s=round(len(many) / ms * 1e3))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
