@@ -7,7 +7,8 @@ Chains:
 - "classify": RandomResizedCrop(224), RandomHorizontalFlip, ToDtype(float32, scale), Normalize.
 - "colour": the same with ColorJitter(0.4, 0.4, 0.4, 0.1) before ToDtype and RandomErasing last.
 - "detect": a list of images of many sizes through RandomHorizontalFlip and
-  RandomShortestSize((480, 512, 544, 576, 608), 1000) (a list comes back).
+  RandomShortestSize((480, 512, 544, 576, 608), 1000) (a list comes back); once more with each
+  image's 8 boxes, instance masks and labels as CUDA tv_tensors.
 torchvision draws each image's parameters when called per image (a loop, then a stack: what
 gm does in one launch) and one draw for the whole batch when called on the batch tensor
 (its fastest case, not the same augmentation). gm is also timed with a channels-last copy made
@@ -16,7 +17,8 @@ of 256 images (each imported through DLPack on its own, as every image was befor
 tensor was imported once).
 
 Wall time per call with torch.cuda.synchronize() after it (host planning included), median of
-15 after 3 warm-ups. Prints one JSON line per row.
+15 after 3 warm-ups, and the host time until the call returned (host_ms). Prints one JSON line
+per row.
 """
 import json
 import pathlib
@@ -39,16 +41,19 @@ def photos():
 
 
 def timed(fn, reps=15):
+    """Median wall ms per call with a device sync, and the median host ms until the call
+    returned (its work queued)."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    ms = []
+    ms, host = [], []
     for _ in range(reps):
         t0 = time.perf_counter()
         fn()
+        host.append((time.perf_counter() - t0) * 1e3)
         torch.cuda.synchronize()
         ms.append((time.perf_counter() - t0) * 1e3)
-    return sorted(ms)[len(ms) // 2]
+    return sorted(ms)[len(ms) // 2], sorted(host)[len(host) // 2]
 
 
 def chains(lib):
@@ -88,15 +93,41 @@ def main():
             "torchvision v2, one draw per batch": lambda: tv[name](batch),
         }
         for who, fn in rows.items():
-            ms = timed(fn)
+            ms, host = timed(fn)
             row(chain=name, input="[256, 3, 375, 500] uint8", who=who, ms=round(ms, 2),
-                images_per_s=round(n / ms * 1e3))
+                host_ms=round(host, 2), images_per_s=round(n / ms * 1e3))
     for who, fn in {"gm": lambda: g["detect"](many),
                     "torchvision v2, per image": lambda: [tv["detect"](x) for x in many]}.items():
-        ms = timed(fn)
+        ms, host = timed(fn)
         row(chain="detect", input="64 images of their own sizes", who=who, ms=round(ms, 2),
-            images_per_s=round(len(many) / ms * 1e3))
+            host_ms=round(host, 2), images_per_s=round(len(many) / ms * 1e3))
+    masked_rows(g, many)
     return 0
+
+
+def masked_rows(g, many):
+    """The detect chain with each image's targets: 8 boxes and their instance masks (CUDA
+    tv_tensors), labels; torchvision v2 per image on the same tv_tensors."""
+    from torchvision import tv_tensors
+
+    gen = torch.Generator().manual_seed(0)
+    targets = []
+    for x in many:
+        h, w = x.shape[1:]
+        x0 = torch.randint(0, w // 2, (8,), generator=gen)
+        y0 = torch.randint(0, h // 2, (8,), generator=gen)
+        boxes = torch.stack([x0, y0, x0 + w // 3, y0 + h // 3], 1).float()
+        masks = torch.zeros((8, h, w), dtype=torch.uint8)
+        for k, (a, b, c, d) in enumerate(boxes.int().tolist()):
+            masks[k, b:d, a:c] = 1
+        targets.append({"boxes": tv_tensors.BoundingBoxes(boxes.cuda(), format="XYXY", canvas_size=(h, w)),
+                        "masks": tv_tensors.Mask(masks.cuda()), "labels": torch.arange(8).cuda()})
+    tv = v2.Compose([v2.RandomHorizontalFlip(), v2.RandomShortestSize((480, 512, 544, 576, 608), 1000)])
+    for who, fn in {"gm": lambda: g["detect"](many, targets),
+                    "torchvision v2, per image": lambda: [tv(x, t) for x, t in zip(many, targets)]}.items():
+        ms, host = timed(fn)
+        row(chain="detect with boxes and 8 masks each", input="64 images of their own sizes", who=who,
+            ms=round(ms, 2), host_ms=round(host, 2), images_per_s=round(len(many) / ms * 1e3))
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ def apply(transform: Any, images: Any, targets: Any = None, *, seed: int, epoch:
             sizes = [tuple(items[0].shape[1:3])] * n
         else:
             sizes = [(x[1], x[2]) if device is None else tuple(x.shape[:2]) for x in items]
-        prepared = [_target_args(t, i, sizes[i]) for i, t in enumerate(given)]
+        prepared = [_target_args(t, i, sizes[i], device) for i, t in enumerate(given)]
     out = _gm.apply_transforms(transform, items, seed=int(seed), epoch=int(epoch),
                                indices=indices, device=device, single=single, targets=prepared)
     moved = None
@@ -186,9 +186,10 @@ def _box_format(boxes: Any) -> str:
     return str(getattr(fmt, "name", fmt)).upper()
 
 
-def _target_args(t: dict, i: int, size: Tuple[int, int]) -> tuple:
+def _target_args(t: dict, i: int, size: Tuple[int, int], device: Optional[int] = None) -> tuple:
     """Image ``i``'s targets as ``apply_transforms`` takes them; ``size`` is its (height,
-    width), which a tv_tensor's ``canvas_size`` must be."""
+    width), which a tv_tensor's ``canvas_size`` must be. With the images on GPU ``device``,
+    masks go there as a packed uint8 tensor, moved in the launch that writes their image."""
     import numpy as np
 
     if not isinstance(t, dict):
@@ -203,6 +204,8 @@ def _target_args(t: dict, i: int, size: Tuple[int, int]) -> tuple:
         b = _array(t["boxes"]).astype(np.float32).reshape(-1, 4)
         boxes = (b.tolist(), _box_format(t["boxes"]))
     if t.get("masks") is not None:
+        masks = _device_masks(t["masks"], i, device)
+    if t.get("masks") is not None and masks is None:
         m = _array(t["masks"])
         if m.ndim != 3:
             raise ValueError(f"target {i}: masks of shape {m.shape}: [N, H, W]")
@@ -219,6 +222,39 @@ def _target_args(t: dict, i: int, size: Tuple[int, int]) -> tuple:
             visible = np.ones(k.shape[:2], bool)
         keypoints = (k[..., :2].reshape(-1, 2).tolist(), visible.reshape(-1).tolist(), k.shape[1])
     return boxes, masks, keypoints
+
+
+def _device_masks(masks: Any, i: int, device: Optional[int]) -> Optional[tuple]:
+    """``masks`` as a packed uint8 ``[N, H, W]`` CUDA tensor on ``device`` (uploaded on the
+    caller's stream where they are on the host), or ``None`` where they go as bytes."""
+    torch = sys.modules.get("torch")
+    if device is None or torch is None:
+        return None
+    if isinstance(masks, torch.Tensor):
+        x = masks.detach().as_subclass(torch.Tensor)
+    else:
+        np = sys.modules.get("numpy")
+        if np is None or not isinstance(masks, np.ndarray):
+            return None
+        x = torch.from_numpy(np.ascontiguousarray(masks))
+    if x.ndim != 3:
+        raise ValueError(f"target {i}: masks of shape {tuple(x.shape)}: [N, H, W]")
+    x = x.to(device=torch.device("cuda", device), dtype=torch.uint8).contiguous()
+    return x.shape[0], x.shape[1], x.shape[2], x
+
+
+def _moved_masks(moved: Any, kept: Any, original: Any) -> Any:
+    """The launch's moved planes of one image (every given object's), the dropped objects'
+    left out, in ``original``'s type, dtype and device."""
+    import numpy as np
+
+    torch = sys.modules["torch"]
+    planes = torch.from_dlpack(moved)
+    if len(kept) == planes.shape[0] and not kept.all():
+        planes = planes[torch.as_tensor(kept, device=planes.device)]
+    if isinstance(original, torch.Tensor):
+        return planes.to(device=original.device, dtype=original.dtype)
+    return planes.cpu().numpy().astype(np.asarray(original).dtype)
 
 
 def _like(value: Any, original: Any) -> Any:
@@ -251,7 +287,9 @@ def _rebuild(t: dict, m: dict) -> dict:
     if t.get("boxes") is not None:
         b = np.asarray(m["boxes"], np.float32).reshape(-1, 4)
         out["boxes"] = _wrap(_like(b, t["boxes"]), t["boxes"], "BoundingBoxes", (h, w))
-    if t.get("masks") is not None:
+    if t.get("masks") is not None and "device_masks" in m:
+        out["masks"] = _wrap(_moved_masks(m["device_masks"], kept, t["masks"]), t["masks"], "Mask", None)
+    elif t.get("masks") is not None:
         n, data = m["masks"]
         src = _array(t["masks"])
         mk = np.frombuffer(data, np.uint8).reshape(n, h, w).astype(src.dtype)

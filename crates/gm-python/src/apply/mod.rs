@@ -3,6 +3,8 @@
 //! its own draws. `gm/_apply.py` views the images as `[H, W, 3]` (planes or interleaved) and
 //! brings the output back.
 
+mod masks;
+
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -80,13 +82,20 @@ unsafe impl DlpackStream for Consumer<'_> {
 }
 
 /// One image's targets as `gm/_apply.py` hands them over: `(boxes, masks, keypoints)`, each
-/// `None` or `(rows, format)`, `(objects, height, width, bytes)`, `(points, visible, per
-/// object)`.
+/// `None` or `(rows, format)`, `(objects, height, width, bytes or a CUDA uint8 [N, H, W]
+/// DLPack tensor)`, `(points, visible, per object)`.
 type TargetArgs<'py> = (
     Option<(Vec<[f32; 4]>, String)>,
-    Option<(usize, u32, u32, Bound<'py, PyBytes>)>,
-    Option<(Vec<[f32; 2]>, Vec<bool>, usize)>,
+    Option<(usize, u32, u32, Bound<'py, PyAny>)>,
+    Option<KeyPointArgs>,
 );
+
+/// Keypoints as `gm/_apply.py` hands them over: points, visibility, points per object.
+type KeyPointArgs = (Vec<[f32; 2]>, Vec<bool>, usize);
+
+/// What a call on the GPU gives back: the output, the targets moved (the masks among them
+/// where they were given as bytes) and each image's masks moved in the launch.
+type DeviceOutput = (Output, Option<Vec<MovedTargets>>, Option<Vec<Option<Tensor>>>);
 
 /// Runs `transforms` (a gm chain) on `images`, image `i` drawn from `(seed, epoch,
 /// indices[i])`. On GPU `device`: each item is a DLPack tensor on it, uint8 `[H, W, 3]` or a
@@ -117,19 +126,27 @@ pub(crate) fn apply_transforms<'py>(
         erasing: erasing.as_ref(),
         draws: (seed, epoch),
         indices: &indices,
-        targets: targets.map(|t| parse_targets(&t)).transpose()?,
+        targets: targets
+            .as_ref()
+            .map(|t| parse_targets(t))
+            .transpose()?,
+        device_masks: targets.map(device_mask_args).unwrap_or_default(),
     };
-    let (out, moved) = match device {
-        None => on_host(&mut batch, &images)?,
+    let (out, moved, mask_views) = match device {
+        None => {
+            let (out, moved) = on_host(&mut batch, &images)?;
+            (out, moved, None)
+        }
         Some(ordinal) => on_device(py, ordinal, &mut batch, &images)?,
     };
     let out = out.into_py(py, single)?;
     match moved {
         None => Ok(out),
         Some(moved) => {
+            let mut views = mask_views.unwrap_or_default().into_iter();
             let dicts = moved
                 .iter()
-                .map(|m| moved_dict(py, m))
+                .map(|m| moved_dict(py, m, views.next().flatten()))
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(PyTuple::new(py, [out, dicts.into_pyobject(py)?.into_any()])?.into_any())
         }
@@ -137,15 +154,17 @@ pub(crate) fn apply_transforms<'py>(
 }
 
 /// What one call runs: the chain, each image's draws and, if given, targets.
-struct Batch<'a> {
+struct Batch<'a, 'py> {
     chain: &'a Compose,
     erasing: Option<&'a RandomErasing>,
     draws: (u64, u64),
     indices: &'a [u64],
     targets: Option<Vec<Targets>>,
+    /// Image `i`'s masks where the caller gave them in GPU memory: moved in the launch.
+    device_masks: Vec<Option<Bound<'py, PyAny>>>,
 }
 
-impl Batch<'_> {
+impl Batch<'_, '_> {
     /// Plans images of `sizes` (width, height), their boxes given to steps that draw from them
     /// (and put on their image's canvas).
     fn plan(&mut self, sizes: &[(u32, u32)]) -> PyResult<Vec<Planned>> {
@@ -225,7 +244,25 @@ fn parse_target(i: usize, (boxes, masks, keypoints): &TargetArgs<'_>) -> PyResul
         let b = BoundingBoxes::new(format, (0, 0), rows.clone());
         t.boxes = Some(b.map_err(|e| bad(e.to_string()))?);
     }
-    if let Some((n, h, w, bytes)) = masks {
+    if let Some((n, h, w, payload)) = masks {
+        let Ok(bytes) = payload.cast::<PyBytes>() else {
+            // In GPU memory: checked at import, moved in the launch (`Batch::device_masks`);
+            // their count is checked here, as `move_targets` checks byte masks'.
+            let t = with_keypoints(t, keypoints, &bad)?;
+            let per = t.keypoints_per_object.max(1);
+            let others = [
+                ("boxes", t.boxes.as_ref().map(|b| b.boxes.len())),
+                ("keypoints", t.keypoints.as_ref().map(|k| k.points.len() / per)),
+            ];
+            for (what, count) in others {
+                if let Some(c) = count
+                    && c != *n
+                {
+                    return Err(bad(format!("the counts differ: {n} masks, {c} {what}")));
+                }
+            }
+            return Ok(t);
+        };
         let plane = *h as usize * *w as usize;
         let bytes = bytes.as_bytes();
         if bytes.len() != n * plane {
@@ -244,6 +281,14 @@ fn parse_target(i: usize, (boxes, masks, keypoints): &TargetArgs<'_>) -> PyResul
             })
             .collect();
     }
+    with_keypoints(t, keypoints, &bad)
+}
+
+fn with_keypoints(
+    mut t: Targets,
+    keypoints: &Option<KeyPointArgs>,
+    bad: &impl Fn(String) -> PyErr,
+) -> PyResult<Targets> {
     if let Some((points, visible, per)) = keypoints {
         let k = KeyPoints::new((0, 0), points.clone(), visible.clone());
         t.keypoints = Some(k.map_err(|e| bad(e.to_string()))?);
@@ -252,8 +297,24 @@ fn parse_target(i: usize, (boxes, masks, keypoints): &TargetArgs<'_>) -> PyResul
     Ok(t)
 }
 
-fn moved_dict<'py>(py: Python<'py>, m: &MovedTargets) -> PyResult<Bound<'py, PyDict>> {
+/// Each image's masks given in GPU memory (not as bytes).
+fn device_mask_args(args: Vec<TargetArgs<'_>>) -> Vec<Option<Bound<'_, PyAny>>> {
+    args.into_iter()
+        .map(|(_, masks, _)| masks.map(|m| m.3).filter(|p| !p.is_instance_of::<PyBytes>()))
+        .collect()
+}
+
+/// `m` as `gm/_apply.py` rebuilds it; `device_masks`: the image's masks moved in the launch
+/// (every given plane, `kept` saying which stay), in place of `masks`' bytes.
+fn moved_dict<'py>(
+    py: Python<'py>,
+    m: &MovedTargets,
+    device_masks: Option<Tensor>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    if let Some(t) = device_masks {
+        d.set_item("device_masks", Bound::new(py, t)?)?;
+    }
     d.set_item("kept", &m.kept)?;
     d.set_item("canvas", m.canvas)?;
     if let Some(b) = &m.boxes {
@@ -329,7 +390,7 @@ fn image_shape(spec: &gm_transforms::OutputSpec) -> Vec<usize> {
 }
 
 fn on_host(
-    batch: &mut Batch<'_>,
+    batch: &mut Batch<'_, '_>,
     images: &[Bound<'_, PyAny>],
 ) -> PyResult<(Output, Option<Vec<MovedTargets>>)> {
     let mut pixels = Vec::with_capacity(images.len());
@@ -371,9 +432,9 @@ fn on_host(
 fn on_device(
     py: Python<'_>,
     ordinal: usize,
-    batch: &mut Batch<'_>,
+    batch: &mut Batch<'_, '_>,
     images: &[Bound<'_, PyAny>],
-) -> PyResult<(Output, Option<Vec<MovedTargets>>)> {
+) -> PyResult<DeviceOutput> {
     let runner = runner(ordinal)?;
     let (device, stream) = (&runner.device, &runner.stream);
     // The imports hold the producers' memory (their DLPack deleters) until the launch is
@@ -387,24 +448,36 @@ fn on_device(
     }
     let sizes: Vec<(u32, u32)> = sources.iter().map(|s| (s.width, s.height)).collect();
     let planned = batch.plan(&sizes)?;
-    let mut out = {
+    let device_masks = masks::import_all(py, batch, device, stream)?;
+    let (mut out, moved_masks) = {
         let mut kernels = runner.chain.lock();
-        if Planned::stacks(&planned) {
-            kernels.run(stream, &sources, &planned)
-        } else {
-            kernels.run_ragged(stream, &sources, &planned)
+        match &device_masks {
+            Some(m) => masks::run(&mut kernels, batch, stream, (&sources, &planned), m)?,
+            None => {
+                let out = if Planned::stacks(&planned) {
+                    kernels.run(stream, &sources, &planned)
+                } else {
+                    kernels.run_ragged(stream, &sources, &planned)
+                };
+                (out.map_err(apply_error)?, None)
+            }
         }
-        .map_err(apply_error)?
     };
     let ready = Arc::new(Event::new(device).map_err(cuda_error)?);
     ready.record(stream).map_err(cuda_error)?;
-    out.set_ready_event(ready);
+    out.set_ready_event(ready.clone());
     drop(imports);
+    let mask_views = match (moved_masks, &device_masks) {
+        (Some(moved), Some(m)) => Some(masks::views(moved, &m.masks, &planned, stream, &ready)?),
+        _ => None,
+    };
+    drop(device_masks);
     let moved = batch.moved(&planned)?;
     let owner = Arc::new(Owner::Fenced(Fenced::new(out.clone(), stream.clone())));
     Ok((
         Output::of(Tensor::from_device(&out, owner), &planned),
         moved,
+        mask_views,
     ))
 }
 

@@ -166,3 +166,42 @@ def test_planar_channels_last_pitched_and_strided_inputs_agree_bit_for_bit():
         assert torch.equal(run(x), want), name
     assert torch.equal(run(grey), run(grey.contiguous()))
     assert not torch.equal(run(grey), want)
+
+
+def test_masks_move_in_the_launch_equal_to_the_cpu_path():
+    """Masks given with CUDA images are moved in the launch that writes their image: bool masks
+    on the host, uint8 masks on the GPU, a chain of many output sizes, and a warp (whose
+    masks are moved on the host instead) all equal the CPU path's masks exactly, the objects
+    the chain drops left out, in the caller's dtype and device."""
+    media = REPO / "tests" / "media"
+    d = gm.CocoDataset(media / "coco" / "instances.json", media / "jpeg", drop_empty=True)
+    idx = [0, 1]
+    raw = [(media / "jpeg" / d.image(i)["file_name"]).read_bytes() for i in idx]
+    cpu = [chw(t) for t in gm.decode_images(raw, device="cpu")]
+    targets = [{k: torch.from_dlpack(d.targets(i)[k]) for k in ("boxes", "labels", "masks")}
+               for i in idx]
+    assert all(t["masks"].shape[0] > 1 for t in targets)
+    chains = {
+        "fixed size": [T.RandomIoUCrop(), T.RandomHorizontalFlip(), T.SanitizeBoundingBoxes(),
+                       T.Resize((48, 64))],
+        "own sizes": [T.RandomZoomOut(fill=[123, 117, 104]), T.RandomIoUCrop(),
+                      T.RandomHorizontalFlip(), T.SanitizeBoundingBoxes()],
+        "warp": [T.RandomRotation(20), T.Resize((40, 56))],
+    }
+    dropped = 0
+    for name, chain in chains.items():
+        for epoch in range(5):
+            for where, dtype in (("cpu", torch.bool), ("cuda", torch.uint8)):
+                given = [{**t, "masks": t["masks"].to(where, dtype)} for t in targets]
+                got, moved = T.Compose(chain)([x.cuda() for x in cpu], given, seed=2, epoch=epoch,
+                                              indices=idx)
+                want, ref = T.Compose(chain)(cpu, targets, seed=2, epoch=epoch, indices=idx)
+                for m, r, t in zip(moved, ref, targets):
+                    assert m["masks"].device.type == where and m["masks"].dtype == dtype, name
+                    assert m["masks"].shape == r["masks"].shape, (name, epoch)
+                    assert torch.equal(m["masks"].cpu().to(torch.uint8), r["masks"].to(torch.uint8)), (name, epoch, where)
+                    torch.testing.assert_close(m["boxes"].cpu(), r["boxes"])
+                    dropped += m["masks"].shape[0] < t["masks"].shape[0]
+    assert dropped > 0, "some draws drop objects"
+    with pytest.raises(ValueError, match="counts differ"):
+        T.Compose(chains["fixed size"])(cpu[0].cuda(), {**targets[0], "masks": targets[0]["masks"][:1].cuda()})

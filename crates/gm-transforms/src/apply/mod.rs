@@ -8,10 +8,14 @@
 
 use gm_cuda::{CudaError, Device, DevicePool, Stream, Tensor};
 
+mod masks;
+pub use masks::{DeviceMasks, MovedMasks};
+
 use crate::cpu::{HostImage, fused_passes};
 use crate::targets::{BoundingBoxes, KeyPoints, Mask, TargetError, TargetGeometry, kept_objects};
 use crate::{
-    BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, OutputSpec, Passes,
+    BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, MaskGather,
+    OutputSpec, Passes,
     PlanError, PrePass, RandomErasing, SampleRng, Slot, SourceImage, blur_image, erase_image,
     noise_image,
 };
@@ -47,6 +51,13 @@ pub enum ApplyError {
         index: usize,
         /// Why.
         source: TargetError,
+    },
+    /// Image `index`'s masks go through a warp (affine, rotation, perspective), which has no
+    /// per-axis taps: they are moved on the host ([`move_targets`]) instead of in the launch.
+    #[error("image {index}'s masks go through a warp: move them on the host")]
+    WarpedMasks {
+        /// Position in the batch.
+        index: usize,
     },
     /// A step that needs one output size, in a call whose images come out in several.
     #[error(
@@ -332,6 +343,16 @@ impl DeviceChain {
         images: &[SourceImage],
         planned: &[Planned],
     ) -> Result<Tensor, ApplyError> {
+        self.ragged_with(stream, images, planned, &[])
+    }
+
+    fn ragged_with(
+        &mut self,
+        stream: &Stream,
+        images: &[SourceImage],
+        planned: &[Planned],
+        gathers: &[Option<MaskGather>],
+    ) -> Result<Tensor, ApplyError> {
         let Some(first) = planned.first() else {
             return Err(CudaError::InvalidArgument("no images".into()).into());
         };
@@ -343,8 +364,37 @@ impl DeviceChain {
         let (ops, pre) = passes(planned);
         let specs: Vec<OutputSpec> = planned.iter().map(|p| p.spec).collect();
         self.fused
-            .run_slots(stream, images, &pre, &ops, &specs, &slots, &out, &[])?;
+            .run_slots(stream, images, &pre, &ops, &specs, &slots, &out, gathers)?;
         Ok(out)
+    }
+
+    /// [`DeviceChain::run`] (where the outputs stack, else [`DeviceChain::run_ragged`]) with
+    /// image `i`'s masks `masks[i]` moved in the launch that writes its pixels, nearest, as
+    /// the CPU twin moves them. A warped image's masks are refused
+    /// ([`ApplyError::WarpedMasks`]): move those with [`move_targets`].
+    pub fn run_masked(
+        &mut self,
+        stream: &Stream,
+        images: &[SourceImage],
+        planned: &[Planned],
+        masks: &[Option<DeviceMasks>],
+    ) -> Result<(Tensor, MovedMasks), ApplyError> {
+        if masks.len() != planned.len() {
+            return Err(CudaError::InvalidArgument(format!(
+                "{} images but {} mask entries",
+                planned.len(),
+                masks.len()
+            ))
+            .into());
+        }
+        // The taps' memory goes back to the pool once the stream has run the launch.
+        let (gathers, moved, _taps) = masks::gathers(&self.pool, stream, planned, masks)?;
+        let out = if Planned::stacks(planned) {
+            self.run_with(stream, images, planned, &gathers)?
+        } else {
+            self.ragged_with(stream, images, planned, &gathers)?
+        };
+        Ok((out, moved))
     }
 
     /// Runs image `i`'s plan `planned[i]` on `images[i]` into one `[B, C, H, W]` (or HWC, as
@@ -355,6 +405,16 @@ impl DeviceChain {
         stream: &Stream,
         images: &[SourceImage],
         planned: &[Planned],
+    ) -> Result<Tensor, ApplyError> {
+        self.run_with(stream, images, planned, &[])
+    }
+
+    fn run_with(
+        &mut self,
+        stream: &Stream,
+        images: &[SourceImage],
+        planned: &[Planned],
+        gathers: &[Option<MaskGather>],
     ) -> Result<Tensor, ApplyError> {
         let Some(first) = planned.first() else {
             return Err(CudaError::InvalidArgument("no images".into()).into());
@@ -368,11 +428,11 @@ impl DeviceChain {
             let fspec = Blur::fused_spec(&spec);
             let mid = Tensor::empty(&self.pool, stream, &batch_shape(n, &fspec), fspec.dtype)?;
             self.fused
-                .run_passes(stream, images, &pre, &ops, &fspec, &mid, 0)?;
+                .run_passes_masked(stream, images, &pre, &ops, &fspec, (&mid, 0), gathers)?;
             self.blur.run(stream, &mid, &spec, &blurs, &out)?;
         } else {
             self.fused
-                .run_passes(stream, images, &pre, &ops, &spec, &out, 0)?;
+                .run_passes_masked(stream, images, &pre, &ops, &spec, (&out, 0), gathers)?;
         }
         let noises: Vec<_> = planned.iter().map(|p| p.post.noise).collect();
         if noises.iter().any(Option::is_some) {
