@@ -140,7 +140,8 @@ def apply(transform: Any, images: Any, targets: Any = None, *, seed: int, epoch:
             sizes = [tuple(items[0].shape[1:3])] * n
         else:
             sizes = [(x[1], x[2]) if device is None else tuple(x.shape[:2]) for x in items]
-        prepared = [_target_args(t, i, sizes[i], device) for i, t in enumerate(given)]
+        boxes = _boxes_on_host(given)
+        prepared = [_target_args(t, i, sizes[i], device, boxes[i]) for i, t in enumerate(given)]
     out = _gm.apply_transforms(transform, items, seed=int(seed), epoch=int(epoch),
                                indices=indices, device=device, single=single, targets=prepared)
     moved = None
@@ -161,7 +162,8 @@ def apply(transform: Any, images: Any, targets: Any = None, *, seed: int, epoch:
     del items
     if moved is None:
         return out
-    new = [_rebuild(t, m) for t, m in zip(given, moved)]
+    boxes = _moved_boxes(given, moved)
+    new = [_rebuild(t, m, b) for t, m, b in zip(given, moved, boxes)]
     return out, (new[0] if isinstance(targets, dict) else new)
 
 
@@ -186,7 +188,58 @@ def _box_format(boxes: Any) -> str:
     return str(getattr(fmt, "name", fmt)).upper()
 
 
-def _target_args(t: dict, i: int, size: Tuple[int, int], device: Optional[int] = None) -> tuple:
+def _boxes_on_host(given: List[dict]) -> List[Any]:
+    """Each target's boxes as a host float32 ``[N, 4]`` array (``None`` where it has none),
+    the ones in GPU memory read back in one copy rather than one sync per image."""
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    out: List[Any] = [None] * len(given)
+    on_gpu = []
+    for i, t in enumerate(given):
+        b = t.get("boxes") if isinstance(t, dict) else None
+        if b is None:
+            continue
+        if torch is not None and isinstance(b, torch.Tensor) and b.is_cuda:
+            on_gpu.append(i)
+        else:
+            out[i] = _array(b).astype(np.float32).reshape(-1, 4)
+    if on_gpu:
+        parts = [given[i]["boxes"].detach().as_subclass(torch.Tensor).reshape(-1, 4).float()
+                 for i in on_gpu]
+        host = torch.cat([p.to(parts[0].device) for p in parts]).cpu().numpy()
+        at = 0
+        for i, p in zip(on_gpu, parts):
+            out[i] = host[at:at + p.shape[0]]
+            at += p.shape[0]
+    return out
+
+
+def _moved_boxes(given: List[dict], moved: List[dict]) -> List[Any]:
+    """Each image's moved boxes in its original's array type and device, the ones going to
+    GPU memory uploaded in one copy."""
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    out: List[Any] = [None] * len(given)
+    to_gpu: dict = {}
+    for i, (t, m) in enumerate(zip(given, moved)):
+        if t.get("boxes") is None:
+            continue
+        b = np.asarray(m["boxes"], np.float32).reshape(-1, 4)
+        if torch is not None and isinstance(t["boxes"], torch.Tensor) and t["boxes"].is_cuda:
+            to_gpu.setdefault(t["boxes"].device, []).append((i, b))
+        else:
+            out[i] = _like(b, t["boxes"])
+    for dev, items in to_gpu.items():
+        all_boxes = torch.from_numpy(np.concatenate([b for _, b in items])).to(dev)
+        for (i, _), part in zip(items, all_boxes.split([len(b) for _, b in items])):
+            out[i] = part
+    return out
+
+
+def _target_args(t: dict, i: int, size: Tuple[int, int], device: Optional[int] = None,
+                 host_boxes: Any = None) -> tuple:
     """Image ``i``'s targets as ``apply_transforms`` takes them; ``size`` is its (height,
     width), which a tv_tensor's ``canvas_size`` must be. With the images on GPU ``device``,
     masks go there as a packed uint8 tensor, moved in the launch that writes their image."""
@@ -201,7 +254,7 @@ def _target_args(t: dict, i: int, size: Tuple[int, int], device: Optional[int] =
                              f"for an image of {tuple(size)}")
     boxes = masks = keypoints = None
     if t.get("boxes") is not None:
-        b = _array(t["boxes"]).astype(np.float32).reshape(-1, 4)
+        b = host_boxes if host_boxes is not None else _array(t["boxes"]).astype(np.float32).reshape(-1, 4)
         boxes = (b.tolist(), _box_format(t["boxes"]))
     if t.get("masks") is not None:
         masks = _device_masks(t["masks"], i, device)
@@ -271,12 +324,17 @@ def _like(value: Any, original: Any) -> Any:
 def _kept(value: Any, kept: Any) -> Any:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
+        if kept.all():
+            # Every object stays (or none were counted): the same tensor, no GPU indexing.
+            return value
         index = torch.as_tensor(kept, device=value.device)
         return value[index]
     return _array(value)[kept]
 
 
-def _rebuild(t: dict, m: dict) -> dict:
+def _rebuild(t: dict, m: dict, boxes: Any) -> dict:
+    """Image's targets ``t`` with the moved values ``m`` (its moved ``boxes`` already in their
+    type), in the types they came in."""
     import numpy as np
 
     kept = np.asarray(m["kept"], bool)
@@ -285,8 +343,7 @@ def _rebuild(t: dict, m: dict) -> dict:
     if "labels" in t and t["labels"] is not None:
         out["labels"] = _kept(t["labels"], kept)
     if t.get("boxes") is not None:
-        b = np.asarray(m["boxes"], np.float32).reshape(-1, 4)
-        out["boxes"] = _wrap(_like(b, t["boxes"]), t["boxes"], "BoundingBoxes", (h, w))
+        out["boxes"] = _wrap(boxes, t["boxes"], "BoundingBoxes", (h, w))
     if t.get("masks") is not None and "device_masks" in m:
         out["masks"] = _wrap(_moved_masks(m["device_masks"], kept, t["masks"]), t["masks"], "Mask", None)
     elif t.get("masks") is not None:
