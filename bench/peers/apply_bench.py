@@ -82,6 +82,18 @@ def main():
     row(gpu=torch.cuda.get_device_name(), torch=torch.__version__,
         torchvision=__import__("torchvision").__version__, photos=len(src),
         sizes=sorted({tuple(x.shape[1:]) for x in src}))
+    # The classification chain with the float bilinear resize (no antialias) on both sides:
+    # what gm's exact uint8 antialias costs against its float filter.
+    flat = {lib: lib.Compose([lib.RandomResizedCrop(224, antialias=False), lib.RandomHorizontalFlip(),
+                              lib.ToDtype(torch.float32, scale=True),
+                              lib.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+            for lib in (T, v2)}
+    for who, fn in {"gm, antialias off": lambda: flat[T](batch),
+                    "torchvision v2 per image, antialias off": lambda: torch.stack([flat[v2](x) for x in batch.unbind(0)]),
+                    "torchvision v2 one draw per batch, antialias off": lambda: flat[v2](batch)}.items():
+        ms, host = timed(fn)
+        row(chain="classify", input="[256, 3, 375, 500] uint8", who=who, ms=round(ms, 2),
+            host_ms=round(host, 2), images_per_s=round(batch.shape[0] / ms * 1e3))
     for name in ("classify", "colour"):
         n = batch.shape[0]
         rows = {
