@@ -848,6 +848,25 @@ extern "C" __global__ void gm_colour_stats_sharpen_warp_antialias(const GmFusedP
     stats_body<GM_WARP + 3, true>(params, warps, count, stage);
 }
 
+// Both axes' precisions of each image that takes the exact uint8 antialias, once per image
+// (one block of 256 threads each) before the launch, written into its parameters: otherwise
+// every block of the launch recomputes them (a pass over all the outputs in double
+// precision) before its own pixels.
+extern "C" __global__ void gm_aa_exact_prepare(GmFusedParams* params, int count) {
+    int i = blockIdx.z;
+    if (i >= count) return;
+    __shared__ GmFusedParams sp;
+    int tid = threadIdx.x;
+    if (tid < (int)(sizeof(GmFusedParams) / 4)) {
+        ((int*)&sp)[tid] = ((const int*)&params[i])[tid];
+    }
+    __syncthreads();
+    // The same for every thread of the block (shared), so the barriers inside are reached by all.
+    if (sp.interp != 3 || sp.aa_exact != 1) return;
+    aa_exact_precisions(&sp);
+    if (tid == 0) params[i].aa_exact = sp.aa_exact;
+}
+
 // Equalize's lookup tables, after the histogram pre-pass of `stage`: one block of 256 threads
 // per image (grid z) turns each channel's bins into torchvision's equalize_image table in
 // place: the cumulative count before each value (an inclusive scan), in steps of (pixels not

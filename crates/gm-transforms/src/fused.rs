@@ -397,6 +397,7 @@ pub struct FusedKernel {
     warp_stats_kernels: [[Kernel; 4]; 2],
     /// Equalize's lookup tables from its histograms.
     lut_kernel: Kernel,
+    aa_exact_kernel: Kernel,
     device: Device,
     /// The images' parameters, then their statistics sums (zeroed by each upload).
     params: DeviceBuffer,
@@ -437,6 +438,7 @@ impl FusedKernel {
             ],
             stats_kernels: [load("gm_colour_stats")?, load("gm_colour_stats_sharpen")?],
             lut_kernel: module.kernel("gm_colour_lut")?,
+            aa_exact_kernel: module.kernel("gm_aa_exact_prepare")?,
             device: device.clone(),
             params: DeviceBuffer::alloc(device, 0)?,
             scratch: Vec::new(),
@@ -747,6 +749,19 @@ impl FusedKernel {
             Interp::Antialias => 3,
         };
         let params = self.params.device_ptr();
+        if which == 3 {
+            let per_image = LaunchConfig {
+                grid: (1, 1, n as u32),
+                block: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: gm_aa_exact_prepare(GmFusedParams*, int): one block per image of the
+            // `n` in `self.params`, each writing only its own image's `aa_exact` word.
+            unsafe {
+                self.aa_exact_kernel
+                    .launch(stream, per_image, (params, n as i32))?
+            };
+        }
         let sharpen = usize::from(variant == ColourVariant::Sharpen);
         for stage in 0..passes {
             match warps {
