@@ -128,7 +128,11 @@ pub(super) fn views(
         .zip(offsets)
         .map(|((m, p), offset)| {
             let Some(m) = m else { return Ok(None) };
-            let shape = [m.planes as usize, p.spec.height as usize, p.spec.width as usize];
+            let shape = [
+                m.planes as usize,
+                p.spec.height as usize,
+                p.spec.width as usize,
+            ];
             all.part(offset, &shape)
                 .map(Some)
                 .ok_or_else(|| PyValueError::new_err(format!("masks past the buffer ({offset})")))

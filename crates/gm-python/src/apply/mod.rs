@@ -95,7 +95,11 @@ type KeyPointArgs = (Vec<[f32; 2]>, Vec<bool>, usize);
 
 /// What a call on the GPU gives back: the output, the targets moved (the masks among them
 /// where they were given as bytes) and each image's masks moved in the launch.
-type DeviceOutput = (Output, Option<Vec<MovedTargets>>, Option<Vec<Option<Tensor>>>);
+type DeviceOutput = (
+    Output,
+    Option<Vec<MovedTargets>>,
+    Option<Vec<Option<Tensor>>>,
+);
 
 /// Runs `transforms` (a gm chain) on `images`, image `i` drawn from `(seed, epoch,
 /// indices[i])`. On GPU `device`: each item is a DLPack tensor on it, uint8 `[H, W, 3]` or a
@@ -126,10 +130,7 @@ pub(crate) fn apply_transforms<'py>(
         erasing: erasing.as_ref(),
         draws: (seed, epoch),
         indices: &indices,
-        targets: targets
-            .as_ref()
-            .map(|t| parse_targets(t))
-            .transpose()?,
+        targets: targets.as_ref().map(|t| parse_targets(t)).transpose()?,
         device_masks: targets.map(device_mask_args).unwrap_or_default(),
     };
     let (out, moved, mask_views) = match device {
@@ -252,7 +253,10 @@ fn parse_target(i: usize, (boxes, masks, keypoints): &TargetArgs<'_>) -> PyResul
             let per = t.keypoints_per_object.max(1);
             let others = [
                 ("boxes", t.boxes.as_ref().map(|b| b.boxes.len())),
-                ("keypoints", t.keypoints.as_ref().map(|k| k.points.len() / per)),
+                (
+                    "keypoints",
+                    t.keypoints.as_ref().map(|k| k.points.len() / per),
+                ),
             ];
             for (what, count) in others {
                 if let Some(c) = count
@@ -300,7 +304,11 @@ fn with_keypoints(
 /// Each image's masks given in GPU memory (not as bytes).
 fn device_mask_args(args: Vec<TargetArgs<'_>>) -> Vec<Option<Bound<'_, PyAny>>> {
     args.into_iter()
-        .map(|(_, masks, _)| masks.map(|m| m.3).filter(|p| !p.is_instance_of::<PyBytes>()))
+        .map(|(_, masks, _)| {
+            masks
+                .map(|m| m.3)
+                .filter(|p| !p.is_instance_of::<PyBytes>())
+        })
         .collect()
 }
 

@@ -107,4 +107,3 @@ impl DeviceMemory for Region {
         self.1
     }
 }
-

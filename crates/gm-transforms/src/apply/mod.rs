@@ -14,10 +14,9 @@ pub use masks::{DeviceMasks, MovedMasks};
 use crate::cpu::{HostImage, fused_passes};
 use crate::targets::{BoundingBoxes, KeyPoints, Mask, TargetError, TargetGeometry, kept_objects};
 use crate::{
-    BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, MaskGather,
-    OutputSpec, Passes,
-    PlanError, PrePass, RandomErasing, SampleRng, Slot, SourceImage, blur_image, erase_image,
-    noise_image,
+    BatchOpsKernel, Blur, BlurKernel, Compose, Erase, FusedKernel, FusedOp, MaskGather, OutputSpec,
+    Passes, PlanError, PrePass, RandomErasing, SampleRng, Slot, SourceImage, blur_image,
+    erase_image, noise_image,
 };
 
 /// Why a chain could not run on a batch of images.
