@@ -97,8 +97,8 @@ pub fn precision(input: u32, output: u32) -> u32 {
 
 /// Whether `op` resizes an RGB/BGR u8 source of `width` x `height` as torchvision's uint8
 /// path would: an antialiased resize of an integral crop inside the image, nothing padded or
-/// warped. The kernel computes the axes' precisions itself (a block-wide pass over the
-/// outputs), so the host's plan pays only for this test.
+/// warped. The GPU computes the axes' precisions itself (`gm_aa_exact_prepare`, one block per
+/// image before the launch), so the host's plan pays only for this test.
 pub fn applies(
     op: &FusedOp,
     spec: &OutputSpec,
