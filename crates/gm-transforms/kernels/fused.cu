@@ -57,7 +57,7 @@ struct GmFusedParams {
     int chroma;                     // 0 replicate, else 1 | x_pos << 1 | y_pos << 10 (chroma.rs)
     int slot_w, slot_h;             // the image's slot in the batch: rows of slot_w, slot_h rows
     float slot_fill;                // output value of the slot's pixels right of or below the image
-    int aa_exact;                   // 1: torchvision's uint8 antialias (aa_exact.rs); load_params adds px << 8 | py << 16
+    int aa_exact;                   // 1: torchvision's uint8 antialias (aa_exact.rs); gm_aa_exact_prepare adds px << 8 | py << 16
     unsigned long long mask_src;    // the image's masks on the source canvas: mask_planes of mask_w x mask_h bytes
     unsigned long long mask_dst;    // the moved masks: mask_planes of out_w x out_h bytes
     unsigned long long mask_taps;   // out_w column taps, then out_h row taps (targets::MaskTaps)
@@ -362,7 +362,6 @@ __device__ __forceinline__ void load_params(const GmFusedParams* __restrict__ pa
         ((int*)sp)[tid] = ((const int*)&params[i])[tid];
     }
     __syncthreads();
-    if (sp->interp == 3 && sp->aa_exact == 1) aa_exact_precisions(sp);
 }
 
 // The geometry's value (RGB, 0..255, unrounded) of output pixel (x, y). One body, compiled

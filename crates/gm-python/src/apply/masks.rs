@@ -7,11 +7,10 @@ use std::sync::Arc;
 use gm_cuda::{DType, Device, Stream};
 use gm_transforms::SourceImage;
 use gm_transforms::apply::{ApplyError, DeviceChain, DeviceMasks, MovedMasks, Planned};
-use gm_transforms::targets::Mask;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::{Batch, apply_error, at_image, import};
+use super::{Batch, apply_error, at_image, byte_masks, import};
 use crate::errors::cuda_error;
 use crate::owner::{Fenced, Owner};
 use crate::tensor::Tensor;
@@ -70,40 +69,27 @@ fn planes_of(t: &gm_cuda::Tensor) -> PyResult<DeviceMasks> {
     })
 }
 
-/// Runs the chain with the masks moved in the launch; where a warp refuses that, reads the
-/// masks back into `batch`'s targets (moved on the host then) and runs without them.
+/// Runs the chain with the masks moved in the launch; `None` where a warp refuses that,
+/// after reading the masks back into `batch`'s targets (the caller runs the chain without
+/// them, and the masks are moved on the host then).
 pub(super) fn run(
     chain: &mut DeviceChain,
     batch: &mut Batch<'_, '_>,
     stream: &Stream,
     (sources, planned): (&[SourceImage], &[Planned]),
     imported: &Imported,
-) -> PyResult<(gm_cuda::Tensor, Option<MovedMasks>)> {
+) -> PyResult<Option<(gm_cuda::Tensor, MovedMasks)>> {
     match chain.run_masked(stream, sources, planned, &imported.masks) {
-        Ok((out, moved)) => Ok((out, Some(moved))),
+        Ok(done) => Ok(Some(done)),
         Err(ApplyError::WarpedMasks { .. }) => {
             for (i, t) in &imported.held {
                 let bytes = t.to_host_bytes(stream).map_err(cuda_error)?;
                 let (h, w) = (t.shape()[1] as u32, t.shape()[2] as u32);
-                let plane = (h * w) as usize;
                 if let Some(target) = batch.targets.as_mut().and_then(|t| t.get_mut(*i)) {
-                    target.masks = bytes
-                        .chunks(plane.max(1))
-                        .take(t.shape()[0])
-                        .map(|d| Mask {
-                            width: w,
-                            height: h,
-                            data: d.to_vec(),
-                        })
-                        .collect();
+                    target.masks = byte_masks(&bytes, t.shape()[0], w, h);
                 }
             }
-            let out = if Planned::stacks(planned) {
-                chain.run(stream, sources, planned)
-            } else {
-                chain.run_ragged(stream, sources, planned)
-            };
-            Ok((out.map_err(apply_error)?, None))
+            Ok(None)
         }
         Err(e) => Err(apply_error(e)),
     }

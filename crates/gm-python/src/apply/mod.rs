@@ -248,44 +248,41 @@ fn parse_target(i: usize, (boxes, masks, keypoints): &TargetArgs<'_>) -> PyResul
     if let Some((n, h, w, payload)) = masks {
         let Ok(bytes) = payload.cast::<PyBytes>() else {
             // In GPU memory: checked at import, moved in the launch (`Batch::device_masks`);
-            // their count is checked here, as `move_targets` checks byte masks'.
+            // their count is checked here against the boxes' and keypoints', as
+            // `move_targets` checks byte masks'.
             let t = with_keypoints(t, keypoints, &bad)?;
-            let per = t.keypoints_per_object.max(1);
-            let others = [
-                ("boxes", t.boxes.as_ref().map(|b| b.boxes.len())),
-                (
-                    "keypoints",
-                    t.keypoints.as_ref().map(|k| k.points.len() / per),
-                ),
-            ];
-            for (what, count) in others {
-                if let Some(c) = count
-                    && c != *n
-                {
-                    return Err(bad(format!("the counts differ: {n} masks, {c} {what}")));
+            if t.boxes.is_some() || t.keypoints.is_some() {
+                let c = t.objects().map_err(|e| bad(e.to_string()))?;
+                if c != *n {
+                    return Err(bad(format!("the counts differ: {n} masks, {c} objects")));
                 }
             }
             return Ok(t);
         };
-        let plane = *h as usize * *w as usize;
         let bytes = bytes.as_bytes();
-        if bytes.len() != n * plane {
+        if bytes.len() != n * (*h as usize * *w as usize) {
             return Err(bad(format!(
                 "{} mask bytes for {n} masks of {w}x{h}",
                 bytes.len()
             )));
         }
-        t.masks = bytes
-            .chunks(plane.max(1))
-            .take(*n)
-            .map(|d| Mask {
-                width: *w,
-                height: *h,
-                data: d.to_vec(),
-            })
-            .collect();
+        t.masks = byte_masks(bytes, *n, *w, *h);
     }
     with_keypoints(t, keypoints, &bad)
+}
+
+/// `n` packed `w` x `h` byte planes as masks.
+pub(super) fn byte_masks(bytes: &[u8], n: usize, w: u32, h: u32) -> Vec<Mask> {
+    let plane = (h as usize * w as usize).max(1);
+    bytes
+        .chunks(plane)
+        .take(n)
+        .map(|d| Mask {
+            width: w,
+            height: h,
+            data: d.to_vec(),
+        })
+        .collect()
 }
 
 fn with_keypoints(
@@ -459,8 +456,12 @@ fn on_device(
     let device_masks = masks::import_all(py, batch, device, stream)?;
     let (mut out, moved_masks) = {
         let mut kernels = runner.chain.lock();
-        match &device_masks {
+        let masked = match &device_masks {
             Some(m) => masks::run(&mut kernels, batch, stream, (&sources, &planned), m)?,
+            None => None,
+        };
+        match masked {
+            Some((out, moved)) => (out, Some(moved)),
             None => {
                 let out = if Planned::stacks(&planned) {
                     kernels.run(stream, &sources, &planned)

@@ -2,7 +2,7 @@
 //! (the loaders' `MaskGather`), so that a `Transform.__call__` with masks reads each source
 //! once and never goes through host memory.
 
-use gm_cuda::{DType, DeviceMemory, DevicePool, DevicePtr, Stream, Tensor};
+use gm_cuda::{DType, DeviceMemory, DevicePool, DevicePtr, PooledDeviceBuffer, Stream, Tensor};
 
 use super::{ApplyError, Planned};
 use crate::MaskGather;
@@ -34,7 +34,7 @@ pub struct MovedMasks {
 }
 
 /// The gathers of `masks[i]` through `planned[i]`'s geometry: the taps uploaded in one copy
-/// (kept alive by the returned tensor until the launch has run) and the output taken from
+/// (kept alive by the returned buffer until the launch has run) and the output taken from
 /// `pool`. A warped image's masks are refused ([`ApplyError::WarpedMasks`]): the caller moves
 /// those on the host.
 pub(super) fn gathers(
@@ -42,7 +42,7 @@ pub(super) fn gathers(
     stream: &Stream,
     planned: &[Planned],
     masks: &[Option<DeviceMasks>],
-) -> Result<(Vec<Option<MaskGather>>, MovedMasks, Tensor), ApplyError> {
+) -> Result<(Vec<Option<MaskGather>>, MovedMasks, PooledDeviceBuffer), ApplyError> {
     let mut taps = Vec::with_capacity(masks.len());
     let mut offsets = Vec::with_capacity(masks.len());
     let (mut tap_bytes, mut out_bytes) = (0usize, 0usize);
@@ -71,8 +71,8 @@ pub(super) fn gathers(
     for t in taps.iter().flatten() {
         encoded.extend(t.encoded().flat_map(i32::to_ne_bytes));
     }
-    let uploaded = Tensor::empty(pool, stream, &[encoded.len().max(4)], DType::U8)?;
-    stream.upload(&encoded, &mut Region(uploaded.data_ptr(), encoded.len()), 0)?;
+    let mut uploaded = pool.acquire(encoded.len().max(4), stream)?;
+    stream.upload(&encoded, &mut uploaded, 0)?;
     let data = Tensor::empty(pool, stream, &[out_bytes.max(1)], DType::U8)?;
     let mut at_taps = 0usize;
     let gathers = masks
@@ -86,7 +86,7 @@ pub(super) fn gathers(
                 width: m.width,
                 height: m.height,
                 planes: m.planes,
-                taps: uploaded.data_ptr().offset(at_taps),
+                taps: uploaded.device_ptr().offset(at_taps),
                 dst: data.data_ptr().offset(offset),
             };
             at_taps += t.encoded_bytes();
@@ -94,16 +94,4 @@ pub(super) fn gathers(
         })
         .collect();
     Ok((gathers, MovedMasks { data, offsets }, uploaded))
-}
-
-/// Device memory inside a tensor this module owns.
-struct Region(DevicePtr, usize);
-
-impl DeviceMemory for Region {
-    fn device_ptr(&self) -> DevicePtr {
-        self.0
-    }
-    fn byte_len(&self) -> usize {
-        self.1
-    }
 }

@@ -199,6 +199,37 @@ pub struct Targets {
     pub keypoints_per_object: usize,
 }
 
+impl Targets {
+    /// How many objects these targets describe, or why their parts disagree (boxes, masks
+    /// and keypoint objects must count the same). Masks count only where given or where
+    /// nothing else is.
+    pub fn objects(&self) -> Result<usize, TargetError> {
+        let per = self.keypoints_per_object.max(1);
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        if let Some(b) = &self.boxes {
+            counts.push(("boxes", b.boxes.len()));
+        }
+        if !self.masks.is_empty() || (self.boxes.is_none() && self.keypoints.is_none()) {
+            counts.push(("masks", self.masks.len()));
+        }
+        if let Some(k) = &self.keypoints {
+            if k.points.len() % per != 0 {
+                return Err(TargetError::Objects {
+                    what: format!("{} keypoints are not {per} per object", k.points.len()),
+                });
+            }
+            counts.push(("keypoint objects", k.points.len() / per));
+        }
+        let n = counts.first().map_or(0, |c| c.1);
+        if counts.iter().any(|c| c.1 != n) {
+            return Err(TargetError::Objects {
+                what: format!("the counts differ: {counts:?}"),
+            });
+        }
+        Ok(n)
+    }
+}
+
 /// [`Targets`] moved with their image: only the objects that survive the chain (a
 /// `SanitizeBoundingBoxes`, a `FixedSizeCrop`), `kept` saying which of the given ones they
 /// are, on the output's `canvas` (width, height).
@@ -223,7 +254,7 @@ pub fn move_targets(
     geometry: &TargetGeometry,
     targets: &Targets,
 ) -> Result<MovedTargets, TargetError> {
-    let objects = object_count(targets)?;
+    let objects = targets.objects()?;
     let kept = match &targets.boxes {
         Some(b) => geometry.kept(b)?,
         None => vec![true; objects],
@@ -257,33 +288,6 @@ pub fn move_targets(
         masks,
         keypoints,
     })
-}
-
-/// The objects `t` describes, or why its parts disagree.
-fn object_count(t: &Targets) -> Result<usize, TargetError> {
-    let per = t.keypoints_per_object.max(1);
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    if let Some(b) = &t.boxes {
-        counts.push(("boxes", b.boxes.len()));
-    }
-    if !t.masks.is_empty() || (t.boxes.is_none() && t.keypoints.is_none()) {
-        counts.push(("masks", t.masks.len()));
-    }
-    if let Some(k) = &t.keypoints {
-        if k.points.len() % per != 0 {
-            return Err(TargetError::Objects {
-                what: format!("{} keypoints are not {per} per object", k.points.len()),
-            });
-        }
-        counts.push(("keypoint objects", k.points.len() / per));
-    }
-    let n = counts.first().map_or(0, |c| c.1);
-    if counts.iter().any(|c| c.1 != n) {
-        return Err(TargetError::Objects {
-            what: format!("the counts differ: {counts:?}"),
-        });
-    }
-    Ok(n)
 }
 
 /// Runs `planned` on `src` through the CPU twins into `out` (`planned.spec.image_bytes()`
