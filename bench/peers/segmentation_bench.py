@@ -15,7 +15,8 @@ RandomCrop(480, pad_if_needed, fill={Mask: 255, others: 0}), float32 and ImageNe
 The label maps are synthetic (blocks of 21 classes with a speckle of 255, the VOC boundary
 index) over real photos. Each file is listed GM_BENCH_REPEAT times (default 4); images/s over
 GM_BENCH_EPOCHS epochs (default 3) after a warm-up epoch; GM_BENCH_WORKERS sets gm-segmentation's
-host workers (default: the loader's). One JSON object per measurement.
+host workers and GM_BENCH_STAGES both gm loaders' GPU stages (default: the loader's). One JSON
+object per measurement.
 Usage: python3 segmentation_bench.py IMAGE_DIR OUT_DIR
 """
 import os
@@ -64,12 +65,21 @@ def gm_chain(torch, gm, fill):
 
 def host_times(loader):
     """Where a gm loader's time went, per image over every epoch (warm-up included): the host
-    workers' reads (and label maps), the GPU stages' decode and transform, and the share of
-    the consumer's time spent waiting for batches."""
+    workers' reads (and label maps), the GPU stages' decode (of it, the CUDA backend's) and
+    transform (of it, the masks' preparation and upload), and the share of the consumer's time
+    spent waiting for batches."""
     s = loader.stats()
     n = max(s["samples"], 1)
-    return {"read_us_per_image": s["read_us"] / n, "decode_us_per_image": s["decode_us"] / n,
-            "transform_us_per_image": s["transform_us"] / n, "wait_fraction": s["wait_fraction"]}
+    per_image = ("read_us", "decode_us", "decode_cuda_us", "transform_us", "mask_prepare_us",
+                 "mask_upload_us")
+    # Older builds lack the finer counters.
+    times = {f"{k}_per_image": s[k] / n for k in per_image if k in s}
+    return {**times, "wait_fraction": s["wait_fraction"]}
+
+
+def stages():
+    """GM_BENCH_STAGES: both gm loaders' GPU stages, when set."""
+    return int(os.environ["GM_BENCH_STAGES"]) if "GM_BENCH_STAGES" in os.environ else None
 
 
 def run_gm_segmentation(images, masks, listing):
@@ -79,7 +89,7 @@ def run_gm_segmentation(images, masks, listing):
     # GM_BENCH_WORKERS: host workers (reading files and decoding maps) instead of the default.
     workers = int(os.environ["GM_BENCH_WORKERS"]) if "GM_BENCH_WORKERS" in os.environ else None
     loader = gm.ImageLoader(d, batch_size=BATCH, transforms=gm_chain(torch, gm, {Mask: 255, "others": 0}),
-                            shuffle=True, seed=1, device=DEVICE, workers=workers)
+                            shuffle=True, seed=1, device=DEVICE, workers=workers, stages=stages())
 
     def epoch(e):
         loader.set_epoch(e)
@@ -94,7 +104,7 @@ def run_gm_segmentation(images, masks, listing):
 
     rate, (n, ignored) = timed(epoch, torch)
     emit(peer="gm-segmentation", images_per_s=rate, epochs=EPOCHS, images=n, ignore_pixels=ignored,
-         **host_times(loader))
+         stages=stages(), **host_times(loader))
     return rate
 
 
@@ -102,7 +112,7 @@ def run_gm_classification(images, masks, listing):
     import torch
     import gm
     loader = gm.ImageLoader(str(listing), batch_size=BATCH, transforms=gm_chain(torch, gm, 0),
-                            shuffle=True, seed=1, device=DEVICE)
+                            shuffle=True, seed=1, device=DEVICE, stages=stages())
 
     def epoch(e):
         loader.set_epoch(e)
@@ -112,7 +122,8 @@ def run_gm_classification(images, masks, listing):
         return n, 0
 
     rate, (n, _) = timed(epoch, torch)
-    emit(peer="gm-classification", images_per_s=rate, epochs=EPOCHS, images=n, **host_times(loader))
+    emit(peer="gm-classification", images_per_s=rate, epochs=EPOCHS, images=n, stages=stages(),
+         **host_times(loader))
     return rate
 
 

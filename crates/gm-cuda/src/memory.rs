@@ -147,6 +147,9 @@ pub struct PinnedBuffer {
     device: Device,
     last_copy: Event,
     copy_pending: AtomicBool,
+    /// The stream of the last copy (held, so that it cannot be replaced by another stream
+    /// at the same address while its copy may run).
+    last_stream: Option<Stream>,
 }
 
 // SAFETY: the buffer owns its allocation; host access goes through &self / &mut self borrows and
@@ -197,6 +200,7 @@ impl PinnedBuffer {
             device: device.clone(),
             last_copy,
             copy_pending: AtomicBool::new(false),
+            last_stream: None,
         })
     }
 
@@ -243,9 +247,30 @@ impl PinnedBuffer {
         Ok(())
     }
 
-    fn copy_enqueued(&self, stream: &Stream) -> Result<()> {
+    /// Before a copy on `stream`: waits for the copies in flight, unless they were all on
+    /// `stream`, which runs the new one after them (a batch's uploads from one buffer would
+    /// otherwise each wait for the one before).
+    fn before_copy(&self, stream: &Stream) -> Result<()> {
+        let same = self
+            .last_stream
+            .as_ref()
+            .is_some_and(|last| last.is_same(stream));
+        if same {
+            return Ok(());
+        }
+        self.wait_for_copies()
+    }
+
+    fn copy_enqueued(&mut self, stream: &Stream) -> Result<()> {
         self.last_copy.record(stream)?;
         self.copy_pending.store(true, Ordering::Release);
+        if !self
+            .last_stream
+            .as_ref()
+            .is_some_and(|last| last.is_same(stream))
+        {
+            self.last_stream = Some(stream.clone());
+        }
         Ok(())
     }
 }
@@ -306,7 +331,7 @@ impl Stream {
         if bytes == 0 {
             return Ok(());
         }
-        src.wait_for_copies()?;
+        src.before_copy(self)?;
         self.device().bind_to_thread()?;
         // SAFETY: both ranges are in bounds; `src` stays pinned and alive until `last_copy`
         // (recorded below) completes, which every host access and Drop waits for.
@@ -333,7 +358,7 @@ impl Stream {
         if bytes == 0 {
             return Ok(());
         }
-        dst.wait_for_copies()?;
+        dst.before_copy(self)?;
         self.device().bind_to_thread()?;
         // SAFETY: in bounds; `dst` is not touched by the host until `last_copy` completes.
         unsafe {

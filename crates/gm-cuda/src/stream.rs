@@ -26,6 +26,12 @@ impl std::fmt::Debug for Stream {
 }
 
 impl Stream {
+    /// Whether `other` is this very stream (a clone of this wrapper), not merely a stream at
+    /// the same address.
+    pub fn is_same(&self, other: &Stream) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Creates a new non-blocking stream on `device`.
     pub fn new(device: &Device) -> Result<Stream> {
         let inner = device

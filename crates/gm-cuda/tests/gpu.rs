@@ -63,6 +63,56 @@ fn round_trip_through_pinned_memory_on_a_non_default_stream_is_bit_exact() {
     }
 }
 
+/// Uploads from one pinned buffer on one stream queue behind each other without a host wait
+/// (the stream orders them); a copy on another stream, and host access, wait for them all.
+#[test]
+fn uploads_from_one_buffer_wait_only_across_streams() {
+    let device = gpu_test_device!("uploads_from_one_buffer_wait_only_across_streams");
+    let mut rng = rng("uploads_one_buffer");
+    let (s, t) = (Stream::new(&device).unwrap(), Stream::new(&device).unwrap());
+    let mut scratch = DeviceBuffer::alloc(&device, 256 << 20).unwrap();
+    let n = 1 << 20;
+    let (mut queued, rounds) = (0, 5);
+    for _ in 0..rounds {
+        let data = random_bytes(&mut rng, 2 * n);
+        let mut up = PinnedBuffer::alloc(&device, 2 * n, false).unwrap();
+        up.as_mut_slice().unwrap().copy_from_slice(&data);
+        let mut dev = DeviceBuffer::alloc(&device, 3 * n).unwrap();
+        busy_work(&s, &mut scratch, 40);
+        let busy = Event::new(&device).unwrap();
+        busy.record(&s).unwrap();
+        stream_copies(&s, &mut up, &mut dev, n);
+        // Had the second upload waited for the first, the busy work would be done.
+        queued += usize::from(!busy.is_complete().unwrap());
+        // Another stream: waits for both before it reads the buffer.
+        t.copy_to_device(&mut up, 0, &mut dev, 2 * n, n).unwrap();
+        assert!(
+            busy.is_complete().unwrap(),
+            "a copy on another stream did not wait"
+        );
+        // Host access waits for every copy: overwriting now must not reach the device.
+        up.as_mut_slice().unwrap().fill(0);
+        let mut down = PinnedBuffer::alloc(&device, 3 * n, false).unwrap();
+        t.copy_to_host(&dev, 0, &mut down, 0, 3 * n).unwrap();
+        let got = down.as_slice().unwrap();
+        assert!(got[..2 * n] == data[..], "the uploads on one stream differ");
+        assert!(
+            got[2 * n..] == data[..n],
+            "the upload on the other stream differs"
+        );
+    }
+    assert!(
+        queued > 0,
+        "the busy work was too short to tell ({rounds} rounds)"
+    );
+}
+
+/// Halves of `up` uploaded in reverse order on `s`, into `dev`'s first `2 n` bytes.
+fn stream_copies(s: &Stream, up: &mut PinnedBuffer, dev: &mut DeviceBuffer, n: usize) {
+    s.copy_to_device(up, n, dev, n, n).unwrap();
+    s.copy_to_device(up, 0, dev, 0, n).unwrap();
+}
+
 #[test]
 fn copies_out_of_bounds_are_errors_not_corruption() {
     let device = gpu_test_device!("copies_out_of_bounds_are_errors_not_corruption");

@@ -235,3 +235,65 @@ fn gpu_loader_moves_maps_through_warps_into_ragged_batches() {
     let d = folder();
     check_warped_maps(Loader::builder(d.clone()).device(&device), &d);
 }
+
+/// A map whose size is not its image's is that sample's error, named, on both loaders; the
+/// GPU loader's host workers, which plan each sample's masks from the map's size, leave it to
+/// the stage to find.
+fn check_map_of_another_size(builder: LoaderBuilder) {
+    let mut loader = builder
+        .masks(true)
+        .batch_size(4)
+        .transforms(chain())
+        .build()
+        .unwrap();
+    let mut seen = 0;
+    for batch in loader.epoch(0) {
+        let batch = batch.unwrap();
+        for (k, m) in batch_masks(&batch).iter().enumerate() {
+            assert_eq!((m.0, m.1, m.2), (1, 96, 96), "sample {}", batch.indices[k]);
+        }
+        seen += batch.indices.len();
+    }
+    assert_eq!(seen, 3);
+    let stats = loader.stats();
+    assert_eq!(stats.bad, 1);
+    let why = stats.first_errors[0].to_string();
+    assert!(
+        why.contains("baboon-201x151-422")
+            && why.contains("masks of 12x10 for an image of 201x151"),
+        "{why}"
+    );
+}
+
+/// Four images, the map of one (201x151, 4:2:2) swapped for the 12x10 image's.
+fn folder_with_a_map_of_another_size(tag: &str) -> (SegmentationFolder, PathBuf) {
+    let tmp = std::env::temp_dir().join(format!("gm-seg-size-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let masks = media().join("segmentation/masks");
+    for entry in std::fs::read_dir(&masks).unwrap() {
+        let name = entry.unwrap().file_name();
+        std::fs::copy(masks.join(&name), tmp.join(&name)).unwrap();
+    }
+    std::fs::copy(
+        masks.join("baboon-12x10-420.png"),
+        tmp.join("baboon-201x151-422.png"),
+    )
+    .unwrap();
+    let d = SegmentationFolder::open(&media().join("jpeg"), &tmp, "").unwrap();
+    (d, tmp)
+}
+
+#[test]
+fn cpu_loader_names_a_map_of_another_size() {
+    let (d, tmp) = folder_with_a_map_of_another_size("cpu");
+    check_map_of_another_size(Loader::builder(d).cpu().workers(2));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn gpu_loader_names_a_map_of_another_size() {
+    let device = gm_cuda::gpu_test_device!("gpu_loader_names_a_map_of_another_size");
+    let (d, tmp) = folder_with_a_map_of_another_size("gpu");
+    check_map_of_another_size(Loader::builder(d).device(&device));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -15,7 +15,12 @@ pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py,
     d.set_item("substituted", s.substituted)?;
     d.set_item("read_us", s.read_us)?;
     d.set_item("decode_us", s.decode_us)?;
+    d.set_item("decode_plan_us", s.decode_plan_us)?;
+    d.set_item("decode_hardware_us", s.decode_hardware_us)?;
+    d.set_item("decode_cuda_us", s.decode_cuda_us)?;
     d.set_item("transform_us", s.transform_us)?;
+    d.set_item("mask_prepare_us", s.mask_prepare_us)?;
+    d.set_item("mask_upload_us", s.mask_upload_us)?;
     d.set_item("wait_us", s.wait_us)?;
     d.set_item("wall_us", s.wall_us)?;
     d.set_item("images_per_second", s.images_per_second())?;

@@ -340,6 +340,10 @@ impl LoaderBuilder {
             cuda_threads = decoder.cuda.threads,
             "image loader settings"
         );
+        let mask_pinning = match (&device, self.masks) {
+            (Some(d), true) => Some(super::masks::MaskPinning::new(d)),
+            _ => None,
+        };
         let (gpu, pool, placement) = match device {
             Some(d) => {
                 let sync = self.blocking_sync;
@@ -392,6 +396,7 @@ impl LoaderBuilder {
             sizes: self.sizes,
             named: self.stream.is_some(),
             masks: self.masks,
+            mask_pinning,
             node: node.map(Arc::new),
         });
         Ok(Loader {

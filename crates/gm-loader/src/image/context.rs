@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     /// Each sample's masks are read and moved with its pixels
     /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)).
     pub(crate) masks: bool,
+    /// Where a GPU loader's host workers put the masks they read, for the stages to upload.
+    pub(crate) mask_pinning: Option<super::masks::MaskPinning>,
     /// The NUMA node the loader's threads run on, where placing them changes anything.
     pub(crate) node: Option<Arc<crate::NodeCpus>>,
 }

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use gm_codec::jpeg::{DecodedBatch, DecoderOptions, EncodedImage, ImageDecoder, Roi};
 use gm_cuda::{Device, DevicePool, Event, PoolConfig, PoolStats, Tensor, nvtx};
-use gm_transforms::targets::{MaskStack, MaskTaps};
 use gm_transforms::{
     BatchOpsKernel, Blur, BlurKernel, FusedKernel, FusedOp, OutputSpec, Passes, PrePass, SampleRng,
     SourceImage,
@@ -16,7 +15,7 @@ use super::augment::{draw_erases, draw_mix};
 use super::batch::Batch;
 use super::cache::{Cache, Entry};
 use super::context::Shared;
-use super::masks::{BatchMasks, MaskStaging};
+use super::masks::{BatchMasks, MaskStaging, SampleMasks, StageMasks};
 use super::output::batch_shape;
 use super::read::Prepared;
 use super::sizes::{BatchSizes, place};
@@ -43,7 +42,7 @@ struct Pending {
     slot: usize,
     index: usize,
     bytes: Result<Vec<u8>, SampleErrorKind>,
-    masks: Option<MaskStack>,
+    masks: Option<SampleMasks>,
     attempt: u32,
 }
 
@@ -51,7 +50,7 @@ impl Pending {
     /// Slot `slot`'s try `attempt` with sample `index`, read now (a substitute).
     fn read(shared: &Shared, slot: usize, index: usize, attempt: u32) -> Pending {
         let (bytes, masks) = match super::masks::read(shared, index) {
-            Ok(masks) => (shared.read(index), masks),
+            Ok(masks) => (shared.read(index), masks.map(SampleMasks::Host)),
             Err(reason) => (Err(reason), None),
         };
         Pending {
@@ -65,7 +64,7 @@ impl Pending {
 }
 
 /// A sample's masks ready for the fused launch.
-type PreparedMasks = Option<(MaskStack, MaskTaps)>;
+type PreparedMasks = Option<StageMasks>;
 
 /// What a slot's image and plan come to: ready, or the reason it is bad.
 type Planned = Result<(SourceImage, FusedOp, OutputSpec, Passes), SampleErrorKind>;
@@ -151,7 +150,7 @@ impl GpuStage {
         let mut decoded: Vec<DecodedBatch> = Vec::new();
         let mut ready: Vec<Ready> = Vec::with_capacity(round.len());
         let mut tally = Tally::default();
-        let (mut decode_us, mut plan_us) = (0u64, 0u64);
+        let (mut decode_us, mut plan_us, mut mask_prepare_us) = (0u64, 0u64, 0u64);
         while !round.is_empty() {
             let batch = self.decode_round(shared, epoch, &round, &mut decode_us)?;
             let _nvtx = nvtx::range(c"gm-loader: plan transforms");
@@ -163,7 +162,7 @@ impl GpuStage {
                 round,
                 batch.as_ref(),
                 &mut ready,
-                &mut tally,
+                (&mut tally, &mut mask_prepare_us),
             )?;
             plan_us += t.elapsed().as_micros() as u64;
             if let Some(b) = batch {
@@ -180,6 +179,7 @@ impl GpuStage {
         s.substituted += tally.substituted;
         s.decode_us += decode_us;
         s.transform_us += plan_us + t.elapsed().as_micros() as u64;
+        s.mask_prepare_us += mask_prepare_us;
         result
     }
 
@@ -252,7 +252,7 @@ impl GpuStage {
                 let planned = match &cache.entries[index] {
                     Err(reason) => Err(reason.clone()),
                     Ok(e) => plan_cached(shared, cache, e, epoch, index).and_then(|p| {
-                        let masks = super::masks::read(shared, index)?;
+                        let masks = super::masks::read(shared, index)?.map(SampleMasks::Host);
                         let masks = super::masks::prepare(shared, index, &p.3.geometry, masks)?;
                         Ok((p, masks))
                     }),
@@ -314,7 +314,10 @@ impl GpuStage {
         let masks = if shared.masks {
             let prepared: Vec<PreparedMasks> = ready.iter_mut().map(|r| r.masks.take()).collect();
             let sizes: Vec<(u32, u32)> = specs.iter().map(|s| (s.width, s.height)).collect();
-            Some(self.masks.stage(&self.pool, &stream, &prepared, &sizes)?)
+            let t = Instant::now();
+            let staged = self.masks.stage(&self.pool, &stream, prepared, &sizes)?;
+            shared.stats.lock().mask_upload_us += t.elapsed().as_micros() as u64;
+            Some(staged)
         } else {
             None
         };
@@ -416,7 +419,7 @@ fn plan_round(
     round: Vec<Pending>,
     batch: Option<&DecodedBatch>,
     ready: &mut Vec<Ready>,
-    tally: &mut Tally,
+    (tally, mask_us): (&mut Tally, &mut u64),
 ) -> Result<Vec<Pending>, LoaderError> {
     let mut next = Vec::new();
     let mut k = 0usize;
@@ -433,10 +436,12 @@ fn plan_round(
         if let Ok(b) = p.bytes {
             shared.give_buffer(b);
         }
+        let t = Instant::now();
         let planned = planned.and_then(|(source, op, spec, post)| {
             let masks = super::masks::prepare(shared, p.index, &post.geometry, p.masks)?;
             Ok((source, op, spec, post, masks))
         });
+        *mask_us += t.elapsed().as_micros() as u64;
         match planned {
             Ok((source, op, spec, post, masks)) => {
                 tally.filled(p.attempt);

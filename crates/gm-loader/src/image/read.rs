@@ -9,6 +9,7 @@ use gm_transforms::{OutputSpec, SampleRng};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::context::Shared;
+use super::masks::SampleMasks;
 use crate::error::SampleErrorKind;
 
 /// One sample after the host worker.
@@ -16,7 +17,7 @@ pub(crate) enum Prepared {
     /// Encoded bytes, for the GPU decoder, and the sample's masks when the loader moves them.
     Bytes {
         data: Vec<u8>,
-        masks: Option<MaskStack>,
+        masks: Option<SampleMasks>,
     },
     /// The transformed image (CPU path), and its moved masks.
     Pixels {
@@ -81,6 +82,10 @@ fn prepare_read(
         }
     };
     if !shared.cpu {
+        let masks = masks.map(|m| match &shared.mask_pinning {
+            Some(pinning) => pinning.pin(shared, epoch, index, m),
+            None => SampleMasks::Host(m),
+        });
         return Prepared::Bytes { data: buf, masks };
     }
     let out = decode_and_transform(shared, epoch, index, &buf);

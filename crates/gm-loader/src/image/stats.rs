@@ -43,6 +43,13 @@ pub struct Stats {
     pub decode_cuda_us: u64,
     /// GPU stage's host time planning and launching the transform, µs.
     pub transform_us: u64,
+    /// Of `transform_us`: the masks' preparation ([`LoaderBuilder::masks`]: the objects the
+    /// geometry drops, the taps, masks moved on the host through warps), µs.
+    ///
+    /// [`LoaderBuilder::masks`]: crate::LoaderBuilder::masks
+    pub mask_prepare_us: u64,
+    /// Of `transform_us`: the masks' staging and the upload calls, µs.
+    pub mask_upload_us: u64,
     /// Time the consumer waited for a batch, µs.
     pub wait_us: u64,
     /// Wall time of the epochs (from starting each to its end or drop), µs.

@@ -62,11 +62,19 @@ pub fn label_map(bytes: &[u8], path: &Path) -> Result<Mask, SegmentationError> {
         .next_frame(&mut buf)
         .map_err(|e| bad(format!("cannot decode: {e}")))?;
     let stride = frame.line_size;
-    let mut data = Vec::with_capacity(width as usize * height as usize);
-    for row in buf.chunks(stride).take(height as usize) {
-        unpack(row, bits, width as usize, &mut data);
-    }
-    if data.len() != width as usize * height as usize {
+    let pixels = width as usize * height as usize;
+    let data = if bits == 8 && stride == width as usize && buf.len() >= pixels {
+        // The decoder's rows are the map's: no second buffer.
+        buf.truncate(pixels);
+        buf
+    } else {
+        let mut data = Vec::with_capacity(pixels);
+        for row in buf.chunks(stride).take(height as usize) {
+            unpack(row, bits, width as usize, &mut data);
+        }
+        data
+    };
+    if data.len() != pixels {
         return Err(bad("fewer rows than its header says".into()));
     }
     Ok(Mask {
