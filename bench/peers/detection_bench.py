@@ -8,6 +8,14 @@ batch's images and targets ending on the GPU.
 - gm: gm.CocoDataset + gm.ImageLoader(device="cuda", batch_sizes="padded"): decode and the
   fused transforms on the GPU, each object's mask rasterized by a host worker and moved in
   the fused launch with its image, boxes and labels moved on the host and uploaded.
+- dali: DALI's COCO pipeline as its SSD example builds it: readers.coco (boxes relative,
+  ltrb, shuffled), random_bbox_crop with RandomIoUCrop's thresholds, scales and aspect
+  ratios, decoders.image_slice on "mixed" (nvJPEG/the NVJPG engines) reading only the crop,
+  bb_flip, resize to the shorter side 800 with max size 1333, crop_mirror_normalize to float32
+  CHW, pad to the batch's largest image; boxes and labels moved to the GPU. It moves boxes and
+  labels only (DALI's COCO reader gives masks as polygons, which its operators do not
+  rasterize), so it does less work per image than gm and torchvision. GM_DALI_THREADS sets its
+  host threads (default: the host's cores).
 - torchvision: torchvision.datasets.CocoDetection wrapped for transforms v2 (boxes, labels,
   masks), the same v2 transforms in a DataLoader with one worker per host core, then images
   and targets moved to the GPU as torchvision's detection reference does
@@ -80,6 +88,58 @@ def run_gm(image_dir, instances, n):
          loader_images_per_s=loader.stats().get("images_per_second"))
 
 
+def run_dali(image_dir, instances, n):
+    from nvidia.dali import fn, pipeline_def, types
+    gpu = DEVICE == "cuda"
+    torch = None
+    if gpu:
+        import torch
+    threads = int(os.environ.get("GM_DALI_THREADS", os.cpu_count()))
+
+    @pipeline_def(batch_size=BATCH, num_threads=threads, device_id=0 if gpu else None, seed=1)
+    def coco():
+        jpegs, boxes, labels = fn.readers.coco(
+            file_root=str(image_dir), annotations_file=str(instances), ratio=True, ltrb=True,
+            random_shuffle=True, name="Reader")
+        # torchvision's RandomIoUCrop draws (its defaults): these IoU thresholds (0: no crop
+        # limit), scale 0.3-1, aspect ratio 0.5-2, 40 trials.
+        begin, size, boxes, labels = fn.random_bbox_crop(
+            boxes, labels, device="cpu", aspect_ratio=[0.5, 2.0],
+            thresholds=[0.0, 0.1, 0.3, 0.5, 0.7, 0.9], scaling=[0.3, 1.0], bbox_layout="xyXY",
+            allow_no_crop=True, num_attempts=40)
+        images = fn.decoders.image_slice(jpegs, begin, size, device="mixed" if gpu else "cpu",
+                                         output_type=types.RGB)
+        flip = fn.random.coin_flip(probability=0.5)
+        boxes = fn.bb_flip(boxes, ltrb=True, horizontal=flip)
+        images = fn.resize(images, resize_shorter=800, max_size=1333)
+        images = fn.crop_mirror_normalize(images, mirror=flip, dtype=types.FLOAT, output_layout="CHW",
+                                          mean=[255 * m for m in MEAN], std=[255 * s for s in STD])
+        images = fn.pad(images, fill_value=0, axes=(1, 2))
+        if gpu:
+            boxes, labels = boxes.gpu(), labels.gpu()
+        return images, boxes, labels
+
+    pipe = coco()
+    pipe.build()
+    iterations = math.ceil(pipe.epoch_size("Reader") / BATCH)
+
+    def epoch(_):
+        images = objects = 0
+        for _ in range(iterations):
+            imgs, boxes, _labels = pipe.run()
+            batch = imgs.as_tensor()
+            # The batch as the training step takes it: one padded float32 [B, 3, H, W] tensor.
+            shape = torch.from_dlpack(batch).shape if gpu else batch.shape()
+            images += shape[0]
+            objects += sum(boxes[i].shape()[0] for i in range(len(boxes)))
+        return images, objects
+
+    import nvidia.dali
+    rate, (images, objects) = timed(epoch, torch)
+    emit(peer="dali", images_per_s=rate, epochs=EPOCHS, threads=threads, images=images,
+         objects=objects, dali=nvidia.dali.__version__)
+
+
 def collate(batch):
     return tuple(zip(*batch))
 
@@ -117,7 +177,7 @@ def main():
     instances, n = make_instances(image_dir, out)
     emit(images=n, repeat=REPEAT, batch=BATCH, cores=os.cpu_count())
     for peer in os.environ.get("GM_PEERS", "gm torchvision").split():
-        {"gm": run_gm, "torchvision": run_torchvision}[peer](image_dir, instances, n)
+        {"gm": run_gm, "dali": run_dali, "torchvision": run_torchvision}[peer](image_dir, instances, n)
 
 
 if __name__ == "__main__":
