@@ -15,8 +15,9 @@ RandomCrop(480, pad_if_needed, fill={Mask: 255, others: 0}), float32 and ImageNe
 The label maps are synthetic (blocks of 21 classes with a speckle of 255, the VOC boundary
 index) over real photos. Each file is listed GM_BENCH_REPEAT times (default 4); images/s over
 GM_BENCH_EPOCHS epochs (default 3) after a warm-up epoch; GM_BENCH_WORKERS sets gm-segmentation's
-host workers and GM_BENCH_STAGES both gm loaders' GPU stages (default: the loader's). One JSON
-object per measurement.
+host workers, GM_BENCH_STAGES both gm loaders' GPU stages and GM_BENCH_CORES both gm loaders'
+host-core budget (default: the loader's; with LOCAL_WORLD_SIZE above 1 the plan for a budget
+decodes on the JPEG engines alone). One JSON object per measurement.
 Usage: python3 segmentation_bench.py IMAGE_DIR OUT_DIR
 """
 import os
@@ -82,6 +83,11 @@ def stages():
     return int(os.environ["GM_BENCH_STAGES"]) if "GM_BENCH_STAGES" in os.environ else None
 
 
+def cores():
+    """GM_BENCH_CORES: both gm loaders' host-core budget, when set."""
+    return int(os.environ["GM_BENCH_CORES"]) if "GM_BENCH_CORES" in os.environ else None
+
+
 def run_gm_segmentation(images, masks, listing):
     import torch
     import gm
@@ -89,7 +95,8 @@ def run_gm_segmentation(images, masks, listing):
     # GM_BENCH_WORKERS: host workers (reading files and decoding maps) instead of the default.
     workers = int(os.environ["GM_BENCH_WORKERS"]) if "GM_BENCH_WORKERS" in os.environ else None
     loader = gm.ImageLoader(d, batch_size=BATCH, transforms=gm_chain(torch, gm, {Mask: 255, "others": 0}),
-                            shuffle=True, seed=1, device=DEVICE, workers=workers, stages=stages())
+                            shuffle=True, seed=1, device=DEVICE, workers=workers, stages=stages(),
+                            cores=cores())
 
     def epoch(e):
         loader.set_epoch(e)
@@ -104,7 +111,7 @@ def run_gm_segmentation(images, masks, listing):
 
     rate, (n, ignored) = timed(epoch, torch)
     emit(peer="gm-segmentation", images_per_s=rate, epochs=EPOCHS, images=n, ignore_pixels=ignored,
-         stages=stages(), **host_times(loader))
+         stages=stages(), cores=cores(), **host_times(loader))
     return rate
 
 
@@ -112,7 +119,7 @@ def run_gm_classification(images, masks, listing):
     import torch
     import gm
     loader = gm.ImageLoader(str(listing), batch_size=BATCH, transforms=gm_chain(torch, gm, 0),
-                            shuffle=True, seed=1, device=DEVICE, stages=stages())
+                            shuffle=True, seed=1, device=DEVICE, stages=stages(), cores=cores())
 
     def epoch(e):
         loader.set_epoch(e)
@@ -123,7 +130,7 @@ def run_gm_classification(images, masks, listing):
 
     rate, (n, _) = timed(epoch, torch)
     emit(peer="gm-classification", images_per_s=rate, epochs=EPOCHS, images=n, stages=stages(),
-         **host_times(loader))
+         cores=cores(), **host_times(loader))
     return rate
 
 
