@@ -139,7 +139,8 @@ const CU_MEMHOSTALLOC_WRITECOMBINED: u32 = 0x04;
 ///
 /// Host access ([`as_slice`](Self::as_slice), [`as_mut_slice`](Self::as_mut_slice)) first waits
 /// for the last copy that used the buffer, so a download is complete before it is read and an
-/// upload has left the buffer before it is overwritten.
+/// upload has left the buffer before it is overwritten. A copy on another stream than the last
+/// copy's waits for it too; a copy on the same stream is queued behind it without a wait.
 pub struct PinnedBuffer {
     ptr: NonNull<u8>,
     len: usize,
