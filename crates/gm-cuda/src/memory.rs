@@ -252,26 +252,16 @@ impl PinnedBuffer {
     /// `stream`, which runs the new one after them (a batch's uploads from one buffer would
     /// otherwise each wait for the one before).
     fn before_copy(&self, stream: &Stream) -> Result<()> {
-        let same = self
-            .last_stream
-            .as_ref()
-            .is_some_and(|last| last.is_same(stream));
-        if same {
-            return Ok(());
+        match &self.last_stream {
+            Some(last) if last.is_same(stream) => Ok(()),
+            _ => self.wait_for_copies(),
         }
-        self.wait_for_copies()
     }
 
     fn copy_enqueued(&mut self, stream: &Stream) -> Result<()> {
         self.last_copy.record(stream)?;
         self.copy_pending.store(true, Ordering::Release);
-        if !self
-            .last_stream
-            .as_ref()
-            .is_some_and(|last| last.is_same(stream))
-        {
-            self.last_stream = Some(stream.clone());
-        }
+        self.last_stream = Some(stream.clone());
         Ok(())
     }
 }

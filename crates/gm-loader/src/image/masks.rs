@@ -426,14 +426,14 @@ impl MaskStaging {
             .iter()
             .flatten()
             .filter(|m| matches!(m, StageMasks::Host(..)))
-            .map(plane_bytes)
+            .map(launch_bytes)
             .sum();
         let pinned_bytes: usize = masks
             .iter()
             .flatten()
             .map(|m| match m {
                 StageMasks::Pinned(p, _, _) => {
-                    plane_bytes(m).next_multiple_of(4) + p.prepared.as_ref().map_or(0, |w| w.bytes)
+                    launch_bytes(m).next_multiple_of(4) + p.prepared.as_ref().map_or(0, |w| w.bytes)
                 }
                 StageMasks::Host(..) => 0,
             })
@@ -532,8 +532,8 @@ impl MaskStaging {
     }
 }
 
-/// The bytes of the planes of `m` that go to the launch.
-fn plane_bytes(m: &StageMasks) -> usize {
+/// The bytes of the planes of `m` that go to the launch (the kept ones).
+fn launch_bytes(m: &StageMasks) -> usize {
     let (w, h) = m.source();
     m.planes() as usize * w as usize * h as usize
 }
