@@ -34,7 +34,11 @@ import pathlib
 import random
 import sys
 
-from training_bench_common import BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, emit, timed
+from training_bench_common import (BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, emit, env_int,
+                                   host_times, timed)
+
+# GM_DET_MASKS=0: annotations without outlines (boxes and labels only, as DALI moves them).
+MASKS = os.environ.get("GM_DET_MASKS", "1") != "0"
 
 
 def make_instances(image_dir, out):
@@ -58,7 +62,7 @@ def make_instances(image_dir, out):
                     poly += [cx + 0.5 * bw * math.cos(t), cy + 0.5 * bh * math.sin(t)]
                 anns.append({"id": len(anns) + 1, "image_id": iid, "category_id": rng.randint(1, 10),
                              "bbox": [x, y, bw, bh], "area": bw * bh * math.pi / 4, "iscrowd": 0,
-                             "segmentation": [poly]})
+                             **({"segmentation": [poly]} if MASKS else {})})
     cats = [{"id": c, "name": f"c{c}"} for c in range(1, 11)]
     path = pathlib.Path(out) / "instances.json"
     path.write_text(json.dumps({"images": images, "annotations": anns, "categories": cats}))
@@ -66,26 +70,49 @@ def make_instances(image_dir, out):
 
 
 def run_gm(image_dir, instances, n):
+    """gm's loader; GM_BENCH_WORKERS, GM_BENCH_STAGES and GM_BENCH_CORES set its host workers,
+    GPU stages and host-core budget; GM_DET_TARGETS=0 leaves each batch's targets unread (the
+    loader still moves the masks with the pixels; the boxes and labels are moved on first
+    read). Reports the loader's time per image and the loop's time in reading the targets."""
+    import time
     import torch
     import gm
     T = gm.transforms
     chain = [T.RandomIoUCrop(), T.SanitizeBoundingBoxes(), T.RandomHorizontalFlip(),
              T.Resize(800, max_size=1333), T.ToDtype(torch.float32, scale=True), T.Normalize(MEAN, STD)]
+    if DEVICE == "cuda":
+        # As a training script's model has: torch's CUDA state made before the loop (torch's
+        # from_dlpack looks up the current stream, which costs far more until it is).
+        torch.cuda.init()
     d = gm.CocoDataset(instances, image_dir)
+    settings = dict(workers=env_int("GM_BENCH_WORKERS"), stages=env_int("GM_BENCH_STAGES"),
+                    cores=env_int("GM_BENCH_CORES"))
     loader = gm.ImageLoader(d, batch_size=BATCH, transforms=chain, shuffle=True, seed=1,
-                            device=DEVICE, batch_sizes="padded")
+                            device=DEVICE, batch_sizes="padded", **settings)
+    read_targets = os.environ.get("GM_DET_TARGETS", "1") != "0"
+    targets_s = [0.0]
 
     def epoch(e):
         loader.set_epoch(e)
         images = objects = 0
         for b in loader:
             images += torch.from_dlpack(b.images).shape[0]
-            objects += sum(torch.from_dlpack(t["masks"]).shape[0] for t in b.targets if t is not None)
+            if read_targets:
+                t0 = time.perf_counter()
+                for t in b.targets:
+                    if t is not None:
+                        objects += torch.from_dlpack(t["boxes"]).shape[0]
+                        if "masks" in t:
+                            torch.from_dlpack(t["masks"])
+                targets_s[0] += time.perf_counter() - t0
         return images, objects
 
     rate, (images, objects) = timed(epoch, torch)
+    samples = max(loader.stats()["samples"], 1)
     emit(peer="gm", images_per_s=rate, epochs=EPOCHS, images=images, objects=objects,
-         loader_images_per_s=loader.stats().get("images_per_second"))
+         masks=MASKS, targets_read=read_targets, targets_us_per_image=1e6 * targets_s[0] / samples,
+         loader_images_per_s=loader.stats().get("images_per_second"), **settings,
+         **host_times(loader))
 
 
 def run_dali(image_dir, instances, n):
@@ -94,6 +121,7 @@ def run_dali(image_dir, instances, n):
     torch = None
     if gpu:
         import torch
+        torch.cuda.init()
     threads = int(os.environ.get("GM_DALI_THREADS", os.cpu_count()))
 
     @pipeline_def(batch_size=BATCH, num_threads=threads, device_id=0 if gpu else None, seed=1)

@@ -24,7 +24,8 @@ import os
 import pathlib
 import sys
 
-from training_bench_common import BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, emit, timed
+from training_bench_common import (BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, emit, env_int,
+                                   host_times, timed)
 
 
 class Mask:
@@ -64,28 +65,14 @@ def gm_chain(torch, gm, fill):
             T.ToDtype(torch.float32, scale=True), T.Normalize(MEAN, STD)]
 
 
-def host_times(loader):
-    """Where a gm loader's time went, per image over every epoch (warm-up included): the host
-    workers' reads (and label maps), the GPU stages' decode (of it, the CUDA backend's) and
-    transform (of it, the masks' preparation and upload), and the share of the consumer's time
-    spent waiting for batches."""
-    s = loader.stats()
-    n = max(s["samples"], 1)
-    per_image = ("read_us", "decode_us", "decode_cuda_us", "transform_us", "mask_prepare_us",
-                 "mask_upload_us")
-    # Older builds lack the finer counters.
-    times = {f"{k}_per_image": s[k] / n for k in per_image if k in s}
-    return {**times, "wait_fraction": s["wait_fraction"]}
-
-
 def stages():
     """GM_BENCH_STAGES: both gm loaders' GPU stages, when set."""
-    return int(os.environ["GM_BENCH_STAGES"]) if "GM_BENCH_STAGES" in os.environ else None
+    return env_int("GM_BENCH_STAGES")
 
 
 def cores():
     """GM_BENCH_CORES: both gm loaders' host-core budget, when set."""
-    return int(os.environ["GM_BENCH_CORES"]) if "GM_BENCH_CORES" in os.environ else None
+    return env_int("GM_BENCH_CORES")
 
 
 def run_gm_segmentation(images, masks, listing):
@@ -93,7 +80,7 @@ def run_gm_segmentation(images, masks, listing):
     import gm
     d = gm.SegmentationFolder(images, masks)
     # GM_BENCH_WORKERS: host workers (reading files and decoding maps) instead of the default.
-    workers = int(os.environ["GM_BENCH_WORKERS"]) if "GM_BENCH_WORKERS" in os.environ else None
+    workers = env_int("GM_BENCH_WORKERS")
     loader = gm.ImageLoader(d, batch_size=BATCH, transforms=gm_chain(torch, gm, {Mask: 255, "others": 0}),
                             shuffle=True, seed=1, device=DEVICE, workers=workers, stages=stages(),
                             cores=cores())

@@ -332,8 +332,13 @@ impl ImageLoader {
         };
         let placement = device::parse(device)?;
         let gpu = device::resolve(py, &placement)?;
-        // The core budget's decoder settings, with the caller's policy for truncated files.
+        // The core budget's decoder settings (those of a GPU loader that reads masks where
+        // this one does), with the caller's policy for truncated files.
         let plan = cores.map_or_else(CorePlan::from_env, CorePlan::for_cores_here);
+        let decoder = match (&gpu, targets.is_some() && !stream) {
+            (Some(_), true) => plan.mask_decoder,
+            _ => plan.decoder,
+        };
         let mut b = start
             .transforms(chain)
             .batch_sizes(sizes)
@@ -341,7 +346,7 @@ impl ImageLoader {
             .prefetch(prefetch)
             .decoder(DecoderOptions {
                 truncated,
-                ..plan.decoder
+                ..decoder
             });
         if let Some(n) = stages {
             b = b.gpu_stages(n);

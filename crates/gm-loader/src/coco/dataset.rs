@@ -349,9 +349,10 @@ impl Dataset for CocoDataset {
             return Ok(None);
         };
         let (w, h) = t.boxes.canvas;
-        let mut data = Vec::with_capacity(runs.len() * w as usize * h as usize);
-        for r in &runs {
-            data.extend_from_slice(&r.decode());
+        let plane = w as usize * h as usize;
+        let mut data = vec![0u8; runs.len() * plane];
+        for (r, out) in runs.iter().zip(data.chunks_exact_mut(plane.max(1))) {
+            r.decode_into(out);
         }
         MaskStack::new(w, h, runs.len() as u32, data)
             .map(Some)

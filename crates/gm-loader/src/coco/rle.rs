@@ -107,20 +107,42 @@ impl Rle {
 
     /// The mask, row by row, one byte (0 or 1) per pixel.
     pub fn decode(&self) -> Vec<u8> {
+        let mut mask = vec![0u8; self.height as usize * self.width as usize];
+        self.decode_into(&mut mask);
+        mask
+    }
+
+    /// Writes the mask into `out` (its first `h * w` bytes), row by row, one byte (0 or 1)
+    /// per pixel; runs past the mask's end (counts not made by [`Rle::new`]) are cut there.
+    pub fn decode_into(&self, out: &mut [u8]) {
         let (h, w) = (self.height as usize, self.width as usize);
-        let mut mask = vec![0u8; h * w];
-        let (mut at, mut value) = (0usize, 0u8);
+        let Some(out) = out.get_mut(..h * w) else {
+            return;
+        };
+        out.fill(0);
+        if h == 0 {
+            return;
+        }
+        let (mut at, mut set) = (0usize, false);
         for &run in &self.counts {
-            if value == 1 {
-                for k in at..at + run as usize {
-                    // Column-major position k: column k / h, row k % h.
-                    mask[(k % h) * w + k / h] = 1;
+            let run = (run as usize).min(h * w - at);
+            if set {
+                // Down the columns: each column's part of the run is a strided walk (no
+                // division per pixel; the rows a column touches stay cached for the next).
+                let (mut col, mut row, mut left) = (at / h, at % h, run);
+                while left > 0 {
+                    let n = left.min(h - row);
+                    out[row * w + col..]
+                        .iter_mut()
+                        .step_by(w)
+                        .take(n)
+                        .for_each(|p| *p = 1);
+                    (left, row, col) = (left - n, 0, col + 1);
                 }
             }
-            at += run as usize;
-            value ^= 1;
+            at += run;
+            set = !set;
         }
-        mask
     }
 
     /// The union of several masks of one size (pycocotools' `merge`); `None` for none.
@@ -128,6 +150,10 @@ impl Rle {
         let Some(first) = masks.first() else {
             return Ok(None);
         };
+        if let [one] = masks {
+            // pycocotools' merge of one mask is that mask.
+            return Ok(Some(one.clone()));
+        }
         let (h, w) = (first.height, first.width);
         if let Some(m) = masks.iter().find(|m| (m.height, m.width) != (h, w)) {
             return Err(CocoIssue::Mask(format!(
@@ -187,4 +213,55 @@ pub(crate) fn runs(values: &[u8]) -> Vec<u32> {
     }
     counts.push(n);
     counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition: pixel k of the column-major order is row k % h of column k / h.
+    fn reference(rle: &Rle) -> Vec<u8> {
+        let (h, w) = (rle.height as usize, rle.width as usize);
+        let mut mask = vec![0u8; h * w];
+        let mut at = 0usize;
+        for (i, &run) in rle.counts.iter().enumerate() {
+            for k in at..at + run as usize {
+                mask[(k % h) * w + k / h] = (i % 2) as u8;
+            }
+            at += run as usize;
+        }
+        mask
+    }
+
+    proptest! {
+        #[test]
+        fn decodes_as_the_column_major_definition(
+            height in 1u32..40,
+            width in 1u32..40,
+            cuts in proptest::collection::vec(0.0f64..1.0, 0..12),
+        ) {
+            let n = height as usize * width as usize;
+            let mut at: Vec<usize> = cuts.iter().map(|c| (c * n as f64) as usize).collect();
+            at.push(n);
+            at.sort_unstable();
+            let mut last = 0;
+            let counts = at.iter().map(|&a| { let c = a - last; last = a; c as u32 }).collect();
+            let rle = Rle::new(height, width, counts).unwrap();
+            prop_assert_eq!(rle.decode(), reference(&rle));
+        }
+    }
+
+    #[test]
+    fn runs_past_the_end_are_cut() {
+        let rle = Rle {
+            height: 2,
+            width: 2,
+            counts: vec![1, 9],
+        };
+        assert_eq!(rle.decode(), vec![0, 1, 1, 1]);
+        let mut short = [7u8; 3];
+        rle.decode_into(&mut short);
+        assert_eq!(short, [7, 7, 7]);
+    }
 }

@@ -324,7 +324,10 @@ impl LoaderBuilder {
             || CorePlan::from_env_on(node.as_ref()),
             CorePlan::for_cores_here,
         );
-        let mut decoder = self.decoder.unwrap_or_else(|| plan.decoder.clone());
+        let mut decoder = self.decoder.unwrap_or_else(|| match (&device, self.masks) {
+            (Some(_), true) => plan.mask_decoder.clone(),
+            _ => plan.decoder.clone(),
+        });
         decoder.format = PixelFormat::Rgb;
         let workers = self.workers.unwrap_or(match (&device, self.masks) {
             (Some(_), false) => plan.workers,

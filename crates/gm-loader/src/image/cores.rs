@@ -18,6 +18,14 @@
 //! more of its cores work (the same host steps took 20-30% more CPU time per image with four
 //! loaders, file reads included), so the split's extra host work costs the others more than
 //! it adds. A shared node's plan therefore decodes on the engines alone at any budget.
+//!
+//! A loader that reads each sample's masks has host work per image that file reads alone do
+//! not (a label map's PNG decode, a COCO image's outlines rasterized), and the CUDA share's
+//! Huffman threads take the cores it needs. On the H200's 16 cores (2026-11-29,
+//! bench/results/2026-11-29-h200-masks-plan), segmentation delivered 11.2k-11.6k images/s with
+//! the split and 8 workers, 12.7k-13.4k on the engines alone with 8, and 13.1k-15.2k on the
+//! engines alone with 12: masks' plans decode on the engines alone, with three workers of
+//! every four cores.
 
 use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split};
 
@@ -42,6 +50,9 @@ pub struct CorePlan {
     pub mask_workers: usize,
     /// The decoder settings.
     pub decoder: DecoderOptions,
+    /// The decoder settings of a GPU loader that reads masks: the engines alone (see the
+    /// module's notes).
+    pub mask_decoder: DecoderOptions,
     /// GPU stages: 3 from [`ENGINES_ONLY_BELOW`] cores, 2 below. On the whole 16-core H100
     /// host (2026-11-24, bench/results/2026-11-24-h100-stages), 3 stages gave 1.09-1.30x the
     /// images/s of 2 (median 1.21 over 18 pairs in one call, both orders) for 2.3 more host
@@ -62,16 +73,7 @@ impl CorePlan {
     pub fn for_node(cores: usize, loaders: usize) -> CorePlan {
         let cores = cores.max(1);
         let decoder = if cores < ENGINES_ONLY_BELOW || loaders > 1 {
-            // One CUDA thread stays for what the engines cannot take (progressive and
-            // CMYK JPEGs, other formats go to the CPU).
-            DecoderOptions {
-                split: Split::Fixed { hw_load: 1.0 },
-                cuda: CudaWorkers {
-                    threads: 1,
-                    ..DecoderOptions::for_loader().cuda
-                },
-                ..DecoderOptions::for_loader()
-            }
+            engines_alone()
         } else {
             DecoderOptions::for_loader()
         };
@@ -79,8 +81,9 @@ impl CorePlan {
             cores,
             workers: cores.saturating_sub(2).clamp(2, 4),
             cpu_workers: cores.min(32),
-            mask_workers: cores.saturating_sub(2).clamp(2, 8),
+            mask_workers: (cores * 3 / 4).clamp(2, 12),
             decoder,
+            mask_decoder: engines_alone(),
             stages: if cores < ENGINES_ONLY_BELOW { 2 } else { 3 },
         }
     }
@@ -105,6 +108,19 @@ impl CorePlan {
     /// [`local_loaders`].
     pub fn for_cores_here(cores: usize) -> CorePlan {
         CorePlan::for_node(cores, local_loaders())
+    }
+}
+
+/// The engines alone; one CUDA thread stays for what they cannot take (progressive and CMYK
+/// JPEGs; other formats go to the CPU).
+fn engines_alone() -> DecoderOptions {
+    DecoderOptions {
+        split: Split::Fixed { hw_load: 1.0 },
+        cuda: CudaWorkers {
+            threads: 1,
+            ..DecoderOptions::for_loader().cuda
+        },
+        ..DecoderOptions::for_loader()
     }
 }
 
@@ -177,6 +193,24 @@ mod tests {
             CorePlan::for_node(16, 1).decoder.split,
             DecoderOptions::for_loader().split
         );
+    }
+
+    #[test]
+    fn loaders_that_read_masks_decode_on_the_engines_with_more_workers() {
+        for cores in [2, 8, 16, 64] {
+            let p = CorePlan::for_cores(cores);
+            assert_eq!(
+                p.mask_decoder.split,
+                Split::Fixed { hw_load: 1.0 },
+                "{cores}"
+            );
+            assert_eq!(p.mask_decoder.cuda.threads, 1);
+            assert!(p.mask_workers >= p.workers, "{cores}");
+        }
+        assert_eq!(CorePlan::for_cores(16).mask_workers, 12);
+        assert_eq!(CorePlan::for_cores(8).mask_workers, 6);
+        assert_eq!(CorePlan::for_cores(2).mask_workers, 2);
+        assert_eq!(CorePlan::for_cores(64).mask_workers, 12);
     }
 
     #[test]

@@ -82,49 +82,26 @@ fn kept(
 
 /// A sample's masks as a host worker hands them to a GPU stage.
 pub(crate) enum SampleMasks {
-    /// In ordinary host memory (read on the stage thread: substitutes, the device cache).
+    /// In ordinary host memory (read on the stage thread, or where the worker could not plan
+    /// the sample: a warp, a plan that fails, no pinned memory).
     Host(MaskStack),
-    /// Copied by the host worker into pinned memory, so that the stage thread, which the
+    /// Prepared by the host worker in pinned memory, so that the stage thread, which the
     /// loader waits on, only enqueues their upload.
     Pinned(PinnedMasks),
 }
 
-/// `planes` masks of `width` x `height`, packed, in pinned memory; where the host worker
-/// could plan the sample's geometry, their taps after them.
+/// A sample's masks as its host worker prepared them for the launch: the `planes` masks of
+/// `width` x `height` that survive the geometry it planned (from the masks' size, which must
+/// be the image's), packed in pinned memory, their encoded taps at `taps_at` after them. The
+/// stage uploads them in one copy when its own plan gives the same geometry.
 pub(crate) struct PinnedMasks {
     width: u32,
     height: u32,
     planes: u32,
     buf: PooledPinnedBuffer,
-    prepared: Option<WorkerTaps>,
-}
-
-/// What the host worker prepared for the launch: the geometry it planned (from the masks'
-/// size, which must be the image's), the planes that survive it, and where in the pinned
-/// buffer its encoded taps lie. The stage uses them when its own plan gives the same geometry.
-struct WorkerTaps {
     geometry: TargetGeometry,
-    keep: Option<Vec<bool>>,
-    at: usize,
+    taps_at: usize,
     bytes: usize,
-}
-
-impl PinnedMasks {
-    fn plane_bytes(&self) -> usize {
-        self.width as usize * self.height as usize
-    }
-
-    /// The masks back in host memory (for a warp, moved on the host).
-    fn to_stack(&self) -> Result<MaskStack, SampleErrorKind> {
-        let n = self.plane_bytes() * self.planes as usize;
-        let data = self.buf.as_slice().map_err(pinned_error)?[..n].to_vec();
-        MaskStack::new(self.width, self.height, self.planes, data)
-            .map_err(|e| SampleErrorKind::Targets(e.to_string()))
-    }
-}
-
-fn pinned_error(e: gm_cuda::CudaError) -> SampleErrorKind {
-    SampleErrorKind::Targets(format!("pinned mask memory: {e}"))
 }
 
 /// The host workers' pinned memory for masks (GPU loaders that move masks).
@@ -137,7 +114,8 @@ impl MaskPinning {
     pub(crate) fn new(device: &Device) -> MaskPinning {
         MaskPinning {
             device: device.clone(),
-            // Cached (not write-combined): a warp reads the planes back on the stage.
+            // Cached, as the stage's staging is: write-combined worker memory gained nothing
+            // when tried (2026-11-28, design log).
             pool: PinnedPool::new(
                 device,
                 PoolConfig::unbounded("gm-loader worker masks"),
@@ -146,9 +124,10 @@ impl MaskPinning {
         }
     }
 
-    /// Sample `index`'s masks `stack` (epoch `epoch`) copied into pinned memory, with their
-    /// taps where the worker can plan the sample from the masks' size; where that memory
-    /// cannot be had, `stack` as it is (the stage then stages it itself).
+    /// Sample `index`'s masks `stack` (epoch `epoch`) prepared for the launch in pinned
+    /// memory: the planes its geometry keeps, then their taps. Where the worker cannot plan
+    /// the sample from the masks' size, or that memory cannot be had, `stack` as it is (the
+    /// stage then prepares and stages it itself, and reports what fails).
     pub(crate) fn pin(
         &self,
         shared: &Shared,
@@ -156,30 +135,39 @@ impl MaskPinning {
         index: usize,
         stack: MaskStack,
     ) -> SampleMasks {
-        let taps = worker_taps(shared, epoch, index, &stack);
-        let planes_bytes = stack.data.len().next_multiple_of(4);
-        let taps_bytes = taps.as_ref().map_or(0, |(_, _, t)| t.encoded_bytes());
+        let Some((geometry, keep, taps)) = worker_taps(shared, epoch, index, &stack) else {
+            return SampleMasks::Host(stack);
+        };
+        let plane = stack.plane_bytes();
+        let kept = || {
+            stack
+                .data
+                .chunks_exact(plane.max(1))
+                .enumerate()
+                .filter(|(k, _)| keep.as_ref().is_none_or(|keep| keep.get(*k) == Some(&true)))
+                .map(|(_, p)| p)
+        };
+        let planes = kept().count();
+        let taps_at = (planes * plane).next_multiple_of(4);
+        let bytes = taps_at + taps.encoded_bytes();
         let pinned = self.device.bind_to_thread().and_then(|()| {
-            let mut buf = self.pool.acquire((planes_bytes + taps_bytes).max(1))?;
+            let mut buf = self.pool.acquire(bytes.max(1))?;
             let host = buf.as_mut_slice()?;
-            host[..stack.data.len()].copy_from_slice(&stack.data);
-            if let Some((_, _, t)) = &taps {
-                write_taps(t, &mut host[planes_bytes..]);
+            for (k, p) in kept().enumerate() {
+                host[k * plane..][..plane].copy_from_slice(p);
             }
+            write_taps(&taps, &mut host[taps_at..]);
             Ok(buf)
         });
         match pinned {
             Ok(buf) => SampleMasks::Pinned(PinnedMasks {
                 width: stack.width,
                 height: stack.height,
-                planes: stack.planes,
+                planes: planes as u32,
                 buf,
-                prepared: taps.map(|(geometry, keep, t)| WorkerTaps {
-                    geometry,
-                    keep,
-                    at: planes_bytes,
-                    bytes: t.encoded_bytes(),
-                }),
+                geometry,
+                taps_at,
+                bytes,
             }),
             Err(e) => {
                 tracing::debug!(error = %e, "no pinned memory for a sample's masks; the stage stages them");
@@ -217,11 +205,10 @@ fn write_taps(taps: &MaskTaps, out: &mut [u8]) {
 
 /// A sample's masks ready for the fused launch, with the taps that move them.
 pub(crate) enum StageMasks {
-    /// Planes in host memory, staged with the batch's taps.
+    /// The kept planes in host memory (moved already through a warp), staged with their taps.
     Host(MaskStack, MaskTaps),
-    /// Planes in a host worker's pinned memory, uploaded from there: those `keep` marks
-    /// (`None`: all); the taps staged, or in that memory after the planes.
-    Pinned(PinnedMasks, Option<Vec<bool>>, Option<MaskTaps>),
+    /// The kept planes and their taps in a host worker's pinned memory, uploaded from there.
+    Pinned(PinnedMasks),
 }
 
 impl StageMasks {
@@ -229,7 +216,7 @@ impl StageMasks {
     fn source(&self) -> (u32, u32) {
         match self {
             StageMasks::Host(m, _) => (m.width, m.height),
-            StageMasks::Pinned(m, _, _) => (m.width, m.height),
+            StageMasks::Pinned(m) => (m.width, m.height),
         }
     }
 
@@ -237,81 +224,62 @@ impl StageMasks {
     fn planes(&self) -> u32 {
         match self {
             StageMasks::Host(m, _) => m.planes,
-            StageMasks::Pinned(m, None, _) => m.planes,
-            StageMasks::Pinned(_, Some(keep), _) => keep.iter().filter(|k| **k).count() as u32,
-        }
-    }
-
-    /// The taps the stage stages (those the worker wrote go up with their planes).
-    fn staged_taps(&self) -> Option<&MaskTaps> {
-        match self {
-            StageMasks::Host(_, t) => Some(t),
-            StageMasks::Pinned(_, _, t) => t.as_ref(),
+            StageMasks::Pinned(m) => m.planes,
         }
     }
 }
 
 /// A sample's masks ready for the fused launch: the source planes and the taps that move
-/// them. Through a warp the planes are moved here, on the host, and copied as they are.
+/// them. What the host worker prepared serves where its plan is the stage's; otherwise (never
+/// for masks of the image's size, as both plans draw from the same seed, epoch and sample)
+/// the masks are read again here, as for a substitute.
 pub(crate) fn prepare(
     shared: &Shared,
     index: usize,
     geometry: &TargetGeometry,
     masks: Option<SampleMasks>,
 ) -> Result<Option<StageMasks>, SampleErrorKind> {
-    let Some(masks) = masks else { return Ok(None) };
-    let (width, height, planes) = match &masks {
-        SampleMasks::Host(m) => (m.width, m.height, m.planes),
-        SampleMasks::Pinned(m) => (m.width, m.height, m.planes),
+    let stack = match masks {
+        None => return Ok(None),
+        Some(SampleMasks::Pinned(m)) if m.geometry == *geometry => {
+            return Ok(Some(StageMasks::Pinned(m)));
+        }
+        Some(SampleMasks::Pinned(_)) => match read(shared, index)? {
+            Some(stack) => stack,
+            None => return Ok(None),
+        },
+        Some(SampleMasks::Host(stack)) => stack,
     };
-    if (width, height) != geometry.source {
+    let (stack, taps) = on_host(shared, index, geometry, stack)?;
+    Ok(Some(StageMasks::Host(stack, taps)))
+}
+
+/// `stack` (sample `index`'s masks) ready for the launch on the host: the planes the geometry
+/// keeps, with their taps; through a warp, moved here and copied as they are.
+fn on_host(
+    shared: &Shared,
+    index: usize,
+    geometry: &TargetGeometry,
+    stack: MaskStack,
+) -> Result<(MaskStack, MaskTaps), SampleErrorKind> {
+    if (stack.width, stack.height) != geometry.source {
         return Err(SampleErrorKind::Targets(format!(
-            "masks of {width}x{height} for an image of {}x{}",
-            geometry.source.0, geometry.source.1
+            "masks of {}x{} for an image of {}x{}",
+            stack.width, stack.height, geometry.source.0, geometry.source.1
         )));
     }
-    // The worker's taps hold where its plan is the stage's.
-    let worker_keep = match &masks {
-        SampleMasks::Pinned(m) => m.prepared.as_ref().filter(|p| p.geometry == *geometry),
-        SampleMasks::Host(_) => None,
-    }
-    .map(|p| p.keep.clone());
-    let masks = match (worker_keep, masks) {
-        (Some(keep), SampleMasks::Pinned(m)) => {
-            return Ok(Some(StageMasks::Pinned(m, keep, None)));
-        }
-        (_, masks) => masks,
+    let stack = match kept(shared, index, geometry, stack.planes)? {
+        Some(keep) => stack.select(&keep),
+        None => stack,
     };
-    let keep = kept(shared, index, geometry, planes)?;
-    match (geometry.mask_taps(), masks) {
-        (Some(taps), SampleMasks::Pinned(mut m)) => {
-            // The worker planned another geometry: its taps are not these.
-            m.prepared = None;
-            Ok(Some(StageMasks::Pinned(m, keep, Some(taps))))
-        }
-        (Some(taps), SampleMasks::Host(m)) => {
-            let m = match keep {
-                Some(k) => m.select(&k),
-                None => m,
-            };
-            Ok(Some(StageMasks::Host(m, taps)))
-        }
-        (None, masks) => {
-            let stack = match masks {
-                SampleMasks::Host(m) => m,
-                SampleMasks::Pinned(m) => m.to_stack()?,
-            };
-            let stack = match keep {
-                Some(k) => stack.select(&k),
-                None => stack,
-            };
-            let moved = geometry
-                .mask_stack(&stack)
-                .map_err(|e| SampleErrorKind::Targets(e.to_string()))?;
-            let taps = MaskTaps::identity(moved.width, moved.height);
-            Ok(Some(StageMasks::Host(moved, taps)))
-        }
+    if let Some(taps) = geometry.mask_taps() {
+        return Ok((stack, taps));
     }
+    let moved = geometry
+        .mask_stack(&stack)
+        .map_err(|e| SampleErrorKind::Targets(e.to_string()))?;
+    let taps = MaskTaps::identity(moved.width, moved.height);
+    Ok((moved, taps))
 }
 
 /// A sample's masks moved on the host (the CPU path).
@@ -321,10 +289,8 @@ pub(crate) fn moved_on_host(
     geometry: &TargetGeometry,
     masks: Option<MaskStack>,
 ) -> Result<Option<MaskStack>, SampleErrorKind> {
-    let masks = masks.map(SampleMasks::Host);
-    let Some(StageMasks::Host(masks, taps)) = prepare(shared, index, geometry, masks)? else {
-        return Ok(None);
-    };
+    let Some(stack) = masks else { return Ok(None) };
+    let (masks, taps) = on_host(shared, index, geometry, stack)?;
     taps.gather(&masks)
         .map(Some)
         .map_err(|e| SampleErrorKind::Targets(e.to_string()))
@@ -395,6 +361,64 @@ pub(crate) struct StagedMasks {
     _sources: Tensor,
 }
 
+/// Where one sample's taps and planes lie in the batch's uploaded sources.
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    taps: usize,
+    planes: usize,
+}
+
+/// The layout of a batch's uploaded sources: `staged` bytes from the stage's own staging
+/// (every host sample's taps, then their planes), then each pinned sample's buffer at a
+/// 4-byte boundary, as its worker laid it out; `total` bytes in all.
+struct Layout {
+    placed: Vec<Option<Placed>>,
+    staged: usize,
+    total: usize,
+}
+
+impl Layout {
+    fn of(masks: &[Option<StageMasks>]) -> Layout {
+        let host = || {
+            masks.iter().flatten().filter_map(|m| match m {
+                StageMasks::Host(stack, taps) => Some((stack, taps)),
+                StageMasks::Pinned(_) => None,
+            })
+        };
+        let taps: usize = host().map(|(_, t)| t.encoded_bytes()).sum();
+        let planes: usize = host().map(|(s, _)| s.data.len()).sum();
+        let staged = (taps + planes).next_multiple_of(4);
+        let (mut at_taps, mut at_host, mut at_pinned) = (0, taps, staged);
+        let placed = masks
+            .iter()
+            .map(|m| match m.as_ref()? {
+                StageMasks::Host(stack, t) => {
+                    let p = Placed {
+                        taps: at_taps,
+                        planes: at_host,
+                    };
+                    at_taps += t.encoded_bytes();
+                    at_host += stack.data.len();
+                    Some(p)
+                }
+                StageMasks::Pinned(m) => {
+                    let p = Placed {
+                        taps: at_pinned + m.taps_at,
+                        planes: at_pinned,
+                    };
+                    at_pinned += m.bytes.next_multiple_of(4);
+                    Some(p)
+                }
+            })
+            .collect();
+        Layout {
+            placed,
+            staged,
+            total: at_pinned.max(4),
+        }
+    }
+}
+
 impl MaskStaging {
     pub(crate) fn new(device: &Device) -> MaskStaging {
         MaskStaging {
@@ -404,9 +428,9 @@ impl MaskStaging {
 
     /// Uploads the batch's mask sources and taps on `stream` and takes the output from
     /// `pool`; `masks[i]` is image `i`'s (with `sizes[i]` its output's width and height). The
-    /// taps the stage made and the planes in host memory go up in one copy through the
-    /// stage's pinned staging; what the host workers pinned (planes, and their taps) goes up
-    /// from there, without passing through this thread.
+    /// host samples go up in one copy through the stage's pinned staging; what a host worker
+    /// prepared goes up in one copy per sample from its pinned memory, without passing
+    /// through this thread.
     pub(crate) fn stage(
         &self,
         pool: &DevicePool,
@@ -414,90 +438,19 @@ impl MaskStaging {
         mut masks: Vec<Option<StageMasks>>,
         sizes: &[(u32, u32)],
     ) -> Result<StagedMasks, LoaderError> {
-        // Staged: the stage's taps (4-byte aligned), then the host planes; then, each at a
-        // 4-byte boundary, the pinned planes and their worker's taps.
-        let staged_taps: usize = masks
-            .iter()
-            .flatten()
-            .filter_map(StageMasks::staged_taps)
-            .map(MaskTaps::encoded_bytes)
-            .sum();
-        let host_bytes: usize = masks
-            .iter()
-            .flatten()
-            .filter(|m| matches!(m, StageMasks::Host(..)))
-            .map(launch_bytes)
-            .sum();
-        let pinned_bytes: usize = masks
-            .iter()
-            .flatten()
-            .map(|m| match m {
-                StageMasks::Pinned(p, _, _) => {
-                    launch_bytes(m).next_multiple_of(4) + p.prepared.as_ref().map_or(0, |w| w.bytes)
-                }
-                StageMasks::Host(..) => 0,
-            })
-            .sum();
-        let staged = (staged_taps + host_bytes).next_multiple_of(4);
-        let total = (staged + pinned_bytes).max(4);
-        let sources = Tensor::empty(pool, stream, &[total], DType::U8)?;
+        let layout = Layout::of(&masks);
+        let sources = Tensor::empty(pool, stream, &[layout.total], DType::U8)?;
         let base = sources.data_ptr();
-        let mut dst = Region(base, total);
-        let mut staging = match staged {
-            0 => None,
-            n => Some(self.pinned.acquire(n)?),
-        };
-        let host: &mut [u8] = match &mut staging {
-            Some(b) => b.as_mut_slice()?,
-            None => &mut [],
-        };
-        let (mut at_taps, mut at_host, mut at_pinned) = (0usize, staged_taps, staged);
-        let mut layout = Vec::with_capacity(masks.len());
-        for m in &mut masks {
-            let Some(m) = m else {
-                layout.push(None);
-                continue;
-            };
-            let mut taps_at = at_taps;
-            if let Some(t) = m.staged_taps() {
-                write_taps(t, &mut host[at_taps..]);
-                at_taps += t.encoded_bytes();
-            }
-            let planes_at = match m {
-                StageMasks::Host(stack, _) => {
-                    host[at_host..][..stack.data.len()].copy_from_slice(&stack.data);
-                    at_host += stack.data.len();
-                    at_host - stack.data.len()
-                }
-                StageMasks::Pinned(p, keep, _) => {
-                    let at = at_pinned;
-                    match (&p.prepared, keep.as_deref()) {
-                        // Every plane and the worker's taps, as the buffer lays them out.
-                        (Some(w), None) => {
-                            let bytes = w.at + w.bytes;
-                            stream.copy_to_device(&mut p.buf, 0, &mut dst, at, bytes)?;
-                            taps_at = at + w.at;
-                            at_pinned += bytes;
-                        }
-                        _ => {
-                            at_pinned += upload_kept(stream, p, keep.as_deref(), &mut dst, at)?;
-                            at_pinned = at_pinned.next_multiple_of(4);
-                            if let Some(w) = &p.prepared {
-                                let (from, bytes) = (w.at, w.bytes);
-                                stream
-                                    .copy_to_device(&mut p.buf, from, &mut dst, at_pinned, bytes)?;
-                                taps_at = at_pinned;
-                                at_pinned += bytes;
-                            }
-                        }
-                    }
-                    at
-                }
-            };
-            layout.push(Some((taps_at, planes_at)));
+        let mut dst = Region(base, layout.total);
+        if layout.staged > 0 {
+            let mut staging = self.pinned.acquire(layout.staged)?;
+            fill_staging(staging.as_mut_slice()?, &masks, &layout.placed);
+            stream.copy_to_device(&mut staging, 0, &mut dst, 0, layout.staged)?;
         }
-        if let Some(b) = &mut staging {
-            stream.copy_to_device(b, 0, &mut dst, 0, staged)?;
+        for (m, at) in masks.iter_mut().zip(&layout.placed) {
+            if let (Some(StageMasks::Pinned(p)), Some(at)) = (m, at) {
+                stream.copy_to_device(&mut p.buf, 0, &mut dst, at.planes, p.bytes)?;
+            }
         }
         let (parts, out_bytes) = parts(masks.iter().zip(sizes).map(|(m, &(w, h))| match m {
             Some(m) => (m.planes(), w, h),
@@ -506,22 +459,23 @@ impl MaskStaging {
         let out = Tensor::empty(pool, stream, &[out_bytes.max(1)], DType::U8)?;
         let gathers = masks
             .iter()
-            .zip(&layout)
+            .zip(&layout.placed)
             .zip(&parts)
             .map(|((m, at), part)| {
-                let (m, (taps, planes)) = (m.as_ref()?, (*at)?);
+                let (m, at) = (m.as_ref()?, (*at)?);
                 let (width, height) = m.source();
                 Some(MaskGather {
-                    src: base.offset(planes),
+                    src: base.offset(at.planes),
                     width,
                     height,
                     planes: m.planes(),
-                    taps: base.offset(taps),
+                    taps: base.offset(at.taps),
                     dst: out.data_ptr().offset(part.offset),
                 })
             })
             .collect();
-        // The workers' pinned buffers go back to their pool here, each fenced by its copies.
+        // The staging and the workers' pinned buffers go back to their pools, each fenced
+        // by its copy.
         drop(masks);
         Ok(StagedMasks {
             gathers,
@@ -532,38 +486,12 @@ impl MaskStaging {
     }
 }
 
-/// The bytes of the planes of `m` that go to the launch (the kept ones).
-fn launch_bytes(m: &StageMasks) -> usize {
-    let (w, h) = m.source();
-    m.planes() as usize * w as usize * h as usize
-}
-
-/// Enqueues the upload of `p`'s planes that `keep` marks (all when `None`) to `dst` at `at`,
-/// one copy per run of consecutive kept planes; returns the bytes uploaded.
-fn upload_kept(
-    stream: &Stream,
-    p: &mut PinnedMasks,
-    keep: Option<&[bool]>,
-    dst: &mut Region,
-    at: usize,
-) -> Result<usize, LoaderError> {
-    let plane = p.plane_bytes();
-    let planes = p.planes as usize;
-    let mut written = 0;
-    let mut k = 0;
-    while k < planes {
-        let kept = |k: usize| keep.is_none_or(|keep| keep.get(k).copied().unwrap_or(false));
-        if !kept(k) {
-            k += 1;
-            continue;
+/// Writes the host samples' taps and planes where `placed` puts them in the stage's staging.
+fn fill_staging(host: &mut [u8], masks: &[Option<StageMasks>], placed: &[Option<Placed>]) {
+    for (m, at) in masks.iter().zip(placed) {
+        if let (Some(StageMasks::Host(stack, taps)), Some(at)) = (m, at) {
+            write_taps(taps, &mut host[at.taps..]);
+            host[at.planes..][..stack.data.len()].copy_from_slice(&stack.data);
         }
-        let start = k;
-        while k < planes && kept(k) {
-            k += 1;
-        }
-        let bytes = (k - start) * plane;
-        stream.copy_to_device(&mut p.buf, start * plane, dst, at + written, bytes)?;
-        written += bytes;
     }
-    Ok(written)
 }
