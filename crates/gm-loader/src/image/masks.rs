@@ -114,8 +114,8 @@ impl MaskPinning {
     pub(crate) fn new(device: &Device) -> MaskPinning {
         MaskPinning {
             device: device.clone(),
-            // Cached, as the stage's staging is: write-combined worker memory gained nothing
-            // when tried (2026-11-28, design log).
+            // Cached, as the stage's staging is (a 2026-11-28 try with write-combined worker
+            // memory, without the taps, cut less; design log).
             pool: PinnedPool::new(
                 device,
                 PoolConfig::unbounded("gm-loader worker masks"),
