@@ -161,20 +161,10 @@ impl Rle {
                 w, h, m.width, m.height
             )));
         }
-        let mut column_major = vec![0u8; h as usize * w as usize];
-        for m in masks {
-            let mut at = 0usize;
-            for (i, &run) in m.counts.iter().enumerate() {
-                if i % 2 == 1 {
-                    column_major[at..at + run as usize].fill(1);
-                }
-                at += run as usize;
-            }
-        }
         Ok(Some(Rle {
             height: h,
             width: w,
-            counts: runs(&column_major),
+            counts: union_counts(masks, u64::from(h) * u64::from(w)),
         }))
     }
 
@@ -200,18 +190,46 @@ impl Rle {
     }
 }
 
-/// The runs of a column-major 0/1 sequence, 0s first.
-pub(crate) fn runs(values: &[u8]) -> Vec<u32> {
-    let mut counts = Vec::new();
-    let (mut current, mut n) = (0u8, 0u32);
-    for &v in values {
-        if v != current {
-            counts.push(n);
-            (current, n) = (v, 0);
+/// The runs of the union of `masks` (`total` pixels each), 0s first and no empty run but a
+/// leading one, as the union's pixel plane would give them; made by merging the masks' spans
+/// of 1s, without that plane (which was most of the cost of an object of several polygons).
+fn union_counts(masks: &[Rle], total: u64) -> Vec<u32> {
+    let mut ones: Vec<(u64, u64)> = Vec::new();
+    for m in masks {
+        let mut at = 0u64;
+        for (i, &run) in m.counts.iter().enumerate() {
+            let end = (at + u64::from(run)).min(total);
+            if i % 2 == 1 && end > at {
+                ones.push((at, end));
+            }
+            at = end;
         }
-        n += 1;
     }
-    counts.push(n);
+    ones.sort_unstable();
+    let mut counts = Vec::with_capacity(2 * ones.len() + 1);
+    let mut zeros_from = 0u64;
+    let mut span: Option<(u64, u64)> = None;
+    let mut close = |(start, end): (u64, u64), counts: &mut Vec<u32>| {
+        counts.push((start - zeros_from) as u32);
+        counts.push((end - start) as u32);
+        zeros_from = end;
+    };
+    for (start, end) in ones {
+        match &mut span {
+            Some((_, open_end)) if start <= *open_end => *open_end = (*open_end).max(end),
+            _ => {
+                if let Some(done) = span.replace((start, end)) {
+                    close(done, &mut counts);
+                }
+            }
+        }
+    }
+    if let Some(done) = span {
+        close(done, &mut counts);
+    }
+    if zeros_from < total || counts.is_empty() {
+        counts.push((total - zeros_from) as u32);
+    }
     counts
 }
 
@@ -249,6 +267,70 @@ mod tests {
             let counts = at.iter().map(|&a| { let c = a - last; last = a; c as u32 }).collect();
             let rle = Rle::new(height, width, counts).unwrap();
             prop_assert_eq!(rle.decode(), reference(&rle));
+        }
+    }
+
+    /// The runs of a column-major 0/1 sequence, 0s first.
+    fn runs(values: &[u8]) -> Vec<u32> {
+        let mut counts = Vec::new();
+        let (mut current, mut n) = (0u8, 0u32);
+        for &v in values {
+            if v != current {
+                counts.push(n);
+                (current, n) = (v, 0);
+            }
+            n += 1;
+        }
+        counts.push(n);
+        counts
+    }
+
+    /// The union by its definition: every mask's 1s set in one plane, its runs taken.
+    fn union_by_plane(masks: &[Rle]) -> Vec<u32> {
+        let n = masks[0].height as usize * masks[0].width as usize;
+        let mut column_major = vec![0u8; n];
+        for m in masks {
+            let mut at = 0usize;
+            for (i, &run) in m.counts.iter().enumerate() {
+                if i % 2 == 1 {
+                    column_major[at..at + run as usize].fill(1);
+                }
+                at += run as usize;
+            }
+        }
+        runs(&column_major)
+    }
+
+    /// A valid mask of `n` pixels from cut points in [0, 1).
+    fn from_cuts(height: u32, width: u32, cuts: &[f64]) -> Rle {
+        let n = height as usize * width as usize;
+        let mut at: Vec<usize> = cuts.iter().map(|c| (c * n as f64) as usize).collect();
+        at.push(n);
+        at.sort_unstable();
+        let mut last = 0;
+        let counts = at
+            .iter()
+            .map(|&a| {
+                let c = a - last;
+                last = a;
+                c as u32
+            })
+            .collect();
+        Rle::new(height, width, counts).unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn unions_equal_the_plane_definition(
+            height in 0u32..12,
+            width in 0u32..12,
+            cuts in proptest::collection::vec(proptest::collection::vec(0.0f64..1.0, 0..10), 2..5),
+        ) {
+            let masks: Vec<Rle> = cuts.iter().map(|c| from_cuts(height, width, c)).collect();
+            let union = Rle::union(&masks).unwrap().unwrap();
+            prop_assert_eq!(&union.counts, &union_by_plane(&masks));
+            let total: u64 = union.counts.iter().map(|&c| u64::from(c)).sum();
+            prop_assert_eq!(total, u64::from(height) * u64::from(width));
         }
     }
 
