@@ -108,18 +108,23 @@ impl Rle {
     /// The mask, row by row, one byte (0 or 1) per pixel.
     pub fn decode(&self) -> Vec<u8> {
         let mut mask = vec![0u8; self.height as usize * self.width as usize];
-        self.decode_into(&mut mask);
+        self.set_ones(&mut mask);
         mask
     }
 
     /// Writes the mask into `out` (its first `h * w` bytes), row by row, one byte (0 or 1)
     /// per pixel; runs past the mask's end (counts not made by [`Rle::new`]) are cut there.
     pub fn decode_into(&self, out: &mut [u8]) {
+        let n = self.height as usize * self.width as usize;
+        if let Some(out) = out.get_mut(..n) {
+            out.fill(0);
+            self.set_ones(out);
+        }
+    }
+
+    /// Sets the mask's pixels in `out`, exactly `h * w` bytes, row by row.
+    fn set_ones(&self, out: &mut [u8]) {
         let (h, w) = (self.height as usize, self.width as usize);
-        let Some(out) = out.get_mut(..h * w) else {
-            return;
-        };
-        out.fill(0);
         if h == 0 {
             return;
         }
@@ -259,13 +264,7 @@ mod tests {
             width in 1u32..40,
             cuts in proptest::collection::vec(0.0f64..1.0, 0..12),
         ) {
-            let n = height as usize * width as usize;
-            let mut at: Vec<usize> = cuts.iter().map(|c| (c * n as f64) as usize).collect();
-            at.push(n);
-            at.sort_unstable();
-            let mut last = 0;
-            let counts = at.iter().map(|&a| { let c = a - last; last = a; c as u32 }).collect();
-            let rle = Rle::new(height, width, counts).unwrap();
+            let rle = from_cuts(height, width, &cuts);
             prop_assert_eq!(rle.decode(), reference(&rle));
         }
     }
