@@ -440,6 +440,10 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
     assert!(why.contains("annotation 401"), "{why}");
     assert!(cropped > 0, "no sample was cropped");
     assert!(dropped > 0, "no object was dropped");
+    if loader.on_gpu() {
+        // Every good sample's masks went as spans and were written on the device.
+        assert_eq!(stats.masks_from_spans, 8 * 2);
+    }
 }
 
 #[test]
@@ -573,4 +577,35 @@ fn coco_records_in_shards_give_the_folders_targets() {
     let loader = gm_loader::Loader::builder(kept.clone()).cpu().workers(2);
     check_batches_carry_geometry_of(loader, &kept, 5);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn mask_sources_write_the_kept_masks_as_masks_gives_them() {
+    let d = fixture();
+    let mut checked = 0;
+    for i in 0..d.len() {
+        let all = match d.masks(i) {
+            Ok(Some(all)) => all,
+            Ok(None) => continue,
+            // The fixture's bad annotation: the source is refused the same way.
+            Err(e) => {
+                let refused = d.mask_source(i).err().expect("a bad sample's source");
+                assert_eq!(refused.to_string(), e.to_string());
+                continue;
+            }
+        };
+        let keep: Vec<bool> = (0..all.planes)
+            .map(|k| (k + i as u32).is_multiple_of(2))
+            .collect();
+        let source = d.mask_source(i).unwrap().expect("masks");
+        assert_eq!(source.shape(), (all.width, all.height, all.planes));
+        let want = all.select(&keep);
+        let runs = source.runs(Some(&keep)).expect("COCO masks as runs");
+        assert_eq!(runs.to_stack(), want, "sample {i}: spans of 1s");
+        let mut out = vec![7u8; want.data.len()];
+        source.write(Some(&keep), &mut out).unwrap();
+        assert_eq!(out, want.data, "sample {i}");
+        checked += 1;
+    }
+    assert!(checked > 0);
 }

@@ -335,7 +335,10 @@ impl ImageLoader {
         // The core budget's decoder settings (those of a GPU loader that reads masks where
         // this one does), with the caller's policy for truncated files.
         let plan = cores.map_or_else(CorePlan::from_env, CorePlan::for_cores_here);
-        let decoder = match (&gpu, targets.is_some() && !stream) {
+        let pixel_masks = targets
+            .as_ref()
+            .is_some_and(|t| !t.dataset().masks_as_runs());
+        let decoder = match (&gpu, pixel_masks && !stream) {
             (Some(_), true) => plan.mask_decoder,
             _ => plan.decoder,
         };
@@ -759,6 +762,36 @@ impl Batch {
                 .map(|d| d.as_ref().map(|d| d.clone_ref(py)))
                 .collect()
         }))
+    }
+
+    /// `targets` with every tensor in them a torch tensor on the images' device: what
+    /// `{k: torch.from_dlpack(v) ...}` of each image's dict gives, made with one DLPack import
+    /// per buffer the batch's targets share (its masks; its boxes, labels and keypoints) rather
+    /// than one per tensor, which costs tens of µs each. New dicts each call; needs torch.
+    fn torch_targets(&self, py: Python<'_>) -> PyResult<Option<Vec<Option<Py<PyDict>>>>> {
+        let Some(targets) = self.targets(py)? else {
+            return Ok(None);
+        };
+        let dicts = targets
+            .iter()
+            .map(|d| d.as_ref().map(|d| d.bind(py).copy()).transpose())
+            .collect::<PyResult<Vec<_>>>()?;
+        let (mut places, mut tensors) = (Vec::new(), Vec::new());
+        for d in dicts.iter().flatten() {
+            for (k, v) in d.iter() {
+                if let Ok(t) = v.cast_into::<Tensor>() {
+                    places.push((d.clone(), k));
+                    tensors.push(t);
+                }
+            }
+        }
+        let imported = crate::torch_import::to_torch(py, &tensors)?;
+        for ((d, k), t) in places.into_iter().zip(imported) {
+            d.set_item(k, t)?;
+        }
+        Ok(Some(
+            dicts.into_iter().map(|d| d.map(Bound::unbind)).collect(),
+        ))
     }
 
     fn __len__(&self) -> usize {

@@ -22,6 +22,7 @@ mod stats;
 mod storage;
 mod targets;
 mod tensor;
+mod torch_import;
 mod transforms;
 mod video;
 

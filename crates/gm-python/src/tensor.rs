@@ -133,6 +133,63 @@ impl Tensor {
     }
 
     /// Whether the elements are in host memory.
+    /// Where this view lies in the allocation it shares with others (keyed by its owner,
+    /// base address and ready event), for [`crate::torch_import::to_torch`].
+    pub(crate) fn place(&self) -> crate::torch_import::Place {
+        // One past the last element's byte (strides in elements, none negative in gm).
+        let last: i64 = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .map(|(&d, &s)| (d.max(1) - 1) * s.max(0))
+            .sum();
+        let empty = self.shape.iter().any(|&d| d <= 0);
+        let bytes = if empty {
+            0
+        } else {
+            (last as u64 + 1) * self.elem.size() as u64
+        };
+        crate::torch_import::Place {
+            group: (
+                Arc::as_ptr(&self.owner) as usize,
+                self.data,
+                self.ready.as_ref().map_or(0, |e| Arc::as_ptr(e) as usize),
+            ),
+            offset: self.byte_offset,
+            end: self.byte_offset + bytes,
+        }
+    }
+
+    /// Bytes of one element.
+    pub(crate) fn elem_size(&self) -> usize {
+        self.elem.size()
+    }
+
+    /// The element type's name in NumPy and PyTorch.
+    pub(crate) fn elem_name(&self) -> &'static str {
+        self.elem.name
+    }
+
+    /// The shape.
+    pub(crate) fn shape_vec(&self) -> Vec<i64> {
+        self.shape.clone()
+    }
+
+    /// The strides, in elements.
+    pub(crate) fn strides_vec(&self) -> Vec<i64> {
+        self.strides.clone()
+    }
+
+    /// The first `elements` elements of this view's type from its allocation's base, flat,
+    /// ready when this view is.
+    pub(crate) fn flat_elements(&self, elements: u64) -> Tensor {
+        let mut v = self.clone_view();
+        v.byte_offset = 0;
+        v.shape = vec![elements as i64];
+        v.strides = vec![1];
+        v
+    }
+
     pub(crate) fn on_host(&self) -> bool {
         self.device.is_none()
     }

@@ -49,6 +49,7 @@ mod erase;
 mod fused;
 pub mod geometry;
 mod hsv;
+mod mask_runs_kernel;
 mod mix;
 mod noise;
 mod photometric;
@@ -74,6 +75,7 @@ pub use erase::{
 };
 pub use fused::{FUSED_PTX, FusedKernel, MaskGather};
 pub use geometry::{Affine, Perspective, RandomAffine, RandomPerspective, RandomRotation, Rotate};
+pub use mask_runs_kernel::{MASK_RUNS_PTX, MaskRunJob, MaskRunsKernel};
 pub use mix::{BatchMix, Mix, cut_box, mix_batch};
 pub use noise::{GaussianNoise, Noise, noise_batch, noise_image};
 pub use photometric::{

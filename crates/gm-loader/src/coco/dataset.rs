@@ -3,13 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, MaskStack};
+use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, MaskRuns, MaskStack};
 
 use super::annotations::{CocoAnnotations, CocoImage, CocoObject};
 use super::rle::Rle;
 use super::{CocoError, CocoIssue};
 use crate::error::SampleErrorKind;
-use crate::image::{Dataset, Label};
+use crate::image::{Dataset, Label, MaskSource};
 use crate::shards::{ShardError, WebDataset, WebDatasetBuilder};
 
 /// What to do with images that have no object.
@@ -342,21 +342,30 @@ impl Dataset for CocoDataset {
     /// One mask per object (crowd regions apart, in the order of `boxes`), decoded from its
     /// runs; `None` where the objects have no outlines.
     fn masks(&self, index: usize) -> Result<Option<MaskStack>, SampleErrorKind> {
+        self.mask_source(index)?
+            .map(crate::image::into_stack)
+            .transpose()
+    }
+
+    /// Outlines and runs become runs.
+    fn masks_as_runs(&self) -> bool {
+        true
+    }
+
+    /// The objects' runs; each mask decoded only where it is written.
+    fn mask_source(&self, index: usize) -> Result<Option<Box<dyn MaskSource>>, SampleErrorKind> {
         let t = self
             .targets(index)
             .map_err(|e| SampleErrorKind::Targets(e.to_string()))?;
         let Some(runs) = t.masks else {
             return Ok(None);
         };
-        let (w, h) = t.boxes.canvas;
-        let plane = w as usize * h as usize;
-        let mut data = vec![0u8; runs.len() * plane];
-        for (r, out) in runs.iter().zip(data.chunks_exact_mut(plane.max(1))) {
-            r.decode_into(out);
-        }
-        MaskStack::new(w, h, runs.len() as u32, data)
-            .map(Some)
-            .map_err(|e| SampleErrorKind::Targets(e.to_string()))
+        let (width, height) = t.boxes.canvas;
+        Ok(Some(Box::new(ObjectRuns {
+            width,
+            height,
+            runs,
+        })))
     }
 
     /// The boxes of the sample's objects (crowd regions apart), without decoding masks.
@@ -368,5 +377,48 @@ impl Dataset for CocoDataset {
         let objects = self.annotations.objects(i).map_err(bad)?;
         let single: Vec<&CocoObject> = objects.iter().filter(|o| !o.crowd).collect();
         Ok(Some(xyxy_boxes(&single, &self.annotations.images[i])))
+    }
+}
+
+/// A COCO image's object masks as runs, decoded where they are written.
+struct ObjectRuns {
+    width: u32,
+    height: u32,
+    runs: Vec<Rle>,
+}
+
+impl MaskSource for ObjectRuns {
+    fn shape(&self) -> (u32, u32, u32) {
+        (self.width, self.height, self.runs.len() as u32)
+    }
+
+    fn write(
+        self: Box<Self>,
+        keep: Option<&[bool]>,
+        out: &mut [u8],
+    ) -> Result<(), SampleErrorKind> {
+        let plane = self.width as usize * self.height as usize;
+        let kept = self
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| crate::image::is_kept(keep, *k));
+        for (at, (_, r)) in out.chunks_exact_mut(plane.max(1)).zip(kept) {
+            r.decode_into(at);
+        }
+        Ok(())
+    }
+
+    fn runs(&self, keep: Option<&[bool]>) -> Option<MaskRuns> {
+        let mut runs = MaskRuns::new(self.width, self.height);
+        for (_, r) in self
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| crate::image::is_kept(keep, *k))
+        {
+            runs.push(r.ones());
+        }
+        Some(runs)
     }
 }

@@ -184,6 +184,23 @@ impl Rle {
         }
     }
 
+    /// The spans of 1s, `[start, length]` in COCO's order (down the columns), as a GPU loader
+    /// uploads a mask; spans past the mask's end (counts not made by [`Rle::new`]) are cut
+    /// there.
+    pub fn ones(&self) -> impl Iterator<Item = [u32; 2]> + '_ {
+        let total = u64::from(self.height) * u64::from(self.width);
+        let mut at = 0u64;
+        self.counts.iter().enumerate().filter_map(move |(k, &run)| {
+            let start = at;
+            let run = u64::from(run).min(total.saturating_sub(start));
+            at += run;
+            // start + run <= total <= MAX_MASK_PIXELS for a mask of Rle::new; the rest is cut.
+            (k % 2 == 1 && run > 0)
+                .then(|| Some([u32::try_from(start).ok()?, u32::try_from(run).ok()?]))
+                .flatten()
+        })
+    }
+
     /// The number of pixels set.
     pub fn area(&self) -> u64 {
         self.counts
@@ -266,6 +283,20 @@ mod tests {
         ) {
             let rle = from_cuts(height, width, &cuts);
             prop_assert_eq!(rle.decode(), reference(&rle));
+        }
+
+        #[test]
+        fn spans_of_ones_write_the_decoded_mask(
+            height in 1u32..40,
+            width in 1u32..40,
+            cuts in proptest::collection::vec(0.0f64..1.0, 0..12),
+        ) {
+            let rle = from_cuts(height, width, &cuts);
+            let mut runs = gm_transforms::targets::MaskRuns::new(width, height);
+            runs.push(rle.ones());
+            prop_assert_eq!(runs.to_stack().data, rle.decode());
+            let ones: u64 = runs.spans.iter().map(|s| u64::from(s[1])).sum();
+            prop_assert_eq!(ones, rle.area());
         }
     }
 

@@ -324,12 +324,16 @@ impl LoaderBuilder {
             || CorePlan::from_env_on(node.as_ref()),
             CorePlan::for_cores_here,
         );
-        let mut decoder = self.decoder.unwrap_or_else(|| match (&device, self.masks) {
-            (Some(_), true) => plan.mask_decoder.clone(),
-            _ => plan.decoder.clone(),
-        });
+        // Masks as pixels are host work per image; as runs, next to none.
+        let pixel_masks = self.masks && !self.dataset.masks_as_runs();
+        let mut decoder = self
+            .decoder
+            .unwrap_or_else(|| match (&device, pixel_masks) {
+                (Some(_), true) => plan.mask_decoder.clone(),
+                _ => plan.decoder.clone(),
+            });
         decoder.format = PixelFormat::Rgb;
-        let workers = self.workers.unwrap_or(match (&device, self.masks) {
+        let workers = self.workers.unwrap_or(match (&device, pixel_masks) {
             (Some(_), false) => plan.workers,
             (Some(_), true) => plan.mask_workers,
             (None, _) => plan.cpu_workers,

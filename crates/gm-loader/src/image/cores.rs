@@ -25,7 +25,13 @@
 //! bench/results/2026-11-29-h200-masks-plan), segmentation delivered 11.2k-11.6k images/s with
 //! the split and 8 workers, 12.7k-13.4k on the engines alone with 8, and 13.1k-15.2k on the
 //! engines alone with 12: masks' plans decode on the engines alone, with three workers of
-//! every four cores.
+//! every four cores. That holds for masks as pixels. COCO's masks go to the GPU as runs
+//! ([`Dataset::masks_as_runs`](crate::Dataset::masks_as_runs)), a few bytes an object, and
+//! their loader keeps the image plan: on the H200 (2026-11-29,
+//! bench/results/2026-11-29-h200-mask-runs) COCO detection with masks gave 7.4k images/s with
+//! it and 4 workers, 7.5k and 7.3k with 6 and 8, and 7.2-8.4k on the engines alone with 12,
+//! 8 and 6 workers, all bound by the GPU stages and the loop's targets rather than the
+//! workers.
 
 use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split};
 
@@ -44,14 +50,14 @@ pub struct CorePlan {
     pub workers: usize,
     /// Host threads reading and decoding files for the CPU path.
     pub cpu_workers: usize,
-    /// Host threads for the GPU path when each sample's masks are read too
-    /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)): a label map's PNG decode or a
-    /// COCO image's polygons rasterized is host work per image that file reads alone are not.
+    /// Host threads for the GPU path when each sample's masks are read too, as pixels
+    /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)): a label map's PNG decode is
+    /// host work per image that file reads alone are not.
     pub mask_workers: usize,
     /// The decoder settings.
     pub decoder: DecoderOptions,
-    /// The decoder settings of a GPU loader that reads masks: the engines alone (see the
-    /// module's notes).
+    /// The decoder settings of a GPU loader that reads masks as pixels: the engines alone
+    /// (see the module's notes).
     pub mask_decoder: DecoderOptions,
     /// GPU stages: 3 from [`ENGINES_ONLY_BELOW`] cores, 2 below. On the whole 16-core H100
     /// host (2026-11-24, bench/results/2026-11-24-h100-stages), 3 stages gave 1.09-1.30x the

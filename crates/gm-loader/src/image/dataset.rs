@@ -8,6 +8,7 @@ use gm_storage::{Location, Storage};
 use gm_transforms::targets::{BoundingBoxes, MaskStack};
 
 use super::files::{Base, Entry, Files, list_folder};
+use super::mask_source::MaskSource;
 use crate::error::{DatasetError, SampleErrorKind};
 use crate::progress::Progress;
 
@@ -58,6 +59,23 @@ pub trait Dataset: Send + Sync {
     fn masks(&self, index: usize) -> Result<Option<MaskStack>, SampleErrorKind> {
         let _ = index;
         Ok(None)
+    }
+    /// Whether [`mask_source`](Self::mask_source) gives its masks as runs
+    /// ([`MaskSource::runs`]: COCO's outlines), a few bytes an object that the GPU writes out,
+    /// so that a GPU loader's host workers do little for them and the loader keeps the plan of
+    /// a loader without masks. `false` by default: masks as pixels (a label map's PNG, decoded
+    /// by the workers), for which the loader plans more workers and the engines alone.
+    fn masks_as_runs(&self) -> bool {
+        false
+    }
+    /// Sample `index`'s masks as [`masks`](Self::masks) gives them, their pixels written
+    /// where and when the caller asks: a GPU loader's host worker decodes only the masks the
+    /// sample's geometry keeps, into the pinned memory it uploads them from. By default the
+    /// masks of [`masks`](Self::masks), copied.
+    fn mask_source(&self, index: usize) -> Result<Option<Box<dyn MaskSource>>, SampleErrorKind> {
+        Ok(self
+            .masks(index)?
+            .map(|m| Box::new(m) as Box<dyn MaskSource>))
     }
 }
 

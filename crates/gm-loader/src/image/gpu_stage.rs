@@ -98,7 +98,7 @@ impl GpuStage {
             batch_ops: BatchOpsKernel::new(device)?,
             post: BlurKernel::new(device)?,
             pool,
-            masks: MaskStaging::new(device),
+            masks: MaskStaging::new(device)?,
         })
     }
 
@@ -316,7 +316,9 @@ impl GpuStage {
             let sizes: Vec<(u32, u32)> = specs.iter().map(|s| (s.width, s.height)).collect();
             let t = Instant::now();
             let staged = self.masks.stage(&self.pool, &stream, prepared, &sizes)?;
-            shared.stats.lock().mask_upload_us += t.elapsed().as_micros() as u64;
+            let mut stats = shared.stats.lock();
+            stats.mask_upload_us += t.elapsed().as_micros() as u64;
+            stats.masks_from_spans += staged.from_spans;
             Some(staged)
         } else {
             None

@@ -7,10 +7,11 @@ use gm_cuda::{
     DType, Device, DeviceMemory, DevicePool, DevicePtr, PinnedPool, PoolConfig, PooledPinnedBuffer,
     Stream, Tensor,
 };
-use gm_transforms::targets::{GeoStep, MaskStack, MaskTaps, TargetGeometry};
-use gm_transforms::{MaskGather, SampleRng};
+use gm_transforms::targets::{GeoStep, MaskRuns, MaskStack, MaskTaps, TargetGeometry};
+use gm_transforms::{MaskGather, MaskRunJob, MaskRunsKernel, SampleRng};
 
 use super::context::Shared;
+use super::mask_source::{MaskSource, into_stack, kept_count};
 use crate::error::{LoaderError, SampleErrorKind};
 use crate::tensors::{HostTensor, Images};
 
@@ -88,6 +89,17 @@ pub(crate) enum SampleMasks {
     /// Prepared by the host worker in pinned memory, so that the stage thread, which the
     /// loader waits on, only enqueues their upload.
     Pinned(PinnedMasks),
+    /// The kept masks as their spans of 1s (COCO's runs), with the taps and the geometry the
+    /// host worker planned: a few bytes an object, packed into the stage's one upload and
+    /// written out on the device.
+    Runs(PlannedRuns),
+}
+
+/// A sample's kept masks as spans of 1s, planned by its host worker.
+pub(crate) struct PlannedRuns {
+    runs: MaskRuns,
+    taps: MaskTaps,
+    geometry: TargetGeometry,
 }
 
 /// A sample's masks as its host worker prepared them for the launch: the `planes` masks of
@@ -124,57 +136,61 @@ impl MaskPinning {
         }
     }
 
-    /// Sample `index`'s masks `stack` (epoch `epoch`) prepared for the launch in pinned
-    /// memory: the planes its geometry keeps, then their taps. Where the worker cannot plan
-    /// the sample from the masks' size, or that memory cannot be had, `stack` as it is (the
-    /// stage then prepares and stages it itself, and reports what fails).
+    /// Sample `index`'s masks `source` (epoch `epoch`) prepared for the launch: those its
+    /// geometry keeps as their spans of 1s where the source holds them so, with their taps;
+    /// else their planes written into pinned memory, then their taps. Where the worker
+    /// cannot plan the sample from the masks' size, or that memory cannot be had, every mask
+    /// in host memory (the stage then prepares and stages them itself, and reports what
+    /// fails).
     pub(crate) fn pin(
         &self,
         shared: &Shared,
         epoch: u64,
         index: usize,
-        stack: MaskStack,
-    ) -> SampleMasks {
-        let Some((geometry, keep, taps)) = worker_taps(shared, epoch, index, &stack) else {
-            return SampleMasks::Host(stack);
+        source: Box<dyn MaskSource>,
+    ) -> Result<SampleMasks, SampleErrorKind> {
+        let (width, height, planes) = source.shape();
+        let Some((geometry, keep, taps)) = worker_taps(shared, epoch, index, source.shape()) else {
+            return into_stack(source).map(SampleMasks::Host);
         };
-        let plane = stack.plane_bytes();
-        let kept = || {
-            stack
-                .data
-                .chunks_exact(plane.max(1))
-                .enumerate()
-                .filter(|(k, _)| keep.as_ref().is_none_or(|keep| keep.get(*k) == Some(&true)))
-                .map(|(_, p)| p)
-        };
-        let planes = kept().count();
-        let taps_at = (planes * plane).next_multiple_of(4);
-        let bytes = taps_at + taps.encoded_bytes();
-        let pinned = self.device.bind_to_thread().and_then(|()| {
-            let mut buf = self.pool.acquire(bytes.max(1))?;
-            let host = buf.as_mut_slice()?;
-            for (k, p) in kept().enumerate() {
-                host[k * plane..][..plane].copy_from_slice(p);
-            }
-            write_taps(&taps, &mut host[taps_at..]);
-            Ok(buf)
-        });
-        match pinned {
-            Ok(buf) => SampleMasks::Pinned(PinnedMasks {
-                width: stack.width,
-                height: stack.height,
-                planes: planes as u32,
-                buf,
+        if let Some(runs) = source.runs(keep.as_deref()) {
+            return Ok(SampleMasks::Runs(PlannedRuns {
+                runs,
+                taps,
                 geometry,
-                taps_at,
-                bytes,
-            }),
+            }));
+        }
+        let kept = kept_count(keep.as_deref(), planes);
+        let taps_at = (kept as usize * width as usize * height as usize).next_multiple_of(4);
+        let bytes = taps_at + taps.encoded_bytes();
+        let acquired = self
+            .device
+            .bind_to_thread()
+            .and_then(|()| self.pool.acquire(bytes.max(1)));
+        let mut buf = match acquired {
+            Ok(buf) => buf,
             Err(e) => {
                 tracing::debug!(error = %e, "no pinned memory for a sample's masks; the stage stages them");
-                SampleMasks::Host(stack)
+                return into_stack(source).map(SampleMasks::Host);
             }
-        }
+        };
+        let host = buf.as_mut_slice().map_err(pinned_error)?;
+        source.write(keep.as_deref(), &mut host[..taps_at])?;
+        write_taps(&taps, &mut host[taps_at..]);
+        Ok(SampleMasks::Pinned(PinnedMasks {
+            width,
+            height,
+            planes: kept,
+            buf,
+            geometry,
+            taps_at,
+            bytes,
+        }))
     }
+}
+
+fn pinned_error(e: gm_cuda::CudaError) -> SampleErrorKind {
+    SampleErrorKind::Targets(format!("pinned mask memory: {e}"))
 }
 
 /// The geometry, kept planes and taps of sample `index`'s masks, planned by the host worker
@@ -185,13 +201,11 @@ fn worker_taps(
     shared: &Shared,
     epoch: u64,
     index: usize,
-    stack: &MaskStack,
+    (width, height, planes): (u32, u32, u32),
 ) -> Option<(TargetGeometry, Option<Vec<bool>>, MaskTaps)> {
     let mut rng = SampleRng::new(shared.seed, epoch, index as u64);
-    let (_, _, post) = shared
-        .plan(index, (stack.width, stack.height), &mut rng)
-        .ok()?;
-    let keep = kept(shared, index, &post.geometry, stack.planes).ok()?;
+    let (_, _, post) = shared.plan(index, (width, height), &mut rng).ok()?;
+    let keep = kept(shared, index, &post.geometry, planes).ok()?;
     let taps = post.geometry.mask_taps()?;
     Some((post.geometry, keep, taps))
 }
@@ -209,6 +223,8 @@ pub(crate) enum StageMasks {
     Host(MaskStack, MaskTaps),
     /// The kept planes and their taps in a host worker's pinned memory, uploaded from there.
     Pinned(PinnedMasks),
+    /// The kept masks as spans of 1s, staged with their taps, written out on the device.
+    Runs(MaskRuns, MaskTaps),
 }
 
 impl StageMasks {
@@ -217,6 +233,7 @@ impl StageMasks {
         match self {
             StageMasks::Host(m, _) => (m.width, m.height),
             StageMasks::Pinned(m) => (m.width, m.height),
+            StageMasks::Runs(r, _) => (r.width, r.height),
         }
     }
 
@@ -225,14 +242,24 @@ impl StageMasks {
         match self {
             StageMasks::Host(m, _) => m.planes,
             StageMasks::Pinned(m) => m.planes,
+            StageMasks::Runs(r, _) => r.planes(),
+        }
+    }
+
+    /// The taps and the bytes the stage's own staging holds for this sample.
+    fn staged(&self) -> Option<(&MaskTaps, usize)> {
+        match self {
+            StageMasks::Host(m, t) => Some((t, m.data.len())),
+            StageMasks::Runs(r, t) => Some((t, r.span_bytes())),
+            StageMasks::Pinned(_) => None,
         }
     }
 }
 
-/// A sample's masks ready for the fused launch: the source planes and the taps that move
-/// them. What the host worker prepared serves where its plan is the stage's; otherwise (never
-/// for masks of the image's size, as both plans draw from the same seed, epoch and sample)
-/// the masks are read again here, as for a substitute.
+/// A sample's masks ready for the fused launch: the source planes (or their runs) and the
+/// taps that move them. What the host worker prepared serves where its plan is the stage's;
+/// otherwise (never for masks of the image's size, as both plans draw from the same seed,
+/// epoch and sample) the masks are read again here, as for a substitute.
 pub(crate) fn prepare(
     shared: &Shared,
     index: usize,
@@ -244,7 +271,10 @@ pub(crate) fn prepare(
         Some(SampleMasks::Pinned(m)) if m.geometry == *geometry => {
             return Ok(Some(StageMasks::Pinned(m)));
         }
-        Some(SampleMasks::Pinned(_)) => match read(shared, index)? {
+        Some(SampleMasks::Runs(r)) if r.geometry == *geometry => {
+            return Ok(Some(StageMasks::Runs(r.runs, r.taps)));
+        }
+        Some(SampleMasks::Pinned(_) | SampleMasks::Runs(_)) => match read(shared, index)? {
             Some(stack) => stack,
             None => return Ok(None),
         },
@@ -347,9 +377,11 @@ impl DeviceMemory for Region {
     }
 }
 
-/// The GPU stage's mask memory: pinned staging for the sources and taps.
+/// The GPU stage's mask memory (pinned staging for the sources and taps) and the kernel that
+/// writes masks from their spans.
 pub(crate) struct MaskStaging {
     pinned: PinnedPool,
+    runs: MaskRunsKernel,
 }
 
 /// One batch's masks on the device: the gathers for the launch, the output, and the uploaded
@@ -358,19 +390,24 @@ pub(crate) struct StagedMasks {
     pub(crate) gathers: Vec<Option<MaskGather>>,
     pub(crate) out: Tensor,
     pub(crate) parts: Vec<MaskPart>,
+    /// How many samples' masks were written from their spans.
+    pub(crate) from_spans: u64,
     _sources: Tensor,
 }
 
-/// Where one sample's taps and planes lie in the batch's uploaded sources.
+/// Where one sample's taps and planes lie in the batch's uploaded sources, and its spans of
+/// 1s where the planes are written from them on the device.
 #[derive(Debug, Clone, Copy)]
 struct Placed {
     taps: usize,
     planes: usize,
+    spans: Option<usize>,
 }
 
-/// The layout of a batch's uploaded sources: `staged` bytes from the stage's own staging
-/// (every host sample's taps, then their planes), then each pinned sample's buffer at a
-/// 4-byte boundary, as its worker laid it out; `total` bytes in all.
+/// The layout of a batch's mask sources on the device: `staged` bytes from the stage's own
+/// staging (every staged sample's taps, then their planes or spans), then each pinned
+/// sample's buffer at a 4-byte boundary, as its worker laid it out, then the planes written
+/// from spans; `total` bytes in all.
 struct Layout {
     placed: Vec<Option<Placed>>,
     staged: usize,
@@ -379,60 +416,111 @@ struct Layout {
 
 impl Layout {
     fn of(masks: &[Option<StageMasks>]) -> Layout {
-        let host = || {
-            masks.iter().flatten().filter_map(|m| match m {
-                StageMasks::Host(stack, taps) => Some((stack, taps)),
-                StageMasks::Pinned(_) => None,
-            })
-        };
-        let taps: usize = host().map(|(_, t)| t.encoded_bytes()).sum();
-        let planes: usize = host().map(|(s, _)| s.data.len()).sum();
-        let staged = (taps + planes).next_multiple_of(4);
-        let (mut at_taps, mut at_host, mut at_pinned) = (0, taps, staged);
-        let placed = masks
+        let staged = || masks.iter().flatten().filter_map(StageMasks::staged);
+        let taps: usize = staged().map(|(t, _)| t.encoded_bytes()).sum();
+        let data: usize = staged().map(|(_, bytes)| bytes).sum();
+        // Spans are u32 pairs: each sample's are placed at a 4-byte boundary.
+        let pad = 4 * masks
             .iter()
-            .map(|m| match m.as_ref()? {
-                StageMasks::Host(stack, t) => {
-                    let p = Placed {
+            .filter(|m| matches!(m, Some(StageMasks::Runs(..))))
+            .count();
+        let staged = (taps + data + pad).next_multiple_of(4);
+        let (mut at_taps, mut at_data, mut at_pinned, mut at_written) = (0, taps, staged, 0);
+        let mut placed: Vec<Option<Placed>> = masks
+            .iter()
+            .map(|m| {
+                let m = m.as_ref()?;
+                let p = match m {
+                    StageMasks::Host(..) => Placed {
                         taps: at_taps,
-                        planes: at_host,
-                    };
+                        planes: at_data,
+                        spans: None,
+                    },
+                    StageMasks::Runs(runs, _) => {
+                        at_data = at_data.next_multiple_of(4);
+                        let p = Placed {
+                            taps: at_taps,
+                            // From the start of the written planes, moved below.
+                            planes: at_written,
+                            spans: Some(at_data),
+                        };
+                        at_written += runs.planes() as usize * plane_bytes(runs.width, runs.height);
+                        p
+                    }
+                    StageMasks::Pinned(pinned) => {
+                        let p = Placed {
+                            taps: at_pinned + pinned.taps_at,
+                            planes: at_pinned,
+                            spans: None,
+                        };
+                        at_pinned += pinned.bytes.next_multiple_of(4);
+                        p
+                    }
+                };
+                if let Some((t, bytes)) = m.staged() {
                     at_taps += t.encoded_bytes();
-                    at_host += stack.data.len();
-                    Some(p)
+                    at_data += bytes;
                 }
-                StageMasks::Pinned(m) => {
-                    let p = Placed {
-                        taps: at_pinned + m.taps_at,
-                        planes: at_pinned,
-                    };
-                    at_pinned += m.bytes.next_multiple_of(4);
-                    Some(p)
-                }
+                Some(p)
             })
             .collect();
+        let written = at_pinned.next_multiple_of(16);
+        for p in placed.iter_mut().flatten() {
+            if p.spans.is_some() {
+                p.planes += written;
+            }
+        }
         Layout {
             placed,
             staged,
-            total: at_pinned.max(4),
+            total: (written + at_written).max(4),
         }
     }
 }
 
+/// Bytes of one `width` x `height` mask.
+fn plane_bytes(width: u32, height: u32) -> usize {
+    width as usize * height as usize
+}
+
+/// The jobs that write `runs` (a sample's, placed `at`) on the device at `base`.
+fn span_jobs(runs: &MaskRuns, base: DevicePtr, at: Placed) -> Vec<MaskRunJob> {
+    let Some(mut spans) = at.spans else {
+        return Vec::new();
+    };
+    let plane = plane_bytes(runs.width, runs.height);
+    runs.counts
+        .iter()
+        .enumerate()
+        .map(|(k, &count)| {
+            let job = MaskRunJob {
+                spans: base.offset(spans),
+                dst: base.offset(at.planes + k * plane),
+                count,
+                width: runs.width,
+                height: runs.height,
+            };
+            spans += 8 * count as usize;
+            job
+        })
+        .collect()
+}
+
 impl MaskStaging {
-    pub(crate) fn new(device: &Device) -> MaskStaging {
-        MaskStaging {
+    pub(crate) fn new(device: &Device) -> Result<MaskStaging, LoaderError> {
+        Ok(MaskStaging {
             pinned: PinnedPool::new(device, PoolConfig::unbounded("gm-loader masks"), false),
-        }
+            runs: MaskRunsKernel::new(device)?,
+        })
     }
 
     /// Uploads the batch's mask sources and taps on `stream` and takes the output from
     /// `pool`; `masks[i]` is image `i`'s (with `sizes[i]` its output's width and height). The
     /// host samples go up in one copy through the stage's pinned staging; what a host worker
     /// prepared goes up in one copy per sample from its pinned memory, without passing
-    /// through this thread.
+    /// through this thread; the planes of those it sent as spans are written in one launch.
     pub(crate) fn stage(
-        &self,
+        &mut self,
         pool: &DevicePool,
         stream: &Stream,
         mut masks: Vec<Option<StageMasks>>,
@@ -447,11 +535,20 @@ impl MaskStaging {
             fill_staging(staging.as_mut_slice()?, &masks, &layout.placed);
             stream.copy_to_device(&mut staging, 0, &mut dst, 0, layout.staged)?;
         }
+        let (mut jobs, mut from_spans) = (Vec::new(), 0);
         for (m, at) in masks.iter_mut().zip(&layout.placed) {
-            if let (Some(StageMasks::Pinned(p)), Some(at)) = (m, at) {
-                stream.copy_to_device(&mut p.buf, 0, &mut dst, at.planes, p.bytes)?;
+            match (m, at) {
+                (Some(StageMasks::Pinned(p)), Some(at)) => {
+                    stream.copy_to_device(&mut p.buf, 0, &mut dst, at.planes, p.bytes)?;
+                }
+                (Some(StageMasks::Runs(runs, _)), Some(at)) => {
+                    jobs.extend(span_jobs(runs, base, *at));
+                    from_spans += 1;
+                }
+                _ => {}
             }
         }
+        self.runs.run(stream, &jobs)?;
         let (parts, out_bytes) = parts(masks.iter().zip(sizes).map(|(m, &(w, h))| match m {
             Some(m) => (m.planes(), w, h),
             None => (0, w, h),
@@ -481,17 +578,68 @@ impl MaskStaging {
             gathers,
             out,
             parts,
+            from_spans,
             _sources: sources,
         })
     }
 }
 
-/// Writes the host samples' taps and planes where `placed` puts them in the stage's staging.
+/// Writes the staged samples' taps and planes or spans where `placed` puts them in the
+/// stage's staging.
 fn fill_staging(host: &mut [u8], masks: &[Option<StageMasks>], placed: &[Option<Placed>]) {
     for (m, at) in masks.iter().zip(placed) {
-        if let (Some(StageMasks::Host(stack, taps)), Some(at)) = (m, at) {
-            write_taps(taps, &mut host[at.taps..]);
-            host[at.planes..][..stack.data.len()].copy_from_slice(&stack.data);
+        match (m, at) {
+            (Some(StageMasks::Host(stack, taps)), Some(at)) => {
+                write_taps(taps, &mut host[at.taps..]);
+                host[at.planes..][..stack.data.len()].copy_from_slice(&stack.data);
+            }
+            (Some(StageMasks::Runs(runs, taps)), Some(at)) => {
+                write_taps(taps, &mut host[at.taps..]);
+                if let Some(spans) = at.spans {
+                    runs.write_spans(&mut host[spans..]);
+                }
+            }
+            _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_samples_and_spans_lie_apart_and_aligned() {
+        let host = MaskStack::new(3, 1, 1, vec![1, 0, 1]).unwrap();
+        let mut runs = MaskRuns::new(5, 3);
+        runs.push([[1, 4], [9, 2]]);
+        runs.push([[0, 15]]);
+        let masks = vec![
+            Some(StageMasks::Host(host.clone(), MaskTaps::identity(3, 1))),
+            None,
+            Some(StageMasks::Runs(runs.clone(), MaskTaps::identity(5, 3))),
+        ];
+        let layout = Layout::of(&masks);
+        let (h, r) = (layout.placed[0].unwrap(), layout.placed[2].unwrap());
+        assert!(layout.placed[1].is_none());
+        let spans = r.spans.expect("spans staged");
+        assert_eq!((h.spans, spans % 4, r.taps % 4), (None, 0, 0));
+        // Taps, the host planes, the spans: in the staging, apart.
+        assert_eq!((h.taps, r.taps), (0, 4 * (3 + 1)));
+        assert!(h.planes >= r.taps + 4 * (5 + 3) && spans >= h.planes + 3);
+        assert!(spans + runs.span_bytes() <= layout.staged);
+        // The written planes after everything staged, 16-aligned, inside the total.
+        assert!(r.planes >= layout.staged && r.planes % 16 == 0);
+        assert_eq!(layout.total, r.planes + 2 * 15);
+        let mut staging = vec![0u8; layout.staged];
+        fill_staging(&mut staging, &masks, &layout.placed);
+        assert_eq!(staging[h.planes..h.planes + 3], host.data[..]);
+        let word = |at: usize| u32::from_ne_bytes(staging[at..at + 4].try_into().unwrap());
+        assert_eq!([word(spans), word(spans + 4), word(spans + 16)], [1, 4, 0]);
+        let jobs = span_jobs(&runs, DevicePtr(1 << 20), r);
+        assert_eq!(jobs.len(), 2);
+        assert_eq!((jobs[0].count, jobs[1].count), (2, 1));
+        assert_eq!(jobs[1].spans.0 - jobs[0].spans.0, 16);
+        assert_eq!(jobs[1].dst.0 - jobs[0].dst.0, 15);
     }
 }

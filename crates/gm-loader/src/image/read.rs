@@ -74,6 +74,15 @@ fn prepare_read(
         Ok(buf) => buf,
         Err(e) => return Prepared::Failed(e),
     };
+    if !shared.cpu {
+        return match gpu_masks(shared, epoch, index) {
+            Ok(masks) => Prepared::Bytes { data: buf, masks },
+            Err(reason) => {
+                shared.give_buffer(buf);
+                Prepared::Failed(reason)
+            }
+        };
+    }
     let masks = match super::masks::read(shared, index) {
         Ok(m) => m,
         Err(reason) => {
@@ -81,13 +90,6 @@ fn prepare_read(
             return Prepared::Failed(reason);
         }
     };
-    if !shared.cpu {
-        let masks = masks.map(|m| match &shared.mask_pinning {
-            Some(pinning) => pinning.pin(shared, epoch, index, m),
-            None => SampleMasks::Host(m),
-        });
-        return Prepared::Bytes { data: buf, masks };
-    }
     let out = decode_and_transform(shared, epoch, index, &buf);
     shared.give_buffer(buf);
     let out = out.and_then(|(data, spec, geometry)| {
@@ -100,6 +102,22 @@ fn prepare_read(
         })
     });
     out.unwrap_or_else(Prepared::Failed)
+}
+
+/// Sample `index`'s masks for a GPU stage: written by this worker into pinned memory where
+/// the loader pins them, else read into host memory.
+fn gpu_masks(
+    shared: &Shared,
+    epoch: u64,
+    index: usize,
+) -> Result<Option<SampleMasks>, SampleErrorKind> {
+    match &shared.mask_pinning {
+        Some(pinning) if shared.masks => match shared.dataset.mask_source(index)? {
+            Some(source) => pinning.pin(shared, epoch, index, source).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(super::masks::read(shared, index)?.map(SampleMasks::Host)),
+    }
 }
 
 /// Decodes `data` (sample `index`) and runs its planned transform.

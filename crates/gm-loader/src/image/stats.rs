@@ -50,6 +50,9 @@ pub struct Stats {
     pub mask_prepare_us: u64,
     /// Of `transform_us`: the masks' staging and the upload calls, µs.
     pub mask_upload_us: u64,
+    /// Samples whose masks went to the GPU as their spans of 1s (COCO's runs), a few bytes an
+    /// object, and were written out there.
+    pub masks_from_spans: u64,
     /// Time the consumer waited for a batch, µs.
     pub wait_us: u64,
     /// Wall time of the epochs (from starting each to its end or drop), µs.

@@ -396,6 +396,44 @@ def test_detection_batches_of_many_sizes_on_the_gpu(no_dist_env):
             assert bool((x[k][:, ~mask[k]] == -7.0).all())
 
 
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_torch_targets_equal_each_tensors_own_import(device, no_dist_env, side_stream):
+    """Batch.torch_targets (one DLPack import per shared buffer, cut in torch) gives every
+    image's dict as torch.from_dlpack of each tensor does: same keys, dtypes, shapes, devices
+    and values (masks moved on the GPU from COCO's runs included), on a consumer's side stream,
+    for ragged and padded batches; the cached targets stay gm tensors."""
+    coco = gm.CocoDataset(MEDIA / "coco" / "instances.json", MEDIA / "jpeg")
+    chain = [T.RandomIoUCrop(), T.SanitizeBoundingBoxes(), T.RandomHorizontalFlip(),
+             T.Resize(40, max_size=90)]
+    checked = 0
+    for sizes in ("ragged", "padded"):
+        loader = gm.ImageLoader(coco, batch_size=3, transforms=chain, shuffle=True, seed=4,
+                                device=device, batch_sizes=sizes, bad_samples="skip")
+        for epoch in range(3):
+            loader.set_epoch(epoch)
+            for b in loader:
+                with torch.cuda.stream(side_stream):
+                    fast = b.torch_targets()
+                    each = [None if t is None else {k: torch.from_dlpack(v) if isinstance(v, gm.Tensor) else v
+                                                     for k, v in t.items()} for t in b.targets]
+                    assert len(fast) == len(each) == len(b)
+                    for f, e in zip(fast, each):
+                        assert (f is None) == (e is None)
+                        if f is None:
+                            continue
+                        assert f.keys() == e.keys()
+                        for k in f:
+                            if isinstance(e[k], torch.Tensor):
+                                assert isinstance(f[k], torch.Tensor), k
+                                assert (f[k].dtype, f[k].shape, f[k].device) == (e[k].dtype, e[k].shape, e[k].device), k
+                                assert torch.equal(f[k], e[k]), k
+                                checked += 1
+                            else:
+                                assert f[k] == e[k], k
+                assert all(t is None or isinstance(t["boxes"], gm.Tensor) for t in b.targets)
+    assert checked > 20
+
+
 def test_mixed_labels_are_uploaded_beside_the_images(good_folder, no_dist_env):
     """MixUp's soft labels on the GPU: float32 [B, classes] on cuda, equal to the CPU
     loader's (the draws are per batch from the seed; the labels are mixed on the host)."""

@@ -14,11 +14,13 @@
 mod boxes;
 mod keypoints;
 mod mask_axes;
+mod mask_runs;
 mod mask_stack;
 mod masks;
 
 pub use boxes::{BoundingBoxes, BoxFormat, SanitizeBoundingBoxes};
 pub use keypoints::KeyPoints;
+pub use mask_runs::MaskRuns;
 pub use mask_stack::{MaskStack, MaskTaps};
 pub use masks::Mask;
 
