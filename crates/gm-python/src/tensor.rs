@@ -132,7 +132,6 @@ impl Tensor {
         Tensor::upload(bytes, shape, Elem::of(DType::F32), uploads)
     }
 
-    /// Whether the elements are in host memory.
     /// Where this view lies in the allocation it shares with others (keyed by its owner,
     /// base address and ready event), for [`crate::torch_import::to_torch`].
     pub(crate) fn place(&self) -> crate::torch_import::Place {
@@ -190,6 +189,7 @@ impl Tensor {
         v
     }
 
+    /// Whether the elements are in host memory.
     pub(crate) fn on_host(&self) -> bool {
         self.device.is_none()
     }

@@ -398,12 +398,7 @@ impl MaskSource for ObjectRuns {
         out: &mut [u8],
     ) -> Result<(), SampleErrorKind> {
         let plane = self.width as usize * self.height as usize;
-        let kept = self
-            .runs
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| crate::image::is_kept(keep, *k));
-        for (at, (_, r)) in out.chunks_exact_mut(plane.max(1)).zip(kept) {
+        for (at, r) in out.chunks_exact_mut(plane.max(1)).zip(self.kept(keep)) {
             r.decode_into(at);
         }
         Ok(())
@@ -411,14 +406,20 @@ impl MaskSource for ObjectRuns {
 
     fn runs(&self, keep: Option<&[bool]>) -> Option<MaskRuns> {
         let mut runs = MaskRuns::new(self.width, self.height);
-        for (_, r) in self
-            .runs
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| crate::image::is_kept(keep, *k))
-        {
+        for r in self.kept(keep) {
             runs.push(r.ones());
         }
         Some(runs)
+    }
+}
+
+impl ObjectRuns {
+    /// The objects' runs that `keep` marks, in order.
+    fn kept<'a>(&'a self, keep: Option<&'a [bool]>) -> impl Iterator<Item = &'a Rle> + 'a {
+        self.runs
+            .iter()
+            .enumerate()
+            .filter(move |(k, _)| crate::image::is_kept(keep, *k))
+            .map(|(_, r)| r)
     }
 }
