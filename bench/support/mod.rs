@@ -34,6 +34,44 @@ pub fn cpu_seconds() -> f64 {
     (t(11) + t(12)) / 100.0
 }
 
+/// Host CPU seconds of this process's live threads, summed by thread name without its
+/// trailing number (`gm-nvdec-3` counts as `gm-nvdec`): which pool the cores went to.
+pub fn cpu_seconds_by_thread() -> std::collections::BTreeMap<String, f64> {
+    let mut by = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return by;
+    };
+    for task in tasks.flatten() {
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].trim_end_matches(|c: char| c.is_ascii_digit());
+        let name = name.trim_end_matches('-').to_string();
+        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        *by.entry(name).or_insert(0.0) += (t(11) + t(12)) / 100.0;
+    }
+    by
+}
+
+/// Cores each thread group kept busy between two [`cpu_seconds_by_thread`] snapshots
+/// `wall` seconds apart (groups under a hundredth of a core left out).
+pub fn cores_by_thread(
+    before: &std::collections::BTreeMap<String, f64>,
+    after: &std::collections::BTreeMap<String, f64>,
+    wall: f64,
+) -> std::collections::BTreeMap<String, f64> {
+    after
+        .iter()
+        .map(|(k, v)| {
+            let busy = (v - before.get(k).copied().unwrap_or(0.0)) / wall.max(1e-9);
+            (k.clone(), (busy * 100.0).round() / 100.0)
+        })
+        .filter(|(_, c)| *c >= 0.01)
+        .collect()
+}
+
 /// Resident memory, KiB.
 pub fn rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")

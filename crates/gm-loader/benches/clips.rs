@@ -27,7 +27,9 @@ use std::time::Instant;
 use gm_cuda::{DType, Device, Stream};
 use gm_loader::{ClipLoader, ClipStats, Sampler, VideoDataset};
 use gm_transforms::{Compose, Layout, Resize, ToDtype};
-use support::{cpu_seconds, env_list, env_usize, median_spread};
+use support::{
+    cores_by_thread, cpu_seconds, cpu_seconds_by_thread, env_list, env_usize, median_spread,
+};
 
 fn chain() -> Compose {
     Compose::new()
@@ -109,6 +111,7 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     }
     consumer.synchronize().unwrap();
     let before = loader.stats();
+    let threads_before = cpu_seconds_by_thread();
     let mut rates = Vec::new();
     let (mut frames, mut cpu, mut wall) = (0u64, 0.0, 0.0);
     for rep in 0..reps {
@@ -129,6 +132,8 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
         wall += secs;
     }
     let after = loader.stats();
+    let threads = cores_by_thread(&threads_before, &cpu_seconds_by_thread(), wall);
+    let cpu_decoded = after.cpu_frames_decoded - before.cpu_frames_decoded;
     let info = device.info().unwrap();
     let (fps, spread) = median_spread(&rates);
     let decoded = after.packets_decoded - before.packets_decoded;
@@ -157,8 +162,13 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
             "cpu_decoders": std::env::var("GM_BENCH_CPU_DECODERS").ok(),
             "cpu_parts": after.cpu_parts - before.cpu_parts,
             "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,
+            "cpu_parts_dropped": after.cpu_parts_dropped - before.cpu_parts_dropped,
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
             "session_us_per_frame": breakdown(&before, &after, run.sessions, wall, delivered),
+            "cores_by_thread": threads,
+            "cpu_frames_decoded": cpu_decoded,
+            "cpu_decode_ms_per_decoded_frame": ((after.cpu_decode_us - before.cpu_decode_us) as f64
+                / cpu_decoded.max(1) as f64 / 10.0).round() / 100.0,
         })
     );
 }

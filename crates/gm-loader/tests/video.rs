@@ -523,6 +523,48 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     );
 }
 
+/// An epoch dropped after its first batch leaves parts queued behind one CPU decoder: those
+/// not begun are dropped, not decoded for nobody, and the next epoch's batches are whole.
+#[test]
+fn parts_of_a_dropped_epoch_do_not_run_and_the_next_epoch_is_whole() {
+    let device = gpu_test_device!("parts_of_a_dropped_epoch_do_not_run");
+    let paths = mixed_videos(&device);
+    let reference_set = VideoDataset::open(&paths, 3, 4, 2).unwrap();
+    let mut reference = Reference::new(&device);
+    let stream = Stream::new(&device).unwrap();
+    let mut loader = ClipLoader::builder(VideoDataset::open(&paths, 3, 4, 2).unwrap())
+        .device(&device)
+        .sessions(3)
+        .cpu_decoders(1)
+        .transforms(chain())
+        .sampler(Sampler::shuffled(5))
+        .batch_size(7)
+        .seed(4)
+        .build()
+        .unwrap();
+    for epoch in 0..4 {
+        let first = loader.epoch(epoch).next().unwrap().unwrap();
+        let host = first.frames.to_host_bytes(Some(&stream)).unwrap();
+        reference.check(&reference_set, &first, 4, &host);
+    }
+    let mut seen = Vec::new();
+    for batch in loader.epoch(9) {
+        let batch = batch.unwrap();
+        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
+        reference.check(&reference_set, &batch, 4, &host);
+        seen.extend(batch.episodes.iter().copied());
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (0..reference_set.len()).collect::<Vec<_>>());
+    let s = loader.stats();
+    assert!(s.cpu_parts_dropped <= s.cpu_parts, "{s:?}");
+    assert_eq!(s.cpu_parts_taken_back, 0, "{s:?}");
+    eprintln!(
+        "{} of {} parts dropped with their epochs",
+        s.cpu_parts_dropped, s.cpu_parts
+    );
+}
+
 /// `decoder = cpu` for every video: the same batches as NVDEC gives (both are bit-exact), and
 /// no NVDEC packet fed. `decoder = gpu`: a stream NVDEC lacks is a bad clip naming NVDEC's
 /// reason, and the rest of the epoch goes on.

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use gm_cuda::{Device, DeviceBuffer, PinnedBuffer, Stream};
+use gm_cuda::{Device, DeviceBuffer, Event, PinnedBuffer, Stream};
 use gm_demux::{DecodePlan, PacketSource};
 
 use super::frame::DecodedFrame;
@@ -28,6 +28,9 @@ pub(super) struct CpuRoute {
 #[derive(Default)]
 struct Stager {
     staging: Vec<PinnedBuffer>,
+    /// Recorded after each buffer's last copy: the host waits for it before writing the buffer
+    /// again, since the copy may still be queued behind other work on a busy GPU.
+    copied: Vec<Event>,
     next: usize,
     /// One device surface: the copy into it is ordered on the session's stream after the
     /// consumers' work on the previous frame, which the consumer contract puts there too.
@@ -110,10 +113,13 @@ impl Stager {
         if self.staging.len() < STAGING {
             for _ in self.staging.len()..STAGING {
                 self.staging.push(PinnedBuffer::alloc(device, bytes, true)?);
+                self.copied.push(Event::new(device)?);
             }
         }
         let slot = self.next;
         self.next = (self.next + 1) % STAGING;
+        // An event never recorded counts as complete.
+        self.copied[slot].synchronize()?;
         if self.staging[slot].len() < bytes {
             self.staging[slot] = PinnedBuffer::alloc(device, bytes, true)?;
         }
@@ -141,6 +147,7 @@ impl Stager {
             .as_mut()
             .ok_or_else(|| CodecError::Pool("no staging surface".into()))?;
         stream.copy_to_device(pinned, 0, surface, 0, bytes)?;
+        self.copied[slot].record(stream)?;
         Ok((surface.device_ptr(), pitch))
     }
 }

@@ -36,9 +36,21 @@ impl DecoderPool {
         budget_bytes: Option<usize>,
         routing: Routing,
     ) -> Result<DecoderPool> {
+        Self::routed_named(device, sessions, budget_bytes, routing, "gm-nvdec")
+    }
+
+    /// [`DecoderPool::routed`] with threads named `{name}-{i}` (Linux keeps 15 bytes of a
+    /// name), so that profiles and per-thread CPU time tell a loader's two pools apart.
+    pub fn routed_named(
+        device: &Device,
+        sessions: usize,
+        budget_bytes: Option<usize>,
+        routing: Routing,
+        name: &str,
+    ) -> Result<DecoderPool> {
         let budget = budget_bytes.map(DecoderBudget::new);
         let (device, b) = (device.clone(), budget.clone());
-        let workers = WorkerPool::new(sessions, "gm-nvdec", move |_| {
+        let workers = WorkerPool::new(sessions, name, move |_| {
             let mut s = DecoderSession::new(&device, b.clone())?;
             s.set_routing(routing);
             Ok(s)

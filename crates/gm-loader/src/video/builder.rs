@@ -170,9 +170,11 @@ impl ClipLoaderBuilder {
         self
     }
 
-    /// Decoding jobs submitted and not yet delivered, at most (default: decoders + 1; where
-    /// NVDEC and the CPU share the dataset, 4 x the decoders of both kinds, so that each kind
-    /// keeps decoding past a slower job of the other at the head). Each pool is kept fed with
+    /// Decoding jobs submitted and not yet delivered, at most (default: NVDEC sessions + 1;
+    /// CPU decoders alone, 4 x the decoders in one-batch jobs (at least decoders + 1 jobs),
+    /// since CPU jobs vary in length and the decoders idle behind a slow one at the head;
+    /// where NVDEC and the CPU share the dataset, 4 x the decoders of both kinds, so that each
+    /// kind keeps decoding past a slower job of the other). Each pool is kept fed with
     /// its sessions + 1 jobs within this bound. Batches are delivered in order whatever the
     /// value; a finished job holds its batches until then, so this bounds memory.
     pub fn jobs_in_flight(mut self, n: usize) -> Self {
@@ -216,11 +218,6 @@ impl ClipLoaderBuilder {
             }
         };
         let (nvdec, cpu) = decoders.split();
-        let jobs_in_flight = self.jobs_in_flight.unwrap_or(if nvdec > 0 && cpu > 0 {
-            4 * (nvdec + cpu)
-        } else {
-            nvdec + cpu + 1
-        });
         let cpu_sessions = match &decoders {
             Decoders::Gpu {
                 nvdec: Some(_),
@@ -238,6 +235,9 @@ impl ClipLoaderBuilder {
                 crate::sampler::Order::Sequential => 8,
                 crate::sampler::Order::Shuffled { .. } => 1,
             });
+        let jobs_in_flight = self
+            .jobs_in_flight
+            .unwrap_or_else(|| default_window(nvdec, cpu, batches_per_job));
         Ok(ClipLoader {
             shared: Arc::new(Shared {
                 bad: self.settings.bad_samples(self.dataset.len()),
@@ -283,7 +283,13 @@ impl ClipLoaderBuilder {
                 let budget = crate::default_core_budget();
                 node.map_or(budget, |n| budget.min(n.budget(crate::local_loaders())))
             });
-            Some(DecoderPool::routed(device, n, None, self.routing)?)
+            Some(DecoderPool::routed_named(
+                device,
+                n,
+                None,
+                self.routing,
+                "gm-cpu-route",
+            )?)
         } else {
             None
         };
@@ -311,6 +317,24 @@ impl ClipLoaderBuilder {
         let threads = self.routing.cpu_threads;
         let pool = WorkerPool::new(n, "gm-clips-cpu", move |_| CpuDecoder::new(threads))?;
         Ok((routes, pool))
+    }
+}
+
+/// Jobs in flight when the user sets none. NVDEC jobs take about as long as one another, so
+/// decoders + 1 keeps the sessions fed. CPU jobs do not: a random clip of AV1 may need a GOP
+/// decoded before it or nothing, so the decoders idled behind the slowest job at the head of
+/// the order (13.4 of 16 cores busy, 738 AV1 frames/s against 843-874 with 64-146 jobs out on
+/// an H200 host). CPU decoders therefore get 4 x the decoders' jobs, counted in batches of
+/// one-batch jobs so that long stream jobs do not buffer several times as much memory; and a
+/// dataset mixing both kinds keeps each kind decoding past the other's slow jobs.
+fn default_window(nvdec: usize, cpu: usize, batches_per_job: usize) -> usize {
+    let decoders = nvdec + cpu;
+    match (nvdec, cpu) {
+        (_, 0) => decoders + 1,
+        (0, _) => (4 * decoders)
+            .div_ceil(batches_per_job.max(1))
+            .max(decoders + 1),
+        _ => 4 * decoders,
     }
 }
 
@@ -551,5 +575,24 @@ impl ClipLoader {
                 end,
             ),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_window;
+
+    #[test]
+    fn cpu_decoders_get_a_wider_window_in_batches_not_jobs() {
+        // NVDEC alone: sessions + 1, whatever the job length.
+        assert_eq!(default_window(7, 0, 1), 8);
+        assert_eq!(default_window(7, 0, 8), 8);
+        // CPU decoders alone: 64 one-batch jobs for 16 decoders; stream jobs of 8 batches
+        // keep decoders + 1 jobs rather than 64 x 8 batches.
+        assert_eq!(default_window(0, 16, 1), 64);
+        assert_eq!(default_window(0, 16, 2), 32);
+        assert_eq!(default_window(0, 16, 8), 17);
+        // Both kinds: 4 x all decoders.
+        assert_eq!(default_window(16, 16, 1), 128);
     }
 }

@@ -198,7 +198,7 @@ impl Shared {
         batches: Vec<(usize, Vec<usize>)>,
         on_nvdec: bool,
         out: &Sender<Outcome>,
-        stop: &AtomicBool,
+        stop: &Arc<AtomicBool>,
     ) {
         let r = match (decoder, &self.gpu) {
             (JobDecoder::Cpu(decoder), _) => {
@@ -249,7 +249,7 @@ impl Shared {
         batches: Vec<(usize, Vec<usize>)>,
         hand_out: bool,
         out: &Sender<Outcome>,
-        stop: &AtomicBool,
+        stop: &Arc<AtomicBool>,
     ) -> Result<(), LoaderError> {
         if let Some(gpu) = &self.gpu {
             gpu.device.bind_to_thread()?;
@@ -263,7 +263,7 @@ impl Shared {
         let started_us = started.elapsed().as_micros() as u64;
         let (order, wanted) = requests(&mut filling);
         let mut parts = match hand_out {
-            true => self.hand_out(w, &order, &wanted, &filling)?,
+            true => self.hand_out(w, &order, &wanted, &filling, stop)?,
             false => parts::Parts::default(),
         };
         let mut sent = Sent::default();

@@ -58,6 +58,8 @@ pub struct ClipStats {
     pub cpu_parts: u64,
     /// Of `cpu_parts`: parts the job decoded itself after all (the part failed to run).
     pub cpu_parts_taken_back: u64,
+    /// Of `cpu_parts`: parts not decoded because the consumer dropped their epoch first.
+    pub cpu_parts_dropped: u64,
 }
 
 impl ClipStats {

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use gm_codec::nvdec::DecoderSession;
@@ -24,7 +25,9 @@ pub(super) struct PartDone {
     written: Event,
 }
 
-type PartResult = gm_codec::Result<Result<PartDone, LoaderError>>;
+/// A part's outcome; `None` when the epoch stopped before the part began (nobody will send
+/// the batches it was for).
+type PartResult = gm_codec::Result<Result<Option<PartDone>, LoaderError>>;
 
 /// The parts a job handed out, by video.
 #[derive(Default)]
@@ -72,12 +75,14 @@ impl Parts {
             let (v, _) = self.waiting.remove(k);
             let slots = &wanted[&v];
             match got {
-                Some(Ok(Ok(done))) => {
+                Some(Ok(Ok(Some(done)))) => {
                     if let Some(stream) = w.stream() {
                         stream.wait(&done.written)?;
                     }
                     video_done(filling, slots, done.failed);
                 }
+                // The epoch stopped: the video stays undone, so its batches are never sent.
+                Some(Ok(Ok(None))) => {}
                 other => {
                     let why = match other {
                         Some(Ok(Err(e))) => e.to_string(),
@@ -104,6 +109,7 @@ impl Shared {
         order: &[usize],
         wanted: &HashMap<usize, Vec<Slot>>,
         filling: &[Option<Filling>],
+        stop: &Arc<AtomicBool>,
     ) -> Result<Parts, LoaderError> {
         let (Some(sessions), Some(gpu), Some(stream)) = (&self.cpu_sessions, &self.gpu, w.stream())
         else {
@@ -132,9 +138,17 @@ impl Shared {
                     _ => None,
                 })
                 .collect();
-            let (shared, taken) = (self.clone(), taken.clone());
+            let (shared, taken, stop) = (self.clone(), taken.clone(), stop.clone());
             let rx = sessions.submit(move |session: &mut DecoderSession| {
-                Ok(shared.decode_part(session, &taken, v, &slots, shares))
+                // Parts queue behind one another: one left from an epoch the consumer
+                // dropped would take the cores from the next.
+                if stop.load(Ordering::Relaxed) {
+                    shared.stats.lock().cpu_parts_dropped += 1;
+                    return Ok(Ok(None));
+                }
+                Ok(shared
+                    .decode_part(session, &taken, v, &slots, shares)
+                    .map(Some))
             });
             parts.handed.push(v);
             parts.waiting.push((v, rx));
