@@ -6,7 +6,8 @@
 //! - random access: episodes starting at any frame, shuffled (one batch per job), 7 sessions;
 //!
 //! each with and without the GOP packet cache (`GM_BENCH_GOP_CACHE=0` or `1`: one of them;
-//! `GM_BENCH_BLOCKING_SYNC=1`: host threads sleep on GPU waits). The dataset lists each file `GM_BENCH_COPIES`
+//! `GM_BENCH_BLOCKING_SYNC=1`: host threads sleep on GPU waits; `GM_BENCH_DEVICE=cpu`: the
+//! loader without a GPU, its sessions being CPU decoders). The dataset lists each file `GM_BENCH_COPIES`
 //! times (16) as separate videos, so an epoch is long enough to time. With `GM_BENCH_MIX=1`
 //! one dataset interleaves all the files given (a, b, a, b, ...: consecutive videos change
 //! codec), measured as video "mix" with `"mix": true`. With `GM_BENCH_SCENES=1` the files are
@@ -65,7 +66,7 @@ fn dataset(files: &[PathBuf], copies: usize, stride: usize, gop_cache: bool) -> 
     b.open().expect("indexing the bench video")
 }
 
-fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
+fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
     let stride = if run.access == "stream" { 8 } else { 1 };
     let sampler = if run.access == "stream" {
         Sampler::sequential()
@@ -93,9 +94,12 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     {
         builder = builder.cpu_decoders(n);
     }
+    builder = match device {
+        Some(d) => builder.device(d),
+        None => builder.cpu(),
+    };
     let mut loader = builder
         .replicate_chroma(replicate)
-        .device(device)
         .sessions(run.sessions)
         .transforms(chain())
         .sampler(sampler)
@@ -103,13 +107,23 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
         .seed(1)
         .build()
         .expect("the clip loader");
-    let consumer = Stream::new(device).unwrap();
+    let consumer = device.map(|d| Stream::new(d).unwrap());
+    let wait = |b: &gm_loader::ClipBatch| {
+        if let Some(c) = &consumer {
+            b.wait_on(c).unwrap();
+        }
+    };
+    let sync = || {
+        if let Some(c) = &consumer {
+            c.synchronize().unwrap();
+        }
+    };
     let limit = run.batches.unwrap_or(usize::MAX);
     // Warm-up: decoders created, pool filled.
     for b in loader.epoch(0).take(limit.min(16)) {
-        b.unwrap().wait_on(&consumer).unwrap();
+        wait(&b.unwrap());
     }
-    consumer.synchronize().unwrap();
+    sync();
     let before = loader.stats();
     let threads_before = cpu_seconds_by_thread();
     let mut rates = Vec::new();
@@ -119,12 +133,12 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
         let mut n = 0u64;
         for b in loader.epoch(1 + rep as u64).take(limit) {
             let b = b.unwrap();
-            b.wait_on(&consumer).unwrap();
+            wait(&b);
             // [B, T, ...] or [B, cameras, T, ...]: every frame of every camera.
             let dims = if scenes() { 3 } else { 2 };
             n += b.frames.shape()[..dims].iter().product::<usize>() as u64;
         }
-        consumer.synchronize().unwrap();
+        sync();
         let secs = t.elapsed().as_secs_f64();
         rates.push(n as f64 / secs);
         frames += n;
@@ -134,7 +148,10 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
     let after = loader.stats();
     let threads = cores_by_thread(&threads_before, &cpu_seconds_by_thread(), wall);
     let cpu_decoded = after.cpu_frames_decoded - before.cpu_frames_decoded;
-    let info = device.info().unwrap();
+    let mem_used_mb = device.map_or(0, |d| {
+        let info = d.info().unwrap();
+        (info.total_memory - info.free_memory) >> 20
+    });
     let (fps, spread) = median_spread(&rates);
     let decoded = after.packets_decoded - before.packets_decoded;
     let delivered = after.frames - before.frames;
@@ -149,7 +166,7 @@ fn measure(device: &Device, run: &Run, copies: usize, reps: usize) {
             "spread": (spread * 1000.0).round() / 1000.0,
             "cpu_ms_per_1000_frames": (cpu / frames.max(1) as f64 * 1e6).round(),
             "decoded_per_returned": (decoded as f64 / delivered.max(1) as f64 * 1000.0).round() / 1000.0,
-            "device_mem_used_mb": (info.total_memory - info.free_memory) >> 20,
+            "device_mem_used_mb": mem_used_mb,
             "gop_cache_hits": loader.dataset().gop_cache_stats().map(|s| s.hits),
             "bad_clips": after.bad_clips,
             "decoders_created": after.decoders_created - before.decoders_created,
@@ -251,10 +268,16 @@ fn write_episodes(path: &Path, name: &str, copies: usize, batches: usize) {
 fn main() {
     let videos: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
     assert!(!videos.is_empty(), "usage: gm-loader--clips VIDEO...");
-    let device = Device::new(env_usize("GM_BENCH_DEVICE", 0)).expect("a CUDA device");
+    // GM_BENCH_DEVICE=cpu: the loader without a GPU (CPU decoders and the kernels' twins).
+    let device = match std::env::var("GM_BENCH_DEVICE").as_deref() {
+        Ok("cpu") => None,
+        _ => Some(Device::new(env_usize("GM_BENCH_DEVICE", 0)).expect("a CUDA device")),
+    };
     // GM_BENCH_BLOCKING_SYNC=1: host threads sleep while they wait for the GPU.
-    if env_usize("GM_BENCH_BLOCKING_SYNC", 0) != 0 {
-        device.set_blocking_sync(true).expect("blocking sync");
+    if let Some(d) = &device
+        && env_usize("GM_BENCH_BLOCKING_SYNC", 0) != 0
+    {
+        d.set_blocking_sync(true).expect("blocking sync");
     }
     let copies = env_usize("GM_BENCH_COPIES", 16);
     let reps = env_usize("GM_BENCH_REPS", 3);
@@ -312,7 +335,7 @@ fn main() {
                         gop_cache,
                         batches: (access != "stream").then_some(random_batches),
                     };
-                    measure(&device, &run, copies, reps);
+                    measure(device.as_ref(), &run, copies, reps);
                 }
             }
         }

@@ -264,6 +264,8 @@ fn configure(
 /// as for `ImageLoader`. Chroma of 4:2:0 and 4:2:2 video is interpolated at the stream's
 /// chroma location as ffmpeg's swscale does (RGB within one step of ffmpeg's);
 /// `replicate_chroma=True` repeats each chroma sample instead (faster, not ffmpeg's).
+/// `jobs_in_flight` bounds the decoding jobs out at once (see the Rust builder's default);
+/// batches and their order do not depend on it, memory does.
 #[pyclass(module = "gm")]
 pub struct ClipLoader {
     inner: Arc<Mutex<Inner<RustClipLoader>>>,
@@ -311,7 +313,8 @@ impl ClipLoader {
     #[pyo3(signature = (
         dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=None,
-        prefetch_next_epoch=true, decoder="auto", replicate_chroma=false, cpu_decoders=None
+        prefetch_next_epoch=true, decoder="auto", replicate_chroma=false, cpu_decoders=None,
+        jobs_in_flight=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -331,6 +334,7 @@ impl ClipLoader {
         decoder: &str,
         replicate_chroma: bool,
         cpu_decoders: Option<usize>,
+        jobs_in_flight: Option<usize>,
     ) -> PyResult<ClipLoader> {
         let decoder: gm_codec::DecoderChoice = decoder
             .parse()
@@ -348,6 +352,10 @@ impl ClipLoader {
         };
         let b = match cpu_decoders {
             Some(n) => b.cpu_decoders(n),
+            None => b,
+        };
+        let b = match jobs_in_flight {
+            Some(n) => b.jobs_in_flight(n),
             None => b,
         };
         let b = b

@@ -73,14 +73,16 @@ def test_clip_loader_on_the_cpu():
     loader.set_epoch(1)
     again = [(b.episodes, np.from_dlpack(b.frames).copy()) for b in loader]
     assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, again))
-    # Two decoder threads instead of one per core: the same batches in the same order.
-    two = gm.ClipLoader(d, batch_size=3, transforms=chain, device="cpu", shuffle=True, seed=3,
-                        cpu_decoders=2)
-    two.set_epoch(1)
-    fewer = [(b.episodes, np.from_dlpack(b.frames).copy()) for b in two]
-    two.close()
-    assert len(fewer) == len(first)
-    assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, fewer))
+    # Two decoder threads instead of one per core, and one job in flight instead of the
+    # default window: the same batches in the same order.
+    for kwargs in ({"cpu_decoders": 2}, {"jobs_in_flight": 1}):
+        other = gm.ClipLoader(d, batch_size=3, transforms=chain, device="cpu", shuffle=True,
+                              seed=3, **kwargs)
+        other.set_epoch(1)
+        got = [(b.episodes, np.from_dlpack(b.frames).copy()) for b in other]
+        other.close()
+        assert len(got) == len(first), kwargs
+        assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, got))
     for eps, frames in first:
         for k, e in enumerate(eps):
             _, cams = d.clip(e)

@@ -393,7 +393,10 @@ class ClipLoader:
     node's cores) beside the sessions. With device="cpu", or without a GPU, on those CPU
     decoders and the kernels' CPU twins, the batches in host memory. Chroma is interpolated
     at the stream's chroma location as ffmpeg's swscale does; replicate_chroma=True repeats
-    each chroma sample instead (faster, not ffmpeg's RGB)."""
+    each chroma sample instead (faster, not ffmpeg's RGB). jobs_in_flight bounds the decoding
+    jobs out at once (default: NVDEC sessions + 1; 4 x the decoders in one-batch jobs for CPU
+    decoders alone; 4 x both pools where the dataset mixes them): the batches and their order
+    do not depend on it, memory does."""
 
     def __init__(
         self,
@@ -413,6 +416,7 @@ class ClipLoader:
         decoder: Literal["auto", "gpu", "cpu"] = "auto",
         replicate_chroma: bool = False,
         cpu_decoders: Optional[int] = None,
+        jobs_in_flight: Optional[int] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> ClipIterator: ...
