@@ -34,8 +34,8 @@ import pathlib
 import random
 import sys
 
-from training_bench_common import (BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, emit, env_int,
-                                   host_times, timed)
+from training_bench_common import (BATCH, DEVICE, EPOCHS, MEAN, REPEAT, STD, TIMED, emit,
+                                   env_int, host_times, timed)
 
 # GM_DET_MASKS=0: annotations without outlines (boxes and labels only, as DALI moves them).
 MASKS = os.environ.get("GM_DET_MASKS", "1") != "0"
@@ -179,7 +179,7 @@ def run_dali(image_dir, instances, n):
     import nvidia.dali
     rate, (images, objects) = timed(epoch, torch)
     emit(peer="dali", images_per_s=rate, epochs=EPOCHS, threads=threads, images=images,
-         objects=objects, dali=nvidia.dali.__version__)
+         objects=objects, dali=nvidia.dali.__version__, cores_by_thread=TIMED.get("cores"))
 
 
 def collate(batch):

@@ -63,7 +63,10 @@ struct GmFusedParams {
     unsigned long long mask_taps;   // out_w column taps, then out_h row taps (targets::MaskTaps)
     int mask_w, mask_h;
     int mask_planes;                // 0: no masks
-    int mask_unused;
+    int aa_stride_x;                // words per output column of the exact antialias's table
+    unsigned long long aa_taps;     // that table (gm_aa_exact_prepare fills it): out_w columns, then out_h rows
+    int aa_stride_y;                // words per output row of the table
+    int aa_unused;
 };
 
 // Chroma sample (cx, cy) as U and V.
@@ -143,29 +146,18 @@ __device__ __forceinline__ void interpolated_chroma(const GmFusedParams& p, int 
     *U = u; *V = v;
 }
 
-__device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
-    // Taps are clamped to the image being resized (the crop, or the padded image); padding
-    // reads the fill.
-    x = min(max(x, p.win_x0), p.win_x1 - 1);
-    y = min(max(y, p.win_y0), p.win_y1 - 1);
-    if (x < p.valid_x0 || y < p.valid_y0 || x >= p.valid_x1 || y >= p.valid_y1) {
-        rgb[0] = p.fill[0]; rgb[1] = p.fill[1]; rgb[2] = p.fill[2];
-        return;
-    }
-    // Taps are in displayed coordinates (src_w x src_h as shown); the stored pixel is read.
+// Taps are in displayed coordinates (src_w x src_h as shown): the stored pixel's.
+__device__ __forceinline__ void stored_at(const GmFusedParams& p, int* x, int* y) {
     if (p.orient) {
-        if (p.orient & 1) x = p.src_w - 1 - x;
-        if (p.orient & 2) y = p.src_h - 1 - y;
-        if (p.orient & 4) { int t = x; x = y; y = t; }
+        if (p.orient & 1) *x = p.src_w - 1 - *x;
+        if (p.orient & 2) *y = p.src_h - 1 - *y;
+        if (p.orient & 4) { int t = *x; *x = *y; *y = t; }
     }
-    if (p.format <= 1) {
-        const unsigned char* px = (const unsigned char*)p.src + (long long)y * p.src_pitch + 3 * x;
-        float a = px[0], b = px[1], c = px[2];
-        rgb[0] = p.format == 0 ? a : c;
-        rgb[1] = b;
-        rgb[2] = p.format == 0 ? c : a;
-        return;
-    }
+}
+
+// Pixel (x, y), displayed and inside the image, of an RGB source (formats 0, 1 and 8).
+__device__ __forceinline__ void fetch_rgb8(const GmFusedParams& p, int x, int y, float rgb[3]) {
+    stored_at(p, &x, &y);
     if (p.format == 8) {
         long long at = (long long)y * p.src_pitch + x;
         unsigned long long plane = p.src_chroma - p.src;
@@ -175,6 +167,27 @@ __device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, 
         rgb[2] = r[2 * plane + at];
         return;
     }
+    const unsigned char* px = (const unsigned char*)p.src + (long long)y * p.src_pitch + 3 * x;
+    float a = px[0], b = px[1], c = px[2];
+    rgb[0] = p.format == 0 ? a : c;
+    rgb[1] = b;
+    rgb[2] = p.format == 0 ? c : a;
+}
+
+__device__ __forceinline__ void fetch_rgb(const GmFusedParams& p, int x, int y, float rgb[3]) {
+    // Taps are clamped to the image being resized (the crop, or the padded image); padding
+    // reads the fill.
+    x = min(max(x, p.win_x0), p.win_x1 - 1);
+    y = min(max(y, p.win_y0), p.win_y1 - 1);
+    if (x < p.valid_x0 || y < p.valid_y0 || x >= p.valid_x1 || y >= p.valid_y1) {
+        rgb[0] = p.fill[0]; rgb[1] = p.fill[1]; rgb[2] = p.fill[2];
+        return;
+    }
+    if (p.format <= 1 || p.format == 8) {
+        fetch_rgb8(p, x, y, rgb);
+        return;
+    }
+    stored_at(p, &x, &y);
     // Semi-planar: 2 NV12, 3 P016, 4 NV16, 5 P216, 6 NV24, 7 P416 (odd: 16-bit samples).
     int sx = p.format >= 6 ? 0 : 1;
     int sy = p.format <= 3 ? 1 : 0;
@@ -332,21 +345,42 @@ __device__ __noinline__ void aa_exact_precisions(GmFusedParams* sp) {
     __syncthreads();
 }
 
+// Axis `table`'s entries for outputs start, start + step, ...: each output's first source tap
+// (relative to the crop), its tap count and its weights at `precision` bits, `stride` words
+// an output (aa_exact.rs's table_stride: 2 + the axis's most taps).
+__device__ void aa_exact_table(int input, int output, int precision, int stride, int* table, int start, int step) {
+    for (int i = start; i < output; i += step) {
+        AaSpan s = aa_exact_span(input, output, i);
+        double t = aa_exact_total(s);
+        int n = (int)min(s.count, (long long)(stride - 2));
+        int* e = table + (long long)i * stride;
+        e[0] = (int)s.first;
+        e[1] = n;
+        for (int j = 0; j < n; ++j) e[2 + j] = aa_exact_weight(s, t, j, precision);
+    }
+}
+
 // Output pixel (ox, oy), before flips, of torchvision's uint8 antialiased resize of the
-// integral crop: aa_exact::sample is the twin.
-__device__ __noinline__ void aa_exact_sample(const GmFusedParams& p, int ox, int oy, float rgb[3]) {
-    int x0 = (int)p.crop_x, y0 = (int)p.crop_y, in_w = (int)p.crop_w, in_h = (int)p.crop_h;
+// integral crop: aa_exact::sample is the twin. The spans and integer weights come from the
+// image's table (gm_aa_exact_prepare), shared by every pixel of a column or row: computed per
+// pixel in double they made the kernel 1.02 ms of a detection batch (16 photos upscaled to
+// about 800x1066 float, H200, 2026-11-29; 85% of the GPU's busy time), 0.74 ms from the
+// table, 0.47 ms in gm_fused_aa_exact.
+__device__ __forceinline__ void aa_exact_sample(const GmFusedParams& p, int ox, int oy, float rgb[3]) {
+    int x0 = (int)p.crop_x, y0 = (int)p.crop_y;
     int px = (p.aa_exact >> 8) & 255, py = (p.aa_exact >> 16) & 255;
-    AaSpan sx = aa_exact_span(in_w, p.out_w, ox), sy = aa_exact_span(in_h, p.out_h, oy);
-    double tx = aa_exact_total(sx), ty = aa_exact_total(sy);
+    const int* tx = (const int*)p.aa_taps + (long long)ox * p.aa_stride_x;
+    const int* ty = (const int*)p.aa_taps + (long long)p.out_w * p.aa_stride_x + (long long)oy * p.aa_stride_y;
+    int fx = x0 + tx[0], nx = tx[1], fy = y0 + ty[0], ny = ty[1];
     int acc[3] = {1 << (py - 1), 1 << (py - 1), 1 << (py - 1)};
-    for (long long b = 0; b < sy.count; ++b) {
-        int wy = aa_exact_weight(sy, ty, b, py);
+    for (int b = 0; b < ny; ++b) {
+        int wy = ty[2 + b];
         int row[3] = {1 << (px - 1), 1 << (px - 1), 1 << (px - 1)};
-        for (long long a = 0; a < sx.count; ++a) {
-            int wx = aa_exact_weight(sx, tx, a, px);
+        for (int a = 0; a < nx; ++a) {
+            int wx = tx[2 + a];
             float t[3];
-            fetch_rgb(p, x0 + (int)(sx.first + a), y0 + (int)(sy.first + b), t);
+            // An integral crop inside an RGB source (aa_exact::applies): no clamps, no fill.
+            fetch_rgb8(p, fx + a, fy + b, t);
             for (int c = 0; c < 3; ++c) row[c] += (int)t[c] * wx;
         }
         for (int c = 0; c < 3; ++c) acc[c] += min(max(row[c] >> px, 0), 255) * wy;
@@ -364,9 +398,16 @@ __device__ __forceinline__ void load_params(const GmFusedParams* __restrict__ pa
     __syncthreads();
 }
 
+// The INTERP of the exact antialias's own entry points (gm_fused_aa_exact*), for launches
+// whose every image takes it: without the float antialias and the YUV taps the general
+// antialias kernel compiles in, they need about half its 125 registers a thread (ncu, H200,
+// 2026-11-29: 2 blocks per SM at 125; bounding that kernel to 64 spilled and slowed the
+// downscaling classification batches).
+#define GM_AA_EXACT 8
+
 // The geometry's value (RGB, 0..255, unrounded) of output pixel (x, y). One body, compiled
-// once per filter (INTERP = GmFusedParams::interp), so that the light filters do not pay the
-// registers of the heavy ones.
+// once per filter (INTERP = GmFusedParams::interp, or GM_AA_EXACT), so that the light filters
+// do not pay the registers of the heavy ones.
 template <int INTERP>
 __device__ __forceinline__ void sample_plain(const GmFusedParams& p, int x, int y, float rgb[3]) {
     int ox = p.flip_h ? p.out_w - 1 - x : x;
@@ -376,7 +417,7 @@ __device__ __forceinline__ void sample_plain(const GmFusedParams& p, int x, int 
         int xi = (int)floorf(p.crop_x + ((float)ox + 0.5f) * sx);
         int yi = (int)floorf(p.crop_y + ((float)oy + 0.5f) * sy);
         fetch_rgb(p, xi, yi, rgb);
-    } else if (INTERP == 3 && (p.aa_exact & 1)) {
+    } else if (INTERP == GM_AA_EXACT || (INTERP == 3 && (p.aa_exact & 1))) {
         aa_exact_sample(p, ox, oy, rgb);
     } else if (INTERP == 3) {
         int lox = max((int)floorf(p.crop_x), p.win_x0), hix = min((int)ceilf(p.crop_x + p.crop_w), p.win_x1);
@@ -464,6 +505,9 @@ __shared__ GmWarpParams gm_warp;
 // nearest or bilinear taps.
 #define GM_WARP 4
 
+// Whether INTERP is a warp entry point's.
+#define GM_IS_WARP(INTERP) ((INTERP) >= GM_WARP && (INTERP) < GM_WARP + 4)
+
 __device__ __forceinline__ void load_warp(const GmWarpParams* __restrict__ warps, int i) {
     int tid = threadIdx.y * blockDim.x + threadIdx.x;
     if (tid < (int)(sizeof(GmWarpParams) / 4)) {
@@ -527,7 +571,7 @@ __device__ __forceinline__ void warp_sample(const GmFusedParams& p, int x, int y
 // filter for an image without one.
 template <int INTERP>
 __device__ __forceinline__ void sample(const GmFusedParams& p, int x, int y, float rgb[3]) {
-    if constexpr (INTERP >= GM_WARP) {
+    if constexpr (GM_IS_WARP(INTERP)) {
         if (gm_warp.on) {
             if (gm_warp.nearest) {
                 warp_sample<true>(p, x, y, rgb);
@@ -621,7 +665,7 @@ __device__ __forceinline__ void fused_body(const GmFusedParams* __restrict__ par
     if (i >= count) return;
     __shared__ GmFusedParams sp;
     load_params(params, i, &sp);
-    if constexpr (INTERP >= GM_WARP) load_warp(warps, i);
+    if constexpr (GM_IS_WARP(INTERP)) load_warp(warps, i);
     const GmFusedParams& p = sp;
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -682,7 +726,7 @@ __device__ __forceinline__ void stats_body(const GmFusedParams* __restrict__ par
     __shared__ unsigned int partial[256];
     __shared__ unsigned int hist[768];
     load_params(params, i, &sp);
-    if constexpr (INTERP >= GM_WARP) load_warp(warps, i);
+    if constexpr (GM_IS_WARP(INTERP)) load_warp(warps, i);
     const GmFusedParams& p = sp;
     int offset;
     int code = stats_op_at(p, stage, &offset);  // the same for the whole block
@@ -731,6 +775,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) gm_fused_bicubic(const GmFu
 }
 extern "C" __global__ void gm_fused_antialias(const GmFusedParams* __restrict__ params, int count) {
     fused_body<3, GM_COLOUR_NONE>(params, nullptr, count);
+}
+
+// The exact antialias alone (GM_AA_EXACT), plain and with point colour ops: FusedKernel
+// picks them when every image of a launch takes the exact path.
+extern "C" __global__ void gm_fused_aa_exact(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<GM_AA_EXACT, GM_COLOUR_NONE>(params, nullptr, count);
+}
+extern "C" __global__ void gm_fused_colour_aa_exact(const GmFusedParams* __restrict__ params, int count) {
+    fused_body<GM_AA_EXACT, GM_COLOUR_POINT>(params, nullptr, count);
 }
 
 extern "C" __global__ void gm_fused_colour_nearest(const GmFusedParams* __restrict__ params, int count) {
@@ -850,7 +903,8 @@ extern "C" __global__ void gm_colour_stats_sharpen_warp_antialias(const GmFusedP
 // Both axes' precisions of each image that takes the exact uint8 antialias, once per image
 // (one block of 256 threads each) before the launch, written into its parameters: otherwise
 // every block of the launch recomputes them (a pass over all the outputs in double
-// precision) before its own pixels.
+// precision) before its own pixels. Then its table of spans and weights, per output column
+// and row, at those precisions.
 extern "C" __global__ void gm_aa_exact_prepare(GmFusedParams* params, int count) {
     int i = blockIdx.z;
     if (i >= count) return;
@@ -864,6 +918,11 @@ extern "C" __global__ void gm_aa_exact_prepare(GmFusedParams* params, int count)
     if (sp.interp != 3 || sp.aa_exact != 1) return;
     aa_exact_precisions(&sp);
     if (tid == 0) params[i].aa_exact = sp.aa_exact;
+    int px = (sp.aa_exact >> 8) & 255, py = (sp.aa_exact >> 16) & 255;
+    int* columns = (int*)sp.aa_taps;
+    int* rows = columns + (long long)sp.out_w * sp.aa_stride_x;
+    aa_exact_table((int)sp.crop_w, sp.out_w, px, sp.aa_stride_x, columns, tid, blockDim.x);
+    aa_exact_table((int)sp.crop_h, sp.out_h, py, sp.aa_stride_y, rows, tid, blockDim.x);
 }
 
 // Equalize's lookup tables, after the histogram pre-pass of `stage`: one block of 256 threads

@@ -13,8 +13,13 @@
 //! It applies where torchvision's input is what the kernel reads: an RGB/BGR u8 source and
 //! an integral crop inside the image (Resize, RandomResizedCrop, CenterCrop-then-resize).
 //! Other sources (video's YUV, fractional crops, padded crops) keep the float filter.
-//! `fused.cu`'s `aa_exact_*` functions are the GPU side of the same arithmetic; the kernel
-//! finds each axis's precision itself, so the host plan only tests [`applies`].
+//! `fused.cu`'s `aa_exact_*` functions are the GPU side of the same arithmetic: before each
+//! launch `gm_aa_exact_prepare` finds each axis's precision and writes a table of every
+//! output column's and row's span and integer weights ([`table_stride`] words each, in the
+//! launch's parameter buffer), which the pixels read, so the host plan only tests
+//! [`applies`] and sizes the tables. A launch whose every image takes this path runs its own
+//! entry points (`gm_fused_aa_exact`, `gm_fused_colour_aa_exact`), without the float
+//! filter's and the YUV sources' code and registers.
 
 use crate::types::{FusedOp, Interp, OutputSpec, PixelFormat};
 
@@ -120,6 +125,14 @@ pub fn applies(
         && c.h >= 1.0
         && c.x + c.w <= width as f32
         && c.y + c.h <= height as f32
+}
+
+/// Words (i32) per output index of an axis's table in the kernel's exact path
+/// (`gm_aa_exact_prepare` fills it, `aa_exact_sample` reads it): the first tap, the tap
+/// count, and room for the axis's most taps.
+pub(crate) fn table_stride(input: u32, output: u32) -> usize {
+    let (_, _, max_taps) = axis(input, output);
+    2 + max_taps.max(0) as usize
 }
 
 /// The horizontal and vertical precisions where [`applies`]; `None` where the float filter

@@ -74,7 +74,25 @@ pub(crate) struct GmFusedParams {
     pub mask_h: i32,
     /// 0: the image has no masks.
     pub mask_planes: i32,
-    pub mask_unused: i32,
+    /// Words per output column of the exact antialias's table (0: no table).
+    pub aa_stride_x: i32,
+    /// That table: `out_w` columns, then `out_h` rows of `aa_stride_y` words.
+    pub aa_taps: u64,
+    /// Words per output row of the table.
+    pub aa_stride_y: i32,
+    pub aa_unused: i32,
+}
+
+/// The strides of an image's exact-antialias table (`aa_exact::table_stride` per axis), and
+/// its words in all; `None` where the image takes the float filter.
+fn aa_table(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Option<(usize, usize, usize)> {
+    let (shown_w, shown_h) = src.displayed_size();
+    if !crate::aa_exact::applies(op, spec, src.format, shown_w, shown_h) {
+        return None;
+    }
+    let sx = crate::aa_exact::table_stride(op.crop.w as u32, spec.width);
+    let sy = crate::aa_exact::table_stride(op.crop.h as u32, spec.height);
+    Some((sx, sy, spec.width as usize * sx + spec.height as usize * sy))
 }
 
 /// One image's masks, moved in the launch that writes its pixels: `planes` masks of `width` x
@@ -166,12 +184,14 @@ pub(crate) struct Target {
     pub masks: Option<MaskGather>,
 }
 
-/// The kernel parameters of one image writing to `target`, its statistics sums at `stats`.
+/// The kernel parameters of one image writing to `target`, its statistics sums at `stats` and
+/// its exact-antialias table (where [`aa_table`] gives one) at `aa_taps`.
 pub(crate) fn params(
     src: &SourceImage,
     op: &FusedOp,
     target: &Target,
     stats: u64,
+    aa_taps: u64,
 ) -> GmFusedParams {
     let (spec, dst) = (&target.spec, target.dst);
     let (n_colour, colour_op, colour_a, colour_b) = encode_colour(&op.colour);
@@ -195,6 +215,7 @@ pub(crate) fn params(
     let bit_depth = i32::from(src.format.bit_depth());
     let (shown_w, shown_h) = src.displayed_size();
     let (win, valid, fill) = op.windows(shown_w, shown_h);
+    let table = aa_table(src, op, spec);
     GmFusedParams {
         src: src.data.0,
         src_chroma: second,
@@ -255,16 +276,17 @@ pub(crate) fn params(
         slot_w: target.slot.width as i32,
         slot_h: target.slot.height as i32,
         slot_fill: target.slot.fill,
-        aa_exact: i32::from(crate::aa_exact::applies(
-            op, spec, src.format, shown_w, shown_h,
-        )),
+        aa_exact: i32::from(table.is_some()),
         mask_src: target.masks.map_or(0, |m| m.src.0),
         mask_dst: target.masks.map_or(0, |m| m.dst.0),
         mask_taps: target.masks.map_or(0, |m| m.taps.0),
         mask_w: target.masks.map_or(0, |m| m.width as i32),
         mask_h: target.masks.map_or(0, |m| m.height as i32),
         mask_planes: target.masks.map_or(0, |m| m.planes as i32),
-        mask_unused: 0,
+        aa_stride_x: table.map_or(0, |t| t.0 as i32),
+        aa_taps: if table.is_some() { aa_taps } else { 0 },
+        aa_stride_y: table.map_or(0, |t| t.1 as i32),
+        aa_unused: 0,
     }
 }
 
@@ -398,6 +420,9 @@ pub struct FusedKernel {
     /// Equalize's lookup tables from its histograms.
     lut_kernel: Kernel,
     aa_exact_kernel: Kernel,
+    /// The exact antialias alone, without and with point colour ops (`gm_fused_aa_exact`,
+    /// `gm_fused_colour_aa_exact`), for launches whose every image takes it.
+    aa_exact_kernels: [Kernel; 2],
     device: Device,
     /// The images' parameters, then their statistics sums (zeroed by each upload).
     params: DeviceBuffer,
@@ -439,6 +464,10 @@ impl FusedKernel {
             stats_kernels: [load("gm_colour_stats")?, load("gm_colour_stats_sharpen")?],
             lut_kernel: module.kernel("gm_colour_lut")?,
             aa_exact_kernel: module.kernel("gm_aa_exact_prepare")?,
+            aa_exact_kernels: [
+                module.kernel("gm_fused_aa_exact")?,
+                module.kernel("gm_fused_colour_aa_exact")?,
+            ],
             device: device.clone(),
             params: DeviceBuffer::alloc(device, 0)?,
             scratch: Vec::new(),
@@ -675,13 +704,22 @@ impl FusedKernel {
         } else {
             0
         };
-        let need = n * (std::mem::size_of::<GmFusedParams>() + stats_stride + warp_bytes);
+        // The exact antialias's tables follow the parameters, sums and grids, 8-aligned.
+        let head = (n * (std::mem::size_of::<GmFusedParams>() + stats_stride + warp_bytes))
+            .next_multiple_of(8);
+        let tables: Vec<usize> = images
+            .iter()
+            .zip(ops)
+            .zip(targets)
+            .map(|((src, op), t)| aa_table(src, op, &t.spec).map_or(0, |a| a.2))
+            .collect();
+        let need = head + 4 * tables.iter().sum::<usize>();
         if self.params.len() < need {
             // The old buffer may still be read by a launch on another stream.
             self.last_use.synchronize()?;
             self.params = DeviceBuffer::alloc(&self.device, need.next_power_of_two())?;
         }
-        self.fill_params(images, ops, targets, stats_stride);
+        self.fill_params(images, ops, targets, stats_stride, (head, &tables));
         if warped {
             let grids: Vec<GmWarpParams> = ops.iter().map(warp_params).collect();
             self.bytes.extend_from_slice(bytemuck::cast_slice(&grids));
@@ -701,20 +739,26 @@ impl FusedKernel {
     }
 
     /// Builds the upload: every image's parameters (image `k` writing to `targets[k]`), then
-    /// zeroed statistics sums, `stats_stride` bytes per image.
+    /// zeroed statistics sums, `stats_stride` bytes per image. Image `k`'s exact-antialias
+    /// table gets `tables.1[k]` words from byte `tables.0` of the buffer on (not uploaded:
+    /// `gm_aa_exact_prepare` writes it).
     fn fill_params(
         &mut self,
         images: &[SourceImage],
         ops: &[FusedOp],
         targets: &[Target],
         stats_stride: usize,
+        tables: (usize, &[usize]),
     ) {
         let n = images.len();
-        let stats0 = self.params.device_ptr().0 + (n * std::mem::size_of::<GmFusedParams>()) as u64;
+        let base = self.params.device_ptr().0;
+        let stats0 = base + (n * std::mem::size_of::<GmFusedParams>()) as u64;
+        let mut table = base + tables.0 as u64;
         self.host.clear();
         for (k, ((src, op), target)) in images.iter().zip(ops).zip(targets).enumerate() {
             let stats = stats0 + (k * stats_stride) as u64;
-            self.host.push(params(src, op, target, stats));
+            self.host.push(params(src, op, target, stats, table));
+            table += 4 * tables.1[k] as u64;
         }
         self.bytes.clear();
         self.bytes
@@ -799,15 +843,26 @@ impl FusedKernel {
                 };
             }
         }
-        match warps {
+        // Every image on the exact antialias's table: its own entry point, lighter on
+        // registers than the general antialias kernel.
+        let exact = match variant {
+            ColourVariant::None => Some(&self.aa_exact_kernels[0]),
+            ColourVariant::Point => Some(&self.aa_exact_kernels[1]),
+            ColourVariant::Sharpen => None,
+        }
+        .filter(|_| which == 3 && self.host.iter().all(|p| p.aa_exact == 1));
+        match (warps, exact) {
+            // SAFETY: gm_fused_aa_exact*(const GmFusedParams*, int), as gm_fused_* below;
+            // every image's table was written by gm_aa_exact_prepare before it on `stream`.
+            (None, Some(k)) => unsafe { k.launch(stream, cfg, (params, n as i32))? },
             // SAFETY: gm_fused_*(const GmFusedParams*, int); every parameter set was
             // validated and writes inside the checked slots of `out`.
-            None => unsafe {
+            (None, None) => unsafe {
                 self.kernels[variant as usize][which].launch(stream, cfg, (params, n as i32))?
             },
             // SAFETY: gm_fused_*_warp_*(const GmFusedParams*, const GmWarpParams*, int): as
             // above, one grid per image at `w`.
-            Some(w) => unsafe {
+            (Some(w), _) => unsafe {
                 self.warp_kernels[variant as usize][which].launch(
                     stream,
                     cfg,
@@ -966,6 +1021,12 @@ mod tests {
                 let entry = format!(".entry {prefix}_warp_{filter}(");
                 assert!(FUSED_PTX.contains(&entry), "no {entry} in fused.ptx");
             }
+        }
+        for entry in ["gm_fused_aa_exact", "gm_fused_colour_aa_exact"] {
+            assert!(
+                FUSED_PTX.contains(&format!(".entry {entry}(")),
+                "no {entry} in fused.ptx"
+            );
         }
     }
 

@@ -1,0 +1,3 @@
+cd bench/peers
+NVJ=$(dirname "$(find /usr/local/cuda*/ /usr/lib -name 'libnvjpeg.so.13*' 2>/dev/null | head -n 1)"); export LD_LIBRARY_PATH="$NVJ"
+GM_PEERS=gm GM_BENCH_REPEAT=1 GM_BENCH_EPOCHS=1 GM_DET_MASKS=0 GM_DET_IMPORT=none timeout 300 /usr/local/cuda/bin/ncu --kernel-name gm_fused_antialias --launch-skip 10 --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section SchedulerStats /tmp/vnew/bin/python detection_bench.py /tmp/img/imagenet /tmp/det-ncu 2>&1 | grep -v "^==PROF==\|^{" | grep -v -i "warn" | cut -c1-150 | head -150
