@@ -29,25 +29,34 @@ pub fn polygon_mask(xy: &[f64], height: u32, width: u32) -> Result<Rle, CocoIssu
         .chunks_exact(2)
         .map(|p| (c_int(SCALE * p[0] + 0.5), c_int(SCALE * p[1] + 0.5)))
         .unzip();
-    let (u, v) = outline(&x, &y);
-    let (xs, ys) = column_crossings(&u, &v, height, width);
-    Ok(encode(&xs, &ys, height, width))
+    let (h, w) = (i64::from(height), i64::from(width));
+    let mut crossings = Vec::new();
+    let mut prev: Option<(i64, i64)> = None;
+    outline(&x, &y, |u, v| {
+        if let Some((pu, pv)) = prev
+            && let Some(k) = crossing((pu, pv), (u, v), h, w)
+        {
+            crossings.push(k);
+        }
+        prev = Some((u, v));
+    });
+    Ok(encode(crossings, height, width))
 }
 
 /// C's `(int)` on x86: truncation, and `INT_MIN` for NaN and values out of range (the COCO
-/// API's arithmetic, whose masks are the reference).
+/// API's arithmetic, whose masks are the reference). Rust's cast truncates too, in range.
 fn c_int(f: f64) -> i64 {
     if f.is_nan() || f >= 2_147_483_648.0 || f <= -2_147_483_649.0 {
         i64::from(i32::MIN)
     } else {
-        f.trunc() as i64
+        f as i64
     }
 }
 
-/// Every point of the closed outline through (x, y) at the 5x resolution, edge by edge.
-fn outline(x: &[i64], y: &[i64]) -> (Vec<i64>, Vec<i64>) {
+/// Visits every point of the closed outline through (x, y) at the 5x resolution, edge by
+/// edge, each edge from its first point to its last (the vertex between two edges twice).
+fn outline(x: &[i64], y: &[i64], mut visit: impl FnMut(i64, i64)) {
     let k = x.len();
-    let (mut u, mut v) = (Vec::new(), Vec::new());
     for j in 0..k {
         let (mut xs, mut xe, mut ys, mut ye) = (x[j], x[(j + 1) % k], y[j], y[(j + 1) % k]);
         let (dx, dy) = ((xe - xs).abs(), (ys - ye).abs());
@@ -61,48 +70,48 @@ fn outline(x: &[i64], y: &[i64]) -> (Vec<i64>, Vec<i64>) {
             let s = (ye - ys) as f64 / dx as f64;
             for d in 0..=dx {
                 let t = if flip { dx - d } else { d };
-                u.push(t + xs);
-                v.push(c_int(ys as f64 + s * t as f64 + 0.5));
+                visit(t + xs, c_int(ys as f64 + s * t as f64 + 0.5));
             }
         } else {
             let s = (xe - xs) as f64 / dy as f64;
             for d in 0..=dy {
                 let t = if flip { dy - d } else { d };
-                v.push(t + ys);
-                u.push(c_int(xs as f64 + s * t as f64 + 0.5));
+                visit(c_int(xs as f64 + s * t as f64 + 0.5), t + ys);
             }
         }
     }
-    (u, v)
 }
 
-/// Where the outline crosses from one column of the 5x grid to the next, brought back to
-/// pixel columns (only crossings on a pixel's centre line count) and rows.
-fn column_crossings(u: &[i64], v: &[i64], height: u32, width: u32) -> (Vec<i64>, Vec<i64>) {
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for j in 1..u.len() {
-        if u[j] == u[j - 1] {
-            continue;
-        }
-        let xd = if u[j] < u[j - 1] { u[j] } else { u[j] - 1 } as f64;
-        let xd = (xd + 0.5) / SCALE - 0.5;
-        if xd.floor() != xd || xd < 0.0 || xd > f64::from(width) - 1.0 {
-            continue;
-        }
-        let yd = if v[j] < v[j - 1] { v[j] } else { v[j - 1] } as f64;
-        let yd = ((yd + 0.5) / SCALE - 0.5)
-            .clamp(0.0, f64::from(height))
-            .ceil();
-        xs.push(xd as i64);
-        ys.push(yd as i64);
+/// Where the outline's step from `(pu, pv)` to `(u, v)` crosses from one column of the 5x
+/// grid to the next on a pixel's centre line: that pixel column's index times `h` plus the
+/// row the crossing starts at, as a column-major position; `None` for other steps.
+///
+/// The COCO API computes the column as `(xd + 0.5) / 5 - 0.5` in double and keeps it where it
+/// is whole: exactly where `xd` is 2 more than a multiple of 5 (the quotient is then `k + 0.5`,
+/// which a double holds, and otherwise at least 0.1 from a whole number). Its row,
+/// `ceil(clamp((yd + 0.5) / 5 - 0.5, 0, h))`, is likewise `(yd - 2) / 5` rounded up and
+/// clamped. Integers here give the same values without the floating-point calls.
+fn crossing((pu, pv): (i64, i64), (u, v): (i64, i64), h: i64, w: i64) -> Option<i64> {
+    if u == pu {
+        return None;
     }
-    (xs, ys)
+    let xd = if u < pu { u } else { u - 1 } - 2;
+    if xd.rem_euclid(5) != 0 {
+        return None;
+    }
+    let column = xd / 5;
+    if column < 0 || column > w - 1 {
+        return None;
+    }
+    let yd = pv.min(v) - 2;
+    let row = (-((-yd).div_euclid(5))).clamp(0, h);
+    Some(column * h + row)
 }
 
-/// The runs between the crossings: each crossing toggles the mask from its row down.
-fn encode(xs: &[i64], ys: &[i64], height: u32, width: u32) -> Rle {
+/// The runs between the crossings (column-major positions, in outline order): each crossing
+/// toggles the mask from its row down.
+fn encode(mut a: Vec<i64>, height: u32, width: u32) -> Rle {
     let (h, w) = (i64::from(height), i64::from(width));
-    let mut a: Vec<i64> = xs.iter().zip(ys).map(|(x, y)| x * h + y).collect();
     a.push(h * w);
     a.sort_unstable();
     let mut p = 0;
@@ -135,5 +144,100 @@ fn encode(xs: &[i64], ys: &[i64], height: u32, width: u32) -> Rle {
         height,
         width,
         counts: counts.into_iter().map(|c| c.max(0) as u32).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The crossings as the COCO API computes them, in double: the outline's points kept in
+    /// full, then each step's column `(xd + 0.5) / 5 - 0.5` kept where whole and on the image,
+    /// and its row `ceil(clamp((yd + 0.5) / 5 - 0.5, 0, h))`.
+    fn reference_crossings(xy: &[f64], height: u32, width: u32) -> Vec<i64> {
+        let (x, y): (Vec<i64>, Vec<i64>) = xy
+            .chunks_exact(2)
+            .map(|p| (c_int(SCALE * p[0] + 0.5), c_int(SCALE * p[1] + 0.5)))
+            .unzip();
+        let (mut u, mut v) = (Vec::new(), Vec::new());
+        outline(&x, &y, |a, b| {
+            u.push(a);
+            v.push(b);
+        });
+        let h = i64::from(height);
+        let mut out = Vec::new();
+        for j in 1..u.len() {
+            if u[j] == u[j - 1] {
+                continue;
+            }
+            let xd = if u[j] < u[j - 1] { u[j] } else { u[j] - 1 } as f64;
+            let xd = (xd + 0.5) / SCALE - 0.5;
+            if xd.floor() != xd || xd < 0.0 || xd > f64::from(width) - 1.0 {
+                continue;
+            }
+            let yd = v[j].min(v[j - 1]) as f64;
+            let yd = ((yd + 0.5) / SCALE - 0.5)
+                .clamp(0.0, f64::from(height))
+                .ceil();
+            out.push(xd as i64 * h + yd as i64);
+        }
+        out
+    }
+
+    fn crossings(xy: &[f64], height: u32, width: u32) -> Vec<i64> {
+        let (x, y): (Vec<i64>, Vec<i64>) = xy
+            .chunks_exact(2)
+            .map(|p| (c_int(SCALE * p[0] + 0.5), c_int(SCALE * p[1] + 0.5)))
+            .unzip();
+        let (h, w) = (i64::from(height), i64::from(width));
+        let mut out = Vec::new();
+        let mut prev = None;
+        outline(&x, &y, |u, v| {
+            if let Some(p) = prev
+                && let Some(k) = crossing(p, (u, v), h, w)
+            {
+                out.push(k);
+            }
+            prev = Some((u, v));
+        });
+        out
+    }
+
+    proptest! {
+        /// Points on and off the image, repeated ones and sub-pixel steps: the integer
+        /// crossings equal the COCO API's double arithmetic.
+        #[test]
+        fn integer_crossings_equal_the_coco_apis_doubles(
+            height in 1u32..60,
+            width in 1u32..60,
+            points in proptest::collection::vec((-80.0f64..140.0, -80.0f64..140.0), 3..14),
+            snap in 0u8..3,
+        ) {
+            let xy: Vec<f64> = points
+                .iter()
+                .flat_map(|&(a, b)| [a, b])
+                // Whole and half pixels as well as arbitrary positions.
+                .map(|c| match snap { 0 => c, 1 => c.round(), _ => (c * 2.0).round() / 2.0 })
+                .collect();
+            prop_assert_eq!(crossings(&xy, height, width), reference_crossings(&xy, height, width));
+        }
+    }
+
+    #[test]
+    fn crossings_far_off_the_image_and_at_its_edges_match() {
+        for (xy, h, w) in [
+            (vec![0.0, 0.0, 10.0, 0.0, 10.0, 10.0], 10u32, 10u32),
+            (vec![-5.0, -5.0, 15.0, -5.0, 15.0, 15.0, -5.0, 15.0], 10, 10),
+            (vec![3.0, 3.0, 3.0, 3.0, 3.0, 3.0], 7, 7),
+            (vec![1e4, -1e4, -1e4, 1e4, 2.0, 2.0], 5000, 5000),
+            (vec![0.4, 0.4, 0.6, 0.4, 0.5, 0.6], 1, 1),
+        ] {
+            assert_eq!(
+                crossings(&xy, h, w),
+                reference_crossings(&xy, h, w),
+                "{xy:?}"
+            );
+        }
     }
 }
