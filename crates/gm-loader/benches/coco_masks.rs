@@ -26,7 +26,7 @@ impl Seeded {
     }
 }
 
-/// Image `k`'s canvas and its objects' outlines.
+/// The next image's canvas and its objects' outlines (x0, y0, x1, y1, ... each).
 fn image(rng: &mut Seeded) -> ((u32, u32), Vec<Vec<f64>>) {
     let sizes = [(500, 375), (375, 500), (500, 333), (640, 480)];
     let (w, h) = sizes[(rng.next() * 4.0) as usize % 4];
