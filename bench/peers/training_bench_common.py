@@ -16,14 +16,17 @@ MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 def host_times(loader):
     """Where a gm loader's time went, per image over every epoch (warm-up included): the host
     workers' reads (and masks), the GPU stages' decode (of it, the CUDA backend's) and
-    transform (of it, the masks' preparation and upload), the samples whose masks went to the
-    GPU as spans of 1s, and the share of the consumer's time spent waiting for batches."""
+    transform (of it, the masks' preparation and upload), the stages' moving of targets, the
+    samples whose masks went to the GPU as spans of 1s, and the share of the consumer's time spent waiting for batches."""
     s = loader.stats()
     n = max(s["samples"], 1)
     per_image = ("read_us", "decode_us", "decode_plan_us", "decode_hardware_us", "decode_cuda_us",
-                 "transform_us", "mask_prepare_us", "mask_upload_us")
+                 "transform_us", "mask_prepare_us", "mask_upload_us", "targets_us")
     # Older builds lack the finer counters.
     times = {f"{k}_per_image": s[k] / n for k in per_image if k in s}
+    if "targets_us_per_image" in times:
+        # The stages' moving of targets, apart from the detection loop's own targets time.
+        times["stage_targets_us_per_image"] = times.pop("targets_us_per_image")
     spans = {"masks_from_spans": s["masks_from_spans"]} if "masks_from_spans" in s else {}
     paths = {"decode_paths": s["decode_paths"]} if "decode_paths" in s else {}
     return {**times, **spans, **paths, "wait_fraction": s["wait_fraction"],

@@ -77,13 +77,14 @@ pub use error::{DatasetError, LoaderError, SampleError, SampleErrorKind};
 pub use grouped::{GroupedBatchSampler, aspect_ratio_groups};
 pub use image::{
     Batch, BatchMasks, BatchSizes, Dataset, DeviceCache, Epoch, IMAGE_EXTENSIONS, ImageFolder,
-    InMemory, Label, ListFile, Loader, LoaderBuilder, MaskPart, MaskSource, PathTotals, Stats,
-    Waited, cached_size,
+    InMemory, Label, ListFile, Loader, LoaderBuilder, MaskPart, MaskSource, MovedSample,
+    PathTotals, Stats, Waited, cached_size,
 };
 pub use image::{
     CorePlan, ENGINES_ONLY_BELOW, LOADER_BLOCKING_SYNC, LOADER_REGION_DECODE, default_core_budget,
     local_loaders,
 };
+pub use image::{DeviceTargets, TargetPlace, TargetPlaces};
 pub use lerobot::{
     DEFAULT_TOLERANCE_S, LeRobotDataset, LeRobotDatasetBuilder, LeRobotError, LeRobotInfo,
     LeRobotSample,

@@ -383,17 +383,25 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
     };
     let mut loader = builder
         .masks(true)
+        .targets(true)
         .seed(9)
         .batch_size(2)
         .transforms(chain())
         .build()
         .unwrap();
     let (mut cropped, mut seen, mut dropped) = (0, 0, 0);
+    let on_gpu = loader.on_gpu();
     for epoch in 0..8 {
         for batch in loader.epoch(epoch) {
             let batch = batch.unwrap();
             let masks = batch.masks.as_ref().expect("the loader moves masks");
             let bytes = masks.data.to_host_bytes(None).unwrap();
+            // A GPU loader's stages upload the targets; a CPU one's stay on the host.
+            assert_eq!(batch.device_targets.is_some(), on_gpu);
+            let uploaded = batch.device_targets.as_ref().map(|d| {
+                let stream = gm_cuda::Stream::new(d.data.device()).unwrap();
+                (d.data.to_host_bytes(&stream).unwrap(), &d.places)
+            });
             for (k, &i) in batch.indices.iter().enumerate() {
                 let im = dataset.image(i).unwrap();
                 let boxes = dataset.boxes(i).unwrap().unwrap();
@@ -426,6 +434,64 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
                     want[..],
                     "epoch {epoch}, sample {i}"
                 );
+                // The targets the stages moved: the kept objects' boxes and labels on the
+                // output canvas, the masks left to the loader's launch.
+                let t = &batch.targets.as_ref().expect("the loader moves targets")[k];
+                let t = t.as_ref().unwrap();
+                let kept_boxes: Vec<[f32; 4]> = moved
+                    .boxes
+                    .iter()
+                    .zip(&kept)
+                    .filter(|(_, k)| **k)
+                    .map(|(b, _)| *b)
+                    .collect();
+                let labels = dataset.targets(i).unwrap().labels;
+                let kept_labels: Vec<i64> = labels
+                    .iter()
+                    .zip(&kept)
+                    .filter(|(_, k)| **k)
+                    .map(|(l, _)| *l)
+                    .collect();
+                assert_eq!(t.image_id, im.id);
+                assert_eq!(t.boxes.as_ref().unwrap().boxes, kept_boxes);
+                assert_eq!(t.labels, kept_labels);
+                assert_eq!(t.masks, Some((part.planes as usize, Vec::new())));
+                assert_eq!(t.canvas, (64, 48));
+                if let Some((data, places)) = &uploaded {
+                    let p = places[k].as_ref().expect("uploaded targets");
+                    let at = |place: &gm_loader::TargetPlace, size: usize| {
+                        let n: usize = place.shape.iter().product();
+                        data[place.offset..place.offset + n * size].to_vec()
+                    };
+                    let b = p.boxes.as_ref().unwrap();
+                    assert_eq!(b.shape, vec![kept_boxes.len(), 4]);
+                    let want: Vec<u8> = kept_boxes
+                        .iter()
+                        .flatten()
+                        .flat_map(|v| v.to_ne_bytes())
+                        .collect();
+                    assert_eq!(at(b, 4), want, "epoch {epoch}, sample {i}");
+                    let want: Vec<u8> = kept_labels.iter().flat_map(|v| v.to_ne_bytes()).collect();
+                    assert_eq!(at(&p.labels, 8), want);
+                    assert_eq!(p.crowd_boxes.shape, vec![t.crowd_boxes.boxes.len(), 4]);
+                    assert_eq!(p.crowd_labels.shape, vec![t.crowd_labels.len()]);
+                    match (&t.keypoints, &p.keypoints, &p.keypoints_visible) {
+                        (Some((k, per)), Some(xy), Some(vis)) => {
+                            assert_eq!(xy.shape, vec![k.points.len() / per, *per, 2]);
+                            let want: Vec<u8> = k
+                                .points
+                                .iter()
+                                .flatten()
+                                .flat_map(|v| v.to_ne_bytes())
+                                .collect();
+                            assert_eq!(at(xy, 4), want);
+                            let want: Vec<u8> = k.visible.iter().map(|&v| u8::from(v)).collect();
+                            assert_eq!(at(vis, 1), want);
+                        }
+                        (None, None, None) => {}
+                        other => panic!("keypoints {other:?}"),
+                    }
+                }
                 dropped += kept.iter().filter(|k| !**k).count();
                 seen += 1;
             }
@@ -440,6 +506,7 @@ fn check_iou_crops(builder: gm_loader::LoaderBuilder, dataset: &CocoDataset) {
     assert!(why.contains("annotation 401"), "{why}");
     assert!(cropped > 0, "no sample was cropped");
     assert!(dropped > 0, "no object was dropped");
+    assert!(stats.targets_us > 0);
     if loader.on_gpu() {
         // Every good sample's masks went as spans and were written on the device.
         assert_eq!(stats.masks_from_spans, 8 * 2);

@@ -5,14 +5,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gm_loader::coco::{CocoDataset as RustCoco, CocoShardsError, CocoTargets, EmptyImages};
-use gm_transforms::apply::{MovedTargets, Targets};
-use gm_transforms::targets::{BoundingBoxes, KeyPoints, Mask, TargetGeometry, kept_objects};
+use gm_loader::coco::{CocoDataset as RustCoco, CocoShardsError, EmptyImages, MovedCoco};
+use gm_transforms::targets::{BoundingBoxes, KeyPoints, TargetGeometry};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::GmError;
-use crate::targets::TargetsError;
 use crate::tensor::{Elem, Tensor};
 
 /// A COCO annotation file and its image folder, as torchvision's `CocoDetection` wrapped for
@@ -107,9 +105,11 @@ impl CocoDataset {
             .image(i)
             .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("image {i}")))?;
         let unmoved = TargetGeometry::new(im.width, im.height);
-        move_targets(&self.inner, i, &unmoved, true)
-            .map_err(|e| GmError::new_err(e.to_string()))?
-            .into_dict(py, None)
+        let moved = self
+            .inner
+            .moved_targets(i, &unmoved, true)
+            .map_err(|e| GmError::new_err(e.to_string()))?;
+        moved_dict(py, moved, None, None)
     }
 
     fn __repr__(&self) -> String {
@@ -121,108 +121,102 @@ impl CocoDataset {
     }
 }
 
-/// One image's COCO targets moved onto its output canvas, computed without Python (so that a
-/// batch's images move theirs on several threads) and turned into a dict after.
-pub(crate) struct MovedCoco {
-    image_id: i64,
-    /// Always there: every image's boxes are given to the move.
-    boxes: Option<BoundingBoxes>,
-    labels: Vec<i64>,
-    /// The kept objects' masks, object after object, on the output canvas; empty bytes
-    /// where the loader moved them (`into_dict` is then given them).
-    masks: Option<(usize, Vec<u8>)>,
-    /// The kept objects' keypoints, and how many each has.
-    keypoints: Option<(KeyPoints, usize)>,
-    crowd_boxes: BoundingBoxes,
-    crowd_labels: Vec<i64>,
-    canvas: (u32, u32),
+/// One image's targets where a GPU stage uploaded them: views of the batch's targets buffer.
+pub(crate) struct DeviceViews {
+    boxes: Option<Tensor>,
+    labels: Tensor,
+    keypoints: Option<(Tensor, Tensor)>,
+    crowd_boxes: Tensor,
+    crowd_labels: Tensor,
 }
 
-/// Sample `index`'s targets moved through `geometry`, or why not; its masks only
-/// `with_masks` (else the loader moved them with the pixels).
-pub(crate) fn move_targets(
-    d: &RustCoco,
-    index: usize,
-    g: &TargetGeometry,
-    with_masks: bool,
-) -> Result<MovedCoco, TargetsError> {
-    let t: CocoTargets = if with_masks {
-        d.targets(index)?
-    } else {
-        d.targets_without_masks(index)?
-    };
-    let fail = |source| TargetsError::Moved {
-        image: gm_loader::Dataset::name(d, index),
-        source,
-    };
-    // Objects a FixedSizeCrop left empty or a SanitizeBoundingBoxes dropped go with their
-    // labels, masks and keypoints. The masks are decoded only for the objects kept.
-    let parts = Targets {
-        boxes: Some(t.boxes.clone()),
-        masks: Vec::new(),
-        keypoints: t.keypoints.clone(),
-        keypoints_per_object: t.keypoints_per_object,
-    };
-    let MovedTargets {
-        kept,
-        boxes,
-        keypoints,
-        ..
-    } = gm_transforms::apply::move_targets(g, &parts).map_err(fail)?;
-    let masks = match &t.masks {
-        Some(m) => {
-            let mut bytes = Vec::new();
-            for r in kept_objects(m, &kept, 1) {
-                let moved: Mask = g.mask(&r.to_mask()).map_err(fail)?;
-                bytes.extend_from_slice(&moved.data);
-            }
-            Some((kept.iter().filter(|k| **k).count(), bytes))
-        }
-        None => None,
-    };
-    Ok(MovedCoco {
-        image_id: t.image_id,
-        boxes,
-        labels: kept_objects(&t.labels, &kept, 1),
-        masks,
-        keypoints: keypoints.map(|k| (k, t.keypoints_per_object)),
-        crowd_boxes: g.boxes(&t.crowd_boxes).map_err(fail)?,
-        crowd_labels: t.crowd_labels,
-        canvas: g.canvas(),
-    })
-}
-
-impl MovedCoco {
-    /// The dict `CocoDataset.targets` gives, on the moved canvas; `masks` the moved masks
-    /// where the loader moved them.
-    pub(crate) fn into_dict(
-        self,
-        py: Python<'_>,
-        masks: Option<Py<Tensor>>,
-    ) -> PyResult<Py<PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("image_id", self.image_id)?;
-        if let Some(b) = &self.boxes {
-            d.set_item("boxes", boxes(py, b)?)?;
-        }
-        d.set_item("labels", labels(py, &self.labels)?)?;
-        if let (Some(_), Some(m)) = (&self.masks, masks) {
-            d.set_item("masks", m)?;
-        } else if let Some((n, bytes)) = self.masks {
-            let (w, h) = self.canvas;
-            let shape = [n, h as usize, w as usize];
-            let t = Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)?;
-            d.set_item("masks", Py::new(py, t)?)?;
-        }
-        if let Some((k, per)) = &self.keypoints {
-            let (xy, vis) = keypoints(py, k, *per)?;
-            d.set_item("keypoints", xy)?;
-            d.set_item("keypoints_visible", vis)?;
-        }
-        d.set_item("crowd_boxes", boxes(py, &self.crowd_boxes)?)?;
-        d.set_item("crowd_labels", labels(py, &self.crowd_labels)?)?;
-        Ok(d.unbind())
+impl DeviceViews {
+    /// The views of `data` at `places`.
+    pub(crate) fn of(data: &Tensor, p: &gm_loader::TargetPlaces) -> PyResult<DeviceViews> {
+        let view = |place: &gm_loader::TargetPlace, elem: Elem| {
+            data.typed_part(place.offset, &place.shape, elem)
+                .ok_or_else(|| {
+                    pyo3::exceptions::PyValueError::new_err(
+                        "a batch's targets reach past their buffer",
+                    )
+                })
+        };
+        let f32s = Elem::of(gm_cuda::DType::F32);
+        let keypoints = match (&p.keypoints, &p.keypoints_visible) {
+            (Some(k), Some(v)) => Some((view(k, f32s)?, view(v, Elem::BOOL)?)),
+            _ => None,
+        };
+        Ok(DeviceViews {
+            boxes: p.boxes.as_ref().map(|b| view(b, f32s)).transpose()?,
+            labels: view(&p.labels, Elem::I64)?,
+            keypoints,
+            crowd_boxes: view(&p.crowd_boxes, f32s)?,
+            crowd_labels: view(&p.crowd_labels, Elem::I64)?,
+        })
     }
+}
+
+/// One image's moved targets as the dict `CocoDataset.targets` gives, on the moved canvas;
+/// `masks` the moved masks where the loader moved them, `uploaded` the rest where a GPU stage
+/// uploaded them (else they are host tensors here).
+pub(crate) fn moved_dict(
+    py: Python<'_>,
+    moved: MovedCoco,
+    masks: Option<Py<Tensor>>,
+    uploaded: Option<DeviceViews>,
+) -> PyResult<Py<PyDict>> {
+    if let Some(u) = uploaded {
+        // Masks only where the objects have outlines, as below.
+        let masks = masks.filter(|_| moved.masks.is_some());
+        return device_dict(py, moved.image_id, masks, u);
+    }
+    let d = PyDict::new(py);
+    d.set_item("image_id", moved.image_id)?;
+    if let Some(b) = &moved.boxes {
+        d.set_item("boxes", boxes(py, b)?)?;
+    }
+    d.set_item("labels", labels(py, &moved.labels)?)?;
+    if let (Some(_), Some(m)) = (&moved.masks, masks) {
+        d.set_item("masks", m)?;
+    } else if let Some((n, bytes)) = moved.masks {
+        let (w, h) = moved.canvas;
+        let shape = [n, h as usize, w as usize];
+        let t = Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)?;
+        d.set_item("masks", Py::new(py, t)?)?;
+    }
+    if let Some((k, per)) = &moved.keypoints {
+        let (xy, vis) = keypoints(py, k, *per)?;
+        d.set_item("keypoints", xy)?;
+        d.set_item("keypoints_visible", vis)?;
+    }
+    d.set_item("crowd_boxes", boxes(py, &moved.crowd_boxes)?)?;
+    d.set_item("crowd_labels", labels(py, &moved.crowd_labels)?)?;
+    Ok(d.unbind())
+}
+
+/// [`moved_dict`] of targets on the device, in the same keys and order.
+fn device_dict(
+    py: Python<'_>,
+    image_id: i64,
+    masks: Option<Py<Tensor>>,
+    u: DeviceViews,
+) -> PyResult<Py<PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("image_id", image_id)?;
+    if let Some(b) = u.boxes {
+        d.set_item("boxes", Py::new(py, b)?)?;
+    }
+    d.set_item("labels", Py::new(py, u.labels)?)?;
+    if let Some(m) = masks {
+        d.set_item("masks", m)?;
+    }
+    if let Some((xy, vis)) = u.keypoints {
+        d.set_item("keypoints", Py::new(py, xy)?)?;
+        d.set_item("keypoints_visible", Py::new(py, vis)?)?;
+    }
+    d.set_item("crowd_boxes", Py::new(py, u.crowd_boxes)?)?;
+    d.set_item("crowd_labels", Py::new(py, u.crowd_labels)?)?;
+    Ok(d.unbind())
 }
 
 fn boxes(py: Python<'_>, b: &BoundingBoxes) -> PyResult<Py<Tensor>> {

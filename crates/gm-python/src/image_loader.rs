@@ -311,6 +311,7 @@ impl ImageLoader {
             // A COCO image's or a label map's masks move with its pixels, in the fused launch.
             let b = Loader::builder_shared(dataset)
                 .masks(targets.is_some())
+                .targets(targets.is_some())
                 .sampler(sampler)
                 .seed(seed)
                 .batch_size(batch_size)
@@ -525,8 +526,9 @@ impl BatchIterator {
                 .collect()
         });
         let geometry = std::mem::take(&mut b.geometry);
+        let ready = Mutex::new(b.targets.take());
         let mask_parts = b.masks.as_ref().map(|m| m.parts.clone());
-        let (images, masks) = batch_tensors(b)?;
+        let (images, masks, on_device) = batch_tensors(b)?;
         let (mask_views, stacked) = match (masks, mask_parts) {
             (Some(t), Some(parts)) => (
                 Some(self.mask_views(py, &t, &parts)?),
@@ -539,6 +541,8 @@ impl BatchIterator {
             indices: indices.clone(),
             geometry,
             mask_views,
+            ready,
+            on_device,
             inner: self.inner.clone(),
         });
         let images = if let Some(parts) = parts {
@@ -645,9 +649,13 @@ impl BatchIterator {
     }
 }
 
-/// The batch's images and masks (if it moved any) as tensors; on the GPU both keep the batch
-/// alive (its release is ordered before the memory's).
-fn batch_tensors(mut b: RustBatch) -> PyResult<(Tensor, Option<Tensor>)> {
+/// A GPU batch's targets in their one device buffer, and each image's places in it.
+pub(crate) type OnDevice = (Tensor, Vec<Option<gm_loader::TargetPlaces>>);
+
+/// The batch's images, masks (if it moved any) and targets on the device (if a GPU stage
+/// uploaded them) as tensors; on the GPU all keep the batch alive (its release is ordered
+/// before the memory's).
+fn batch_tensors(mut b: RustBatch) -> PyResult<(Tensor, Option<Tensor>, Option<OnDevice>)> {
     let masks = b.masks.as_mut().map(|m| match &mut m.data {
         Images::Host(h) => Err(std::mem::take(&mut h.data)),
         Images::Device(t) => Ok(t.clone()),
@@ -664,16 +672,21 @@ fn batch_tensors(mut b: RustBatch) -> PyResult<(Tensor, Option<Tensor>)> {
                 )?),
                 _ => None,
             };
-            Ok((images, masks))
+            Ok((images, masks, None))
         }
         Images::Device(t) => {
             let t = t.clone();
+            let targets = b
+                .device_targets
+                .as_ref()
+                .map(|d| (d.data.clone(), d.places.clone()));
             let owner = Arc::new(Owner::Batch(Box::new(Mutex::new(b))));
             let masks = match masks {
                 Some(Ok(m)) => Some(Tensor::from_device(&m, owner.clone())),
                 _ => None,
             };
-            Ok((Tensor::from_device(&t, owner), masks))
+            let targets = targets.map(|(d, p)| (Tensor::from_device(&d, owner.clone()), p));
+            Ok((Tensor::from_device(&t, owner), masks, targets))
         }
     }
 }
@@ -684,6 +697,10 @@ struct PendingTargets {
     indices: Vec<usize>,
     geometry: Vec<gm_transforms::targets::TargetGeometry>,
     mask_views: Option<Vec<Py<Tensor>>>,
+    /// The targets the loader's stages moved (taken on first read).
+    ready: Mutex<Option<Vec<gm_loader::MovedSample>>>,
+    /// The same targets on the device, where a GPU stage uploaded them.
+    on_device: Option<OnDevice>,
     inner: Arc<Mutex<Inner<Loader>>>,
 }
 
@@ -694,9 +711,11 @@ impl PendingTargets {
             .mask_views
             .as_ref()
             .map(|v| v.iter().map(|t| t.clone_ref(py)).collect());
+        let ready = self.ready.lock().take();
+        let ready = ready.map(|r| (r, self.on_device.as_ref()));
         let moved = self
             .source
-            .moved_batch(py, &self.indices, &self.geometry, views)?;
+            .moved_batch(py, &self.indices, &self.geometry, views, ready)?;
         let g = self.inner.lock();
         match &g.uploads {
             Some(u) => targets_to_device(py, moved, u),

@@ -21,6 +21,7 @@ pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py,
     d.set_item("transform_us", s.transform_us)?;
     d.set_item("mask_prepare_us", s.mask_prepare_us)?;
     d.set_item("mask_upload_us", s.mask_upload_us)?;
+    d.set_item("targets_us", s.targets_us)?;
     d.set_item("masks_from_spans", s.masks_from_spans)?;
     d.set_item("wait_us", s.wait_us)?;
     d.set_item("wall_us", s.wall_us)?;

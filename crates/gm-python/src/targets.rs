@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
-use gm_loader::coco::{CocoDataset as RustCoco, CocoError};
+use gm_loader::MovedSample;
+use gm_loader::coco::{CocoDataset as RustCoco, CocoError, MovedCoco};
 use gm_loader::segmentation::{SegmentationError, SegmentationFolder as RustFolder};
 use gm_transforms::targets::{Mask, TargetError, TargetGeometry};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::image_loader::OnDevice;
 use crate::segmentation::{SegmentationFolder, mask_tensor};
 use crate::tensor::Tensor;
 
@@ -63,17 +65,37 @@ impl TargetSource {
     /// The targets of the batch's samples `indices`, each moved through its `geometry`,
     /// computed (where masks move here, on up to [`TARGET_THREADS`] threads without the GIL),
     /// then as dicts; `None` (with a warning) where they cannot be read: the image stays in
-    /// the batch, its targets are missing, not wrong. `masks`: each image's masks where the loader moved them with the
-    /// pixels (they are then not moved here).
+    /// the batch, its targets are missing, not wrong. `masks`: each image's masks where the
+    /// loader moved them with the pixels (they are then not moved here); `ready`: the targets
+    /// the loader's stages moved (all but masks), and on a GPU loader where they uploaded
+    /// them, used where nothing else is left to move.
     pub(crate) fn moved_batch(
         &self,
         py: Python<'_>,
         indices: &[usize],
         geometry: &[TargetGeometry],
         masks: Option<Vec<Py<Tensor>>>,
+        ready: Option<(Vec<MovedSample>, Option<&OnDevice>)>,
     ) -> PyResult<Vec<Option<Py<PyDict>>>> {
         let with_masks = masks.is_none();
-        let moved = if !with_masks && matches!(self, TargetSource::Segmentation(_)) {
+        // The stages moved all but masks: enough where the loader moved the masks or there
+        // are none.
+        let outlines = |r: &Vec<MovedSample>| {
+            r.iter()
+                .any(|m| m.as_ref().is_ok_and(|c| c.masks.is_some()))
+        };
+        let mut device = None;
+        let moved = if let Some((ready, on)) = ready.filter(|(r, _)| !with_masks || !outlines(r)) {
+            // Moved on the loader's stages while the GPU ran the batch.
+            device = on;
+            ready
+                .into_iter()
+                .map(|m| {
+                    m.map(|c| Moved::Coco(Box::new(c)))
+                        .map_err(TargetsError::from)
+                })
+                .collect()
+        } else if !with_masks && matches!(self, TargetSource::Segmentation(_)) {
             // Nothing left to move: the loader moved the maps.
             (0..indices.len())
                 .map(|_| Ok(Moved::Mask(Mask::default())))
@@ -98,10 +120,18 @@ impl TargetSource {
         moved
             .into_iter()
             .zip(indices)
-            .map(|(m, &index)| match m {
+            .enumerate()
+            .map(|(k, (m, &index))| match m {
                 Ok(Moved::Coco(c)) => {
                     let view = masks.as_mut().and_then(Iterator::next);
-                    c.into_dict(py, view).map(Some)
+                    let uploaded = match device {
+                        Some((data, places)) => match places.get(k) {
+                            Some(Some(p)) => Some(crate::coco::DeviceViews::of(data, p)?),
+                            _ => None,
+                        },
+                        None => None,
+                    };
+                    crate::coco::moved_dict(py, *c, view, uploaded).map(Some)
                 }
                 Ok(Moved::Mask(m)) => {
                     let out = PyDict::new(py);
@@ -127,8 +157,10 @@ impl TargetSource {
         with_masks: bool,
     ) -> Result<Moved, TargetsError> {
         match self {
-            TargetSource::Coco(c) => crate::coco::move_targets(c, index, geometry, with_masks)
-                .map(|m| Moved::Coco(Box::new(m))),
+            TargetSource::Coco(c) => c
+                .moved_targets(index, geometry, with_masks)
+                .map(|m| Moved::Coco(Box::new(m)))
+                .map_err(TargetsError::from),
             TargetSource::Segmentation(s) => {
                 let m = s.mask(index)?;
                 geometry
@@ -145,7 +177,7 @@ impl TargetSource {
 
 /// One image's moved targets, before they become a dict.
 enum Moved {
-    Coco(Box<crate::coco::MovedCoco>),
+    Coco(Box<MovedCoco>),
     Mask(Mask),
 }
 

@@ -197,13 +197,22 @@ impl Tensor {
     /// Host tensors copied to device memory from `uploads` in one copy (a batch's targets
     /// beside its images): each a view of one buffer, all ready on one event.
     pub(crate) fn to_device_all(host: &[&Tensor], uploads: &Uploads) -> PyResult<Vec<Tensor>> {
-        // 8-byte aligned places in one buffer.
+        // 8-byte aligned places in one buffer, tensors of one element type and row shape
+        // side by side (every image's boxes, then every image's labels, ...), so that torch
+        // can cut each kind with one split (`torch_import::to_torch`).
+        let mut order: Vec<usize> = (0..host.len()).collect();
+        order.sort_by_key(|&k| {
+            (
+                host[k].elem.name,
+                host[k].shape.get(1..).map(<[i64]>::to_vec),
+            )
+        });
         let mut bytes = Vec::new();
-        let mut at = Vec::with_capacity(host.len());
-        for t in host {
+        let mut at = vec![0; host.len()];
+        for k in order {
             bytes.resize(bytes.len().next_multiple_of(8), 0);
-            at.push(bytes.len());
-            bytes.extend_from_slice(&t.host_bytes()?);
+            at[k] = bytes.len();
+            bytes.extend_from_slice(&host[k].host_bytes()?);
         }
         let all = Tensor::upload(&bytes, &[bytes.len()], Elem::of(DType::U8), uploads)?;
         Ok(host
@@ -297,6 +306,31 @@ impl Tensor {
             device: self.device.clone(),
             ready: self.ready.clone(),
         })
+    }
+
+    /// The contiguous `shape` of `elem` starting `byte_offset` bytes into this tensor's data
+    /// (a batch's targets in their packed buffer); `None` where it would reach past the end.
+    pub(crate) fn typed_part(
+        &self,
+        byte_offset: usize,
+        shape: &[usize],
+        elem: Elem,
+    ) -> Option<Tensor> {
+        let bytes =
+            |s: &[i64], size: usize| s.iter().map(|&d| d.max(0) as usize).product::<usize>() * size;
+        let len = shape.iter().product::<usize>() * elem.size();
+        if byte_offset + len > bytes(&self.shape, self.elem.size()) {
+            return None;
+        }
+        let mut t = self.clone_view();
+        t.byte_offset = self.byte_offset + byte_offset as u64;
+        t.shape = shape.iter().map(|&d| d as i64).collect();
+        t.strides = gm_cuda::contiguous_strides(shape)
+            .into_iter()
+            .map(|s| s as i64)
+            .collect();
+        t.elem = elem;
+        Some(t)
     }
 
     /// `gm.Tensor(shape=..., dtype=..., device=...)`.

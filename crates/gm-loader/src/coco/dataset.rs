@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gm_transforms::targets::{BoundingBoxes, BoxFormat, KeyPoints, MaskRuns, MaskStack};
+use gm_transforms::targets::{
+    BoundingBoxes, BoxFormat, KeyPoints, MaskRuns, MaskStack, TargetGeometry,
+};
 
 use super::annotations::{CocoAnnotations, CocoImage, CocoObject};
 use super::rle::Rle;
@@ -350,6 +352,14 @@ impl Dataset for CocoDataset {
     /// Outlines and runs become runs.
     fn masks_as_runs(&self) -> bool {
         true
+    }
+
+    fn moved_targets(
+        &self,
+        index: usize,
+        geometry: &TargetGeometry,
+    ) -> Option<Result<super::MovedCoco, CocoError>> {
+        Some(CocoDataset::moved_targets(self, index, geometry, false))
     }
 
     /// The objects' runs; each mask decoded only where it is written.

@@ -13,11 +13,13 @@
 
 mod annotations;
 mod dataset;
+mod moved;
 mod polygon;
 mod rle;
 
 pub use annotations::{CocoAnnotations, CocoImage, CocoObject, Segmentation};
 pub use dataset::{CocoDataset, CocoShardsError, CocoTargets, EmptyImages};
+pub use moved::MovedCoco;
 pub use polygon::polygon_mask;
 pub use rle::{MAX_MASK_PIXELS, Rle};
 
@@ -78,5 +80,14 @@ pub enum CocoError {
         annotation_id: i64,
         /// What is wrong.
         issue: CocoIssue,
+    },
+    /// An image's targets do not fit the geometry its pixels went through (another canvas
+    /// than the image's).
+    #[error("{image}: {source}")]
+    Moved {
+        /// The image (its path, or `shard#key`).
+        image: String,
+        /// Why.
+        source: gm_transforms::targets::TargetError,
     },
 }

@@ -7,11 +7,16 @@ use gm_transforms::Layout;
 use gm_transforms::targets::TargetGeometry;
 
 use super::dataset::Label;
+use super::device_targets::DeviceTargets;
 use super::masks::BatchMasks;
 use super::sizes::{Placement, image_shape};
+use crate::coco::{CocoError, MovedCoco};
 use crate::error::LoaderError;
 use crate::release::Release;
 use crate::tensors::{HostTensor, Images};
+
+/// One image's targets moved with its pixels, or why they could not be.
+pub type MovedSample = Result<MovedCoco, CocoError>;
 
 /// One batch, in sampler order.
 ///
@@ -47,6 +52,14 @@ pub struct Batch {
     /// With [`LoaderBuilder::masks`](crate::LoaderBuilder::masks): each image's masks moved
     /// with its pixels (on the GPU, written by the same launch and ready with the images).
     pub masks: Option<BatchMasks>,
+    /// With [`LoaderBuilder::targets`](crate::LoaderBuilder::targets) over a dataset that
+    /// has them ([`Dataset::moved_targets`](crate::Dataset::moved_targets)): each image's
+    /// targets moved through its geometry, or why its annotations could not be read or moved
+    /// (the image stays in its batch; its targets are missing, not wrong).
+    pub targets: Option<Vec<MovedSample>>,
+    /// On a GPU loader, with `targets`: the same targets on the device, one buffer ready with
+    /// the images.
+    pub device_targets: Option<DeviceTargets>,
     /// Each image's own (height, width), torchvision's `image_sizes`: in a padded batch
     /// ([`BatchSizes::Padded`](crate::BatchSizes::Padded)) the image is the top-left corner
     /// of its slot, in a ragged one ([`BatchSizes::Ragged`](crate::BatchSizes::Ragged)) the
@@ -86,6 +99,8 @@ impl Batch {
             names: None,
             geometry: Vec::new(),
             masks: None,
+            targets: None,
+            device_targets: None,
             sizes: Vec::new(),
             offsets: Vec::new(),
             layout: None,
@@ -105,6 +120,18 @@ impl Batch {
     /// The batch with its images' masks.
     pub(crate) fn with_masks(mut self, masks: Option<BatchMasks>) -> Batch {
         self.masks = masks;
+        self
+    }
+
+    /// The batch with its images' moved targets.
+    pub(crate) fn with_targets(mut self, targets: Option<Vec<MovedSample>>) -> Batch {
+        self.targets = targets;
+        self
+    }
+
+    /// The batch with its targets on the device.
+    pub(crate) fn with_device_targets(mut self, targets: Option<DeviceTargets>) -> Batch {
+        self.device_targets = targets;
         self
     }
 

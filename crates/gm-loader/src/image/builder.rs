@@ -50,6 +50,7 @@ pub struct LoaderBuilder {
     blocking_sync: Option<bool>,
     region_decode: bool,
     masks: bool,
+    targets: bool,
     numa: bool,
     progress: Option<Arc<Progress>>,
     erasing: Option<RandomErasing>,
@@ -262,6 +263,16 @@ impl LoaderBuilder {
         self
     }
 
+    /// Each batch carries its samples' targets moved through their geometry
+    /// ([`Batch::targets`](crate::Batch::targets): [`Dataset::moved_targets`], a COCO
+    /// image's boxes, labels, keypoints and crowd regions), computed on the loader's stage
+    /// threads while the GPU runs the batch, so that the training loop only takes them.
+    /// Default off.
+    pub fn targets(mut self, on: bool) -> Self {
+        self.targets = on;
+        self
+    }
+
     /// Decoder settings (backend, engine share, threads, size limit, EXIF orientation). The
     /// output format is always RGB: the transform does the rest. Default: the core budget's
     /// ([`CorePlan::decoder`]; [`DecoderOptions::for_loader`] from [`ENGINES_ONLY_BELOW`](crate::ENGINES_ONLY_BELOW)
@@ -403,6 +414,7 @@ impl LoaderBuilder {
             sizes: self.sizes,
             named: self.stream.is_some(),
             masks: self.masks,
+            targets: self.targets,
             mask_pinning,
             node: node.map(Arc::new),
         });
@@ -433,9 +445,11 @@ impl LoaderBuilder {
         if self.settings.seed != o.seed {
             return Err(conflict("seed", o.seed, self.settings.seed));
         }
-        if self.masks {
+        if self.masks || self.targets {
             return Err(LoaderError::Config(
-                "masks are read from an indexed dataset (Dataset::masks); a stream has none".into(),
+                "masks and targets are read from an indexed dataset (Dataset::masks, \
+                 Dataset::moved_targets); a stream has none"
+                    .into(),
             ));
         }
         if self.settings.policy == BadSamplePolicy::Substitute {
@@ -537,6 +551,7 @@ impl Loader {
             blocking_sync: Some(LOADER_BLOCKING_SYNC),
             region_decode: LOADER_REGION_DECODE,
             masks: false,
+            targets: false,
             numa: true,
             progress: None,
             erasing: None,

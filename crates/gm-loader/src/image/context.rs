@@ -3,11 +3,13 @@
 
 use std::sync::Arc;
 
+use gm_transforms::targets::TargetGeometry;
 use gm_transforms::{
     BatchMix, Compose, FusedOp, OutputSpec, Passes, RandomErasing, SampleRng, Transform,
 };
 use parking_lot::Mutex;
 
+use super::batch::MovedSample;
 use super::cache::Cache;
 use super::dataset::Dataset;
 use super::stats::Stats;
@@ -43,6 +45,9 @@ pub(crate) struct Shared {
     /// Each sample's masks are read and moved with its pixels
     /// ([`LoaderBuilder::masks`](crate::LoaderBuilder::masks)).
     pub(crate) masks: bool,
+    /// Each batch carries its samples' moved targets
+    /// ([`LoaderBuilder::targets`](crate::LoaderBuilder::targets)).
+    pub(crate) targets: bool,
     /// Where a GPU loader's host workers put the masks they read, for the stages to upload.
     pub(crate) mask_pinning: Option<super::masks::MaskPinning>,
     /// The NUMA node the loader's threads run on, where placing them changes anything.
@@ -96,6 +101,26 @@ impl Shared {
     pub(crate) fn names_of(&self, indices: &[usize]) -> Option<Vec<String>> {
         self.named
             .then(|| indices.iter().map(|&i| self.dataset.name(i)).collect())
+    }
+
+    /// The targets of samples `indices` moved through their `geometry`, when batches carry
+    /// them and the dataset has them.
+    pub(crate) fn moved_targets(
+        &self,
+        indices: &[usize],
+        geometry: &[TargetGeometry],
+    ) -> Option<Vec<MovedSample>> {
+        if !self.targets {
+            return None;
+        }
+        let t = std::time::Instant::now();
+        let moved = indices
+            .iter()
+            .zip(geometry)
+            .map(|(&i, g)| self.dataset.moved_targets(i, g))
+            .collect();
+        self.stats.lock().targets_us += t.elapsed().as_micros() as u64;
+        moved
     }
 
     pub(crate) fn take_buffer(&self) -> Vec<u8> {

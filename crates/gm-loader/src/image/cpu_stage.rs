@@ -148,5 +148,7 @@ fn stack(
         .with_soft_labels(soft)
         .with_names(names)
         .with_masks(masks);
-    Ok(Some(batch.with_geometry(geometry).with_placement(placed)))
+    let targets = shared.moved_targets(&batch.indices, &geometry);
+    let batch = batch.with_targets(targets).with_geometry(geometry);
+    Ok(Some(batch.with_placement(placed)))
 }

@@ -5,10 +5,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use gm_storage::{Location, Storage};
-use gm_transforms::targets::{BoundingBoxes, MaskStack};
+use gm_transforms::targets::{BoundingBoxes, MaskStack, TargetGeometry};
 
 use super::files::{Base, Entry, Files, list_folder};
 use super::mask_source::MaskSource;
+use crate::coco::{CocoError, MovedCoco};
 use crate::error::{DatasetError, SampleErrorKind};
 use crate::progress::Progress;
 
@@ -76,6 +77,18 @@ pub trait Dataset: Send + Sync {
         Ok(self
             .masks(index)?
             .map(|m| Box::new(m) as Box<dyn MaskSource>))
+    }
+    /// Sample `index`'s targets (boxes, labels, keypoints, crowd regions; not its masks,
+    /// which the loader moves with the pixels) moved through `geometry`, for a loader that
+    /// moves them on its stages ([`LoaderBuilder::targets`](crate::LoaderBuilder::targets));
+    /// `None` for a dataset without such targets (the default).
+    fn moved_targets(
+        &self,
+        index: usize,
+        geometry: &TargetGeometry,
+    ) -> Option<Result<MovedCoco, CocoError>> {
+        let _ = (index, geometry);
+        None
     }
 }
 

@@ -15,6 +15,7 @@ use super::augment::{draw_erases, draw_mix};
 use super::batch::Batch;
 use super::cache::{Cache, Entry};
 use super::context::Shared;
+use super::device_targets;
 use super::masks::{BatchMasks, MaskStaging, SampleMasks, StageMasks};
 use super::output::batch_shape;
 use super::read::Prepared;
@@ -371,7 +372,7 @@ impl GpuStage {
             self.post.noise(&stream, &spec, &tensor, &noises)?;
         }
         let indices: Vec<usize> = ready.iter().map(|r| r.index).collect();
-        let geometry = ready.into_iter().map(|r| r.post.geometry).collect();
+        let geometry: Vec<_> = ready.into_iter().map(|r| r.post.geometry).collect();
         let labels: Vec<_> = indices.iter().map(|&i| shared.dataset.label(i)).collect();
         if let Some(erases) = draw_erases(shared, epoch, &spec, &indices)? {
             self.batch_ops.erase(&stream, &spec, &tensor, &erases)?;
@@ -384,9 +385,24 @@ impl GpuStage {
             }
             None => None,
         };
+        // The targets move on this thread while the GPU runs the batch, and go up before
+        // the batch's event.
+        let targets = shared.moved_targets(&indices, &geometry);
+        let mut on_device = match &targets {
+            Some(t) => Some(device_targets::upload(
+                t,
+                &self.pool,
+                self.masks.pinned(),
+                &stream,
+            )?),
+            None => None,
+        };
         let event = Arc::new(Event::new(&self.device)?);
         event.record(&stream)?;
         tensor.set_ready_event(event.clone());
+        if let Some(t) = &mut on_device {
+            t.data.set_ready_event(event.clone());
+        }
         let masks = masks.map(|m| {
             let mut out = m.out;
             out.set_ready_event(event.clone());
@@ -408,7 +424,11 @@ impl GpuStage {
             .with_soft_labels(soft)
             .with_names(names)
             .with_masks(masks);
-        Ok(Some(batch.with_geometry(geometry).with_placement(placed)))
+        let batch = batch
+            .with_targets(targets)
+            .with_device_targets(on_device)
+            .with_geometry(geometry);
+        Ok(Some(batch.with_placement(placed)))
     }
 }
 

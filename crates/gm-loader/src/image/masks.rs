@@ -366,7 +366,7 @@ pub(crate) fn host_batch(masks: Vec<(Option<MaskStack>, (u32, u32))>) -> BatchMa
 }
 
 /// Device memory inside a tensor the stage owns.
-struct Region(DevicePtr, usize);
+pub(crate) struct Region(pub(crate) DevicePtr, pub(crate) usize);
 
 impl DeviceMemory for Region {
     fn device_ptr(&self) -> DevicePtr {
@@ -512,6 +512,11 @@ impl MaskStaging {
             pinned: PinnedPool::new(device, PoolConfig::unbounded("gm-loader masks"), false),
             runs: MaskRunsKernel::new(device)?,
         })
+    }
+
+    /// The stage's pinned staging (also for the batch's targets).
+    pub(crate) fn pinned(&self) -> &PinnedPool {
+        &self.pinned
     }
 
     /// Uploads the batch's mask sources and taps on `stream` and takes the output from

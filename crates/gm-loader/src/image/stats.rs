@@ -50,6 +50,10 @@ pub struct Stats {
     pub mask_prepare_us: u64,
     /// Of `transform_us`: the masks' staging and the upload calls, µs.
     pub mask_upload_us: u64,
+    /// Stages' host time moving the samples' targets ([`LoaderBuilder::targets`]), µs.
+    ///
+    /// [`LoaderBuilder::targets`]: crate::LoaderBuilder::targets
+    pub targets_us: u64,
     /// Samples whose masks went to the GPU as their spans of 1s (COCO's runs), a few bytes an
     /// object, and were written out there.
     pub masks_from_spans: u64,

@@ -434,6 +434,44 @@ def test_torch_targets_equal_each_tensors_own_import(device, no_dist_env, side_s
     assert checked > 20
 
 
+def test_gpu_loaders_targets_equal_the_cpu_loaders(no_dist_env):
+    """A GPU loader's targets (boxes, labels and crowd regions moved on its stages and uploaded
+    in one buffer, masks moved in its launch) equal the CPU loader's, image by image, over
+    epochs of random IoU crops, flips and drops; torch_targets cuts the same values."""
+    coco = gm.CocoDataset(MEDIA / "coco" / "instances.json", MEDIA / "jpeg")
+    chain = [T.RandomIoUCrop(), T.SanitizeBoundingBoxes(), T.RandomHorizontalFlip(),
+             T.Resize(40, max_size=90)]
+
+    def batches(device):
+        loader = gm.ImageLoader(coco, batch_size=3, transforms=chain, shuffle=True, seed=8,
+                                device=device, batch_sizes="padded", bad_samples="skip")
+        out = []
+        for epoch in range(4):
+            loader.set_epoch(epoch)
+            out += [(b.indices, b.torch_targets()) for b in loader]
+        return out
+
+    gpu, cpu = batches("cuda"), batches("cpu")
+    assert len(gpu) == len(cpu) > 0
+    compared = 0
+    for (gi, gt), (ci, ct) in zip(gpu, cpu):
+        assert gi == ci
+        for g, c in zip(gt, ct):
+            assert (g is None) == (c is None)
+            if g is None:
+                continue
+            assert g.keys() == c.keys()
+            for k in g:
+                if isinstance(c[k], torch.Tensor):
+                    assert g[k].is_cuda and not c[k].is_cuda, k
+                    assert g[k].dtype == c[k].dtype and g[k].shape == c[k].shape, k
+                    assert torch.equal(g[k].cpu(), c[k]), k
+                    compared += 1
+                else:
+                    assert g[k] == c[k], k
+    assert compared > 50
+
+
 def test_mixed_labels_are_uploaded_beside_the_images(good_folder, no_dist_env):
     """MixUp's soft labels on the GPU: float32 [B, classes] on cuda, equal to the CPU
     loader's (the draws are per batch from the seed; the labels are mixed on the host)."""
