@@ -44,6 +44,10 @@ MASKS = os.environ.get("GM_DET_MASKS", "1") != "0"
 # labels and masks; =none: not at all, the loop reads the boxes' shapes from gm's tensors, as
 # DALI's loop reads its boxes' shapes.
 IMPORT = os.environ.get("GM_DET_IMPORT", "batch")
+# The keys of gm's target dicts (CocoDataset's target_keys, space-separated); default: all
+# (crowd regions included); they must include boxes. "boxes labels masks" is what the
+# torchvision peer's dicts hold.
+KEYS = os.environ.get("GM_DET_KEYS", "all")
 IMPORTED = ("boxes", "labels", "masks")
 
 
@@ -90,7 +94,8 @@ def run_gm(image_dir, instances, n):
         # As a training script's model has: torch's CUDA state made before the loop (torch's
         # from_dlpack looks up the current stream, which costs far more until it is).
         torch.cuda.init()
-    d = gm.CocoDataset(instances, image_dir)
+    keys = KEYS if KEYS == "all" else KEYS.split()
+    d = gm.CocoDataset(instances, image_dir, target_keys=keys)
     settings = dict(workers=env_int("GM_BENCH_WORKERS"), stages=env_int("GM_BENCH_STAGES"),
                     cores=env_int("GM_BENCH_CORES"))
     loader = gm.ImageLoader(d, batch_size=BATCH, transforms=chain, shuffle=True, seed=1,
@@ -121,7 +126,7 @@ def run_gm(image_dir, instances, n):
     rate, (images, objects) = timed(epoch, torch)
     samples = max(loader.stats()["samples"], 1)
     emit(peer="gm", images_per_s=rate, epochs=EPOCHS, images=images, objects=objects,
-         masks=MASKS, targets_read=read_targets, import_mode=IMPORT,
+         masks=MASKS, targets_read=read_targets, import_mode=IMPORT, target_keys=KEYS,
          targets_us_per_image=1e6 * (move_s[0] + import_s[0]) / samples,
          targets_move_us_per_image=1e6 * move_s[0] / samples,
          targets_import_us_per_image=1e6 * import_s[0] / samples,

@@ -23,22 +23,83 @@ use crate::tensor::{Elem, Tensor};
 /// every image's targets moved with its pixels. `drop_empty=True` leaves out images without
 /// objects (torchvision's detection references train without them).
 /// `CocoDataset.from_shards(shards, categories)` reads WebDataset shards whose samples carry
-/// their image and its COCO record (see there).
+/// their image and its COCO record (see there). `target_keys` (torchvision's wrapper's) keeps
+/// only those keys in the dicts, `"all"` or `None` every one; without `"masks"` a loader does
+/// not move masks at all.
 #[pyclass(module = "gm", frozen)]
 pub struct CocoDataset {
     pub(crate) inner: Arc<RustCoco>,
+    pub(crate) keys: TargetKeys,
+}
+
+/// The keys a COCO dataset's target dicts can hold, in their order.
+const KEYS: [&str; 8] = [
+    "image_id",
+    "boxes",
+    "labels",
+    "masks",
+    "keypoints",
+    "keypoints_visible",
+    "crowd_boxes",
+    "crowd_labels",
+];
+
+/// Which of [`KEYS`] a dataset's target dicts hold (torchvision's `target_keys`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TargetKeys(u16);
+
+impl TargetKeys {
+    /// Every key.
+    pub(crate) const ALL: TargetKeys = TargetKeys((1 << KEYS.len()) - 1);
+
+    /// `target_keys` as given: `None` or `"all"` for every key, else names from [`KEYS`].
+    fn parse(keys: Option<&Bound<'_, PyAny>>) -> PyResult<TargetKeys> {
+        let Some(keys) = keys.filter(|k| !k.is_none()) else {
+            return Ok(TargetKeys::ALL);
+        };
+        if let Ok(s) = keys.extract::<String>() {
+            return match s.as_str() {
+                "all" => Ok(TargetKeys::ALL),
+                _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "target_keys: {s:?} is not \"all\" nor a list of keys ({})",
+                    KEYS.join(", ")
+                ))),
+            };
+        }
+        let mut bits = 0;
+        for k in keys.try_iter()? {
+            let k: String = k?.extract()?;
+            let at = KEYS.iter().position(|&name| name == k).ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "target_keys: no key {k:?}; the keys are {}",
+                    KEYS.join(", ")
+                ))
+            })?;
+            bits |= 1 << at;
+        }
+        Ok(TargetKeys(bits))
+    }
+
+    /// Whether the dicts hold `key`.
+    pub(crate) fn has(self, key: &str) -> bool {
+        KEYS.iter()
+            .position(|&name| name == key)
+            .is_some_and(|at| self.0 & (1 << at) != 0)
+    }
 }
 
 #[pymethods]
 impl CocoDataset {
     #[new]
-    #[pyo3(signature = (annotations, root, *, drop_empty=false))]
+    #[pyo3(signature = (annotations, root, *, drop_empty=false, target_keys=None))]
     fn new(
         py: Python<'_>,
         annotations: PathBuf,
         root: PathBuf,
         drop_empty: bool,
+        target_keys: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let keys = TargetKeys::parse(target_keys)?;
         let empty = if drop_empty {
             EmptyImages::Drop
         } else {
@@ -46,7 +107,10 @@ impl CocoDataset {
         };
         let d = py.detach(|| RustCoco::open(&annotations, &root, empty));
         let d = d.map_err(|e| GmError::new_err(e.to_string()))?;
-        Ok(CocoDataset { inner: Arc::new(d) })
+        Ok(CocoDataset {
+            inner: Arc::new(d),
+            keys,
+        })
     }
 
     /// WebDataset shards (a pattern such as `s3://bucket/coco-{000..099}.tar`, or a list of
@@ -57,14 +121,16 @@ impl CocoDataset {
     /// usable record raises `gm.GmError` naming `shard#key` when its targets are asked for.
     /// `storage` as for `ImageLoader`.
     #[staticmethod]
-    #[pyo3(signature = (shards, categories, *, drop_empty=false, storage=None))]
+    #[pyo3(signature = (shards, categories, *, drop_empty=false, storage=None, target_keys=None))]
     fn from_shards(
         py: Python<'_>,
         shards: &Bound<'_, PyAny>,
         categories: PathBuf,
         drop_empty: bool,
         storage: Option<&Bound<'_, PyDict>>,
+        target_keys: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let keys = TargetKeys::parse(target_keys)?;
         let empty = if drop_empty {
             EmptyImages::Drop
         } else {
@@ -77,7 +143,10 @@ impl CocoDataset {
             CocoShardsError::Shards(e) => crate::storage::shard_error(e),
             CocoShardsError::Coco(e) => GmError::new_err(e.to_string()),
         })?;
-        Ok(CocoDataset { inner: Arc::new(d) })
+        Ok(CocoDataset {
+            inner: Arc::new(d),
+            keys,
+        })
     }
 
     fn __len__(&self) -> usize {
@@ -107,9 +176,9 @@ impl CocoDataset {
         let unmoved = TargetGeometry::new(im.width, im.height);
         let moved = self
             .inner
-            .moved_targets(i, &unmoved, true)
+            .moved_targets(i, &unmoved, self.keys.has("masks"))
             .map_err(|e| GmError::new_err(e.to_string()))?;
-        moved_dict(py, moved, None, None)
+        moved_dict(py, moved, None, None, self.keys)
     }
 
     fn __repr__(&self) -> String {
@@ -164,34 +233,54 @@ pub(crate) fn moved_dict(
     moved: MovedCoco,
     masks: Option<Py<Tensor>>,
     uploaded: Option<DeviceViews>,
+    keys: TargetKeys,
 ) -> PyResult<Py<PyDict>> {
+    // Masks only where the objects have outlines.
+    let masks = masks.filter(|_| moved.masks.is_some());
     if let Some(u) = uploaded {
-        // Masks only where the objects have outlines, as below.
-        let masks = masks.filter(|_| moved.masks.is_some());
-        return device_dict(py, moved.image_id, masks, u);
+        return device_dict(py, moved.image_id, masks, u, keys);
     }
-    let d = PyDict::new(py);
-    d.set_item("image_id", moved.image_id)?;
+    let d = Keyed(PyDict::new(py), keys);
+    d.set("image_id", || Ok(moved.image_id))?;
     if let Some(b) = &moved.boxes {
-        d.set_item("boxes", boxes(py, b)?)?;
+        d.set("boxes", || boxes(py, b))?;
     }
-    d.set_item("labels", labels(py, &moved.labels)?)?;
-    if let (Some(_), Some(m)) = (&moved.masks, masks) {
-        d.set_item("masks", m)?;
-    } else if let Some((n, bytes)) = moved.masks {
-        let (w, h) = moved.canvas;
-        let shape = [n, h as usize, w as usize];
-        let t = Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)?;
-        d.set_item("masks", Py::new(py, t)?)?;
+    d.set("labels", || labels(py, &moved.labels))?;
+    match (masks, moved.masks) {
+        (Some(m), _) => d.set("masks", || Ok(m))?,
+        (None, Some((n, bytes))) => d.set("masks", || {
+            let (w, h) = moved.canvas;
+            let shape = [n, h as usize, w as usize];
+            Py::new(
+                py,
+                Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)?,
+            )
+        })?,
+        (None, None) => {}
     }
     if let Some((k, per)) = &moved.keypoints {
-        let (xy, vis) = keypoints(py, k, *per)?;
-        d.set_item("keypoints", xy)?;
-        d.set_item("keypoints_visible", vis)?;
+        d.set("keypoints", || keypoints(py, k, *per).map(|k| k.0))?;
+        d.set("keypoints_visible", || keypoints(py, k, *per).map(|k| k.1))?;
     }
-    d.set_item("crowd_boxes", boxes(py, &moved.crowd_boxes)?)?;
-    d.set_item("crowd_labels", labels(py, &moved.crowd_labels)?)?;
-    Ok(d.unbind())
+    d.set("crowd_boxes", || boxes(py, &moved.crowd_boxes))?;
+    d.set("crowd_labels", || labels(py, &moved.crowd_labels))?;
+    Ok(d.0.unbind())
+}
+
+/// A target dict that takes only its dataset's keys (the values made only for those).
+struct Keyed<'py>(Bound<'py, PyDict>, TargetKeys);
+
+impl<'py> Keyed<'py> {
+    fn set<V: IntoPyObject<'py>>(
+        &self,
+        key: &str,
+        value: impl FnOnce() -> PyResult<V>,
+    ) -> PyResult<()> {
+        if self.1.has(key) {
+            self.0.set_item(key, value()?)?;
+        }
+        Ok(())
+    }
 }
 
 /// [`moved_dict`] of targets on the device, in the same keys and order.
@@ -200,23 +289,24 @@ fn device_dict(
     image_id: i64,
     masks: Option<Py<Tensor>>,
     u: DeviceViews,
+    keys: TargetKeys,
 ) -> PyResult<Py<PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("image_id", image_id)?;
+    let d = Keyed(PyDict::new(py), keys);
+    d.set("image_id", || Ok(image_id))?;
     if let Some(b) = u.boxes {
-        d.set_item("boxes", Py::new(py, b)?)?;
+        d.set("boxes", || Py::new(py, b))?;
     }
-    d.set_item("labels", Py::new(py, u.labels)?)?;
+    d.set("labels", || Py::new(py, u.labels))?;
     if let Some(m) = masks {
-        d.set_item("masks", m)?;
+        d.set("masks", || Ok(m))?;
     }
     if let Some((xy, vis)) = u.keypoints {
-        d.set_item("keypoints", Py::new(py, xy)?)?;
-        d.set_item("keypoints_visible", Py::new(py, vis)?)?;
+        d.set("keypoints", || Py::new(py, xy))?;
+        d.set("keypoints_visible", || Py::new(py, vis))?;
     }
-    d.set_item("crowd_boxes", Py::new(py, u.crowd_boxes)?)?;
-    d.set_item("crowd_labels", Py::new(py, u.crowd_labels)?)?;
-    Ok(d.unbind())
+    d.set("crowd_boxes", || Py::new(py, u.crowd_boxes))?;
+    d.set("crowd_labels", || Py::new(py, u.crowd_labels))?;
+    Ok(d.0.unbind())
 }
 
 fn boxes(py: Python<'_>, b: &BoundingBoxes) -> PyResult<Py<Tensor>> {

@@ -310,7 +310,7 @@ impl ImageLoader {
             let sampler = sampler_for(py, shuffle, seed, rank, world_size, drop_last)?;
             // A COCO image's or a label map's masks move with its pixels, in the fused launch.
             let b = Loader::builder_shared(dataset)
-                .masks(targets.is_some())
+                .masks(targets.as_ref().is_some_and(TargetSource::moves_masks))
                 .targets(targets.is_some())
                 .sampler(sampler)
                 .seed(seed)

@@ -11,6 +11,7 @@ use gm_transforms::targets::{Mask, TargetError, TargetGeometry};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::coco::TargetKeys;
 use crate::image_loader::OnDevice;
 use crate::segmentation::{SegmentationFolder, mask_tensor};
 use crate::tensor::Tensor;
@@ -40,7 +41,8 @@ pub(crate) enum TargetsError {
 /// A loader source whose samples have targets to move with their images.
 #[derive(Clone)]
 pub(crate) enum TargetSource {
-    Coco(Arc<RustCoco>),
+    /// A COCO dataset and the keys its dicts hold.
+    Coco(Arc<RustCoco>, TargetKeys),
     Segmentation(Arc<RustFolder>),
 }
 
@@ -48,16 +50,26 @@ impl TargetSource {
     /// The targets source `source` is, if any.
     pub(crate) fn of(source: &Bound<'_, PyAny>) -> Option<TargetSource> {
         if let Ok(c) = source.cast::<crate::coco::CocoDataset>() {
-            return Some(TargetSource::Coco(c.get().inner.clone()));
+            let c = c.get();
+            return Some(TargetSource::Coco(c.inner.clone(), c.keys));
         }
         let s = source.cast::<SegmentationFolder>().ok()?;
         Some(TargetSource::Segmentation(s.get().inner.clone()))
     }
 
+    /// Whether the targets have masks to move (a label map's; COCO's outlines unless the
+    /// dataset's keys leave them out).
+    pub(crate) fn moves_masks(&self) -> bool {
+        match self {
+            TargetSource::Coco(_, keys) => keys.has("masks"),
+            TargetSource::Segmentation(_) => true,
+        }
+    }
+
     /// The images, as the loader's dataset.
     pub(crate) fn dataset(&self) -> Arc<dyn gm_loader::Dataset> {
         match self {
-            TargetSource::Coco(c) => c.clone(),
+            TargetSource::Coco(c, _) => c.clone(),
             TargetSource::Segmentation(s) => s.clone(),
         }
     }
@@ -77,7 +89,7 @@ impl TargetSource {
         masks: Option<Vec<Py<Tensor>>>,
         ready: Option<(Vec<MovedSample>, Option<&OnDevice>)>,
     ) -> PyResult<Vec<Option<Py<PyDict>>>> {
-        let with_masks = masks.is_none();
+        let with_masks = masks.is_none() && self.moves_masks();
         // The stages moved all but masks: enough where the loader moved the masks or there
         // are none.
         let outlines = |r: &Vec<MovedSample>| {
@@ -131,7 +143,11 @@ impl TargetSource {
                         },
                         None => None,
                     };
-                    crate::coco::moved_dict(py, *c, view, uploaded).map(Some)
+                    let keys = match self {
+                        TargetSource::Coco(_, keys) => *keys,
+                        TargetSource::Segmentation(_) => TargetKeys::ALL,
+                    };
+                    crate::coco::moved_dict(py, *c, view, uploaded, keys).map(Some)
                 }
                 Ok(Moved::Mask(m)) => {
                     let out = PyDict::new(py);
@@ -157,7 +173,7 @@ impl TargetSource {
         with_masks: bool,
     ) -> Result<Moved, TargetsError> {
         match self {
-            TargetSource::Coco(c) => c
+            TargetSource::Coco(c, _) => c
                 .moved_targets(index, geometry, with_masks)
                 .map(|m| Moved::Coco(Box::new(m)))
                 .map_err(TargetsError::from),

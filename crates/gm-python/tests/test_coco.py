@@ -78,6 +78,45 @@ def test_loader_batches_move_targets_with_their_pixels():
     assert "annotation 401" in stats["first_errors"][0][2]
 
 
+def test_target_keys_keep_only_those_keys():
+    """torchvision's target_keys: the dicts (alone and in batches) hold only the keys asked
+    for, with the values every key's dicts hold; "all" is every key; an unknown key is refused
+    by name."""
+    full = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True)
+    T = gm.transforms
+    chain = [T.RandomIoUCrop(), T.SanitizeBoundingBoxes(), T.Resize((48, 64))]
+
+    def batches(d):
+        loader = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", shuffle=True,
+                                seed=3, bad_samples="skip")
+        out = []
+        for e in range(3):
+            loader.set_epoch(e)
+            out += [t for b in loader for t in b.targets]
+        return out, loader.stats()
+
+    everything, _ = batches(full)
+    for keys in (["boxes", "labels", "masks"], ("boxes", "labels"), ["image_id", "crowd_boxes"]):
+        d = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True, target_keys=keys)
+        for i in range(len(d)):
+            try:
+                alone, want = d.targets(i), full.targets(i)
+            except gm.GmError:
+                continue
+            assert set(alone) == set(keys)
+            for k in keys:
+                assert np.array_equal(arr(alone[k]), arr(want[k])) if k != "image_id" else alone[k] == want[k]
+        got, _ = batches(d)
+        assert len(got) == len(everything) > 0
+        for g, w in zip(got, everything):
+            assert set(g) == set(keys)
+            for k in keys:
+                assert np.array_equal(arr(g[k]), arr(w[k])) if k != "image_id" else g[k] == w[k]
+    assert set(gm.CocoDataset(COCO / "instances.json", JPEG, target_keys="all").targets(0)) == set(full.targets(0))
+    with pytest.raises(ValueError, match='no key "mask"; the keys are image_id, boxes'):
+        gm.CocoDataset(COCO / "instances.json", JPEG, target_keys=["boxes", "mask"])
+
+
 def test_a_coco_source_does_not_stream():
     d = gm.CocoDataset(COCO / "instances.json", JPEG)
     with pytest.raises(ValueError, match="CocoDataset"):

@@ -355,14 +355,18 @@ class CocoDataset:
     "keypoints_visible" (bool [N, K]) where the objects have them, and the crowd regions apart
     ("crowd_boxes", "crowd_labels"). A bad annotation raises gm.GmError naming the file, image
     and annotation. As an ImageLoader source, each batch's `targets` holds every image's
-    targets moved with its pixels."""
+    targets moved with its pixels. target_keys (torchvision's wrapper's) keeps only those keys
+    ("image_id", "boxes", "labels", "masks", "keypoints", "keypoints_visible", "crowd_boxes",
+    "crowd_labels"); None or "all" keeps every one; without "masks" a loader moves none."""
 
     def __init__(self, annotations: Union[str, PathLike], root: Union[str, PathLike], *,
-                 drop_empty: bool = False) -> None: ...
+                 drop_empty: bool = False,
+                 target_keys: Union[None, str, Sequence[str]] = None) -> None: ...
     @staticmethod
     def from_shards(shards: Union[str, Sequence[str]], categories: Union[str, PathLike], *,
                     drop_empty: bool = False,
-                    storage: Optional[Dict[str, Any]] = None) -> "CocoDataset":
+                    storage: Optional[Dict[str, Any]] = None,
+                    target_keys: Union[None, str, Sequence[str]] = None) -> "CocoDataset":
         """WebDataset shards whose samples each hold an image and a .json record
         {"image": {"width", "height", "id"?, "file_name"?}, "annotations": [...]}; categories
         from a COCO file. A sample without a usable record raises gm.GmError naming
