@@ -190,8 +190,9 @@ impl CocoDataset {
     }
 }
 
-/// One image's targets where a GPU stage uploaded them: views of the batch's targets buffer.
-pub(crate) struct DeviceViews {
+/// One image's target tensors but its masks: views of a GPU batch's uploaded buffer, or
+/// host tensors made from the moved targets.
+pub(crate) struct TargetTensors {
     boxes: Option<Tensor>,
     labels: Tensor,
     keypoints: Option<(Tensor, Tensor)>,
@@ -199,9 +200,9 @@ pub(crate) struct DeviceViews {
     crowd_labels: Tensor,
 }
 
-impl DeviceViews {
-    /// The views of `data` at `places`.
-    pub(crate) fn of(data: &Tensor, p: &gm_loader::TargetPlaces) -> PyResult<DeviceViews> {
+impl TargetTensors {
+    /// The views of `data` at `p` (a GPU stage's upload).
+    pub(crate) fn on_device(data: &Tensor, p: &gm_loader::TargetPlaces) -> PyResult<Self> {
         let view = |place: &gm_loader::TargetPlace, elem: Elem| {
             data.typed_part(place.offset, &place.shape, elem)
                 .ok_or_else(|| {
@@ -215,7 +216,7 @@ impl DeviceViews {
             (Some(k), Some(v)) => Some((view(k, f32s)?, view(v, Elem::BOOL)?)),
             _ => None,
         };
-        Ok(DeviceViews {
+        Ok(TargetTensors {
             boxes: p.boxes.as_ref().map(|b| view(b, f32s)).transpose()?,
             labels: view(&p.labels, Elem::I64)?,
             keypoints,
@@ -223,31 +224,46 @@ impl DeviceViews {
             crowd_labels: view(&p.crowd_labels, Elem::I64)?,
         })
     }
+
+    /// Host tensors of `moved`.
+    fn on_host(moved: &MovedCoco) -> PyResult<Self> {
+        let keypoints = match &moved.keypoints {
+            Some((k, per)) => Some(keypoints(k, *per)?),
+            None => None,
+        };
+        Ok(TargetTensors {
+            boxes: moved.boxes.as_ref().map(boxes).transpose()?,
+            labels: labels(&moved.labels)?,
+            keypoints,
+            crowd_boxes: boxes(&moved.crowd_boxes)?,
+            crowd_labels: labels(&moved.crowd_labels)?,
+        })
+    }
 }
 
-/// One image's moved targets as the dict `CocoDataset.targets` gives, on the moved canvas;
-/// `masks` the moved masks where the loader moved them, `uploaded` the rest where a GPU stage
-/// uploaded them (else they are host tensors here).
+/// One image's moved targets as the dict `CocoDataset.targets` gives, on the moved canvas,
+/// with only the dataset's `keys`; `masks` the moved masks where the loader moved them,
+/// `uploaded` the rest where a GPU stage uploaded them (else host tensors are made here).
 pub(crate) fn moved_dict(
     py: Python<'_>,
     moved: MovedCoco,
     masks: Option<Py<Tensor>>,
-    uploaded: Option<DeviceViews>,
+    uploaded: Option<TargetTensors>,
     keys: TargetKeys,
 ) -> PyResult<Py<PyDict>> {
-    // Masks only where the objects have outlines.
-    let masks = masks.filter(|_| moved.masks.is_some());
-    if let Some(u) = uploaded {
-        return device_dict(py, moved.image_id, masks, u, keys);
-    }
+    let t = match uploaded {
+        Some(t) => t,
+        None => TargetTensors::on_host(&moved)?,
+    };
     let d = Keyed(PyDict::new(py), keys);
     d.set("image_id", || Ok(moved.image_id))?;
-    if let Some(b) = &moved.boxes {
-        d.set("boxes", || boxes(py, b))?;
+    if let Some(b) = t.boxes {
+        d.set("boxes", || Py::new(py, b))?;
     }
-    d.set("labels", || labels(py, &moved.labels))?;
+    d.set("labels", || Py::new(py, t.labels))?;
+    // Masks only where the objects have outlines: the loader's, else moved here.
     match (masks, moved.masks) {
-        (Some(m), _) => d.set("masks", || Ok(m))?,
+        (Some(m), Some(_)) => d.set("masks", || Ok(m))?,
         (None, Some((n, bytes))) => d.set("masks", || {
             let (w, h) = moved.canvas;
             let shape = [n, h as usize, w as usize];
@@ -256,18 +272,18 @@ pub(crate) fn moved_dict(
                 Tensor::host(&shape, Elem::of(gm_cuda::DType::U8), bytes)?,
             )
         })?,
-        (None, None) => {}
+        (_, None) => {}
     }
-    if let Some((k, per)) = &moved.keypoints {
-        d.set("keypoints", || keypoints(py, k, *per).map(|k| k.0))?;
-        d.set("keypoints_visible", || keypoints(py, k, *per).map(|k| k.1))?;
+    if let Some((xy, vis)) = t.keypoints {
+        d.set("keypoints", || Py::new(py, xy))?;
+        d.set("keypoints_visible", || Py::new(py, vis))?;
     }
-    d.set("crowd_boxes", || boxes(py, &moved.crowd_boxes))?;
-    d.set("crowd_labels", || labels(py, &moved.crowd_labels))?;
+    d.set("crowd_boxes", || Py::new(py, t.crowd_boxes))?;
+    d.set("crowd_labels", || Py::new(py, t.crowd_labels))?;
     Ok(d.0.unbind())
 }
 
-/// A target dict that takes only its dataset's keys (the values made only for those).
+/// A target dict that takes only its dataset's keys.
 struct Keyed<'py>(Bound<'py, PyDict>, TargetKeys);
 
 impl<'py> Keyed<'py> {
@@ -283,51 +299,22 @@ impl<'py> Keyed<'py> {
     }
 }
 
-/// [`moved_dict`] of targets on the device, in the same keys and order.
-fn device_dict(
-    py: Python<'_>,
-    image_id: i64,
-    masks: Option<Py<Tensor>>,
-    u: DeviceViews,
-    keys: TargetKeys,
-) -> PyResult<Py<PyDict>> {
-    let d = Keyed(PyDict::new(py), keys);
-    d.set("image_id", || Ok(image_id))?;
-    if let Some(b) = u.boxes {
-        d.set("boxes", || Py::new(py, b))?;
-    }
-    d.set("labels", || Py::new(py, u.labels))?;
-    if let Some(m) = masks {
-        d.set("masks", || Ok(m))?;
-    }
-    if let Some((xy, vis)) = u.keypoints {
-        d.set("keypoints", || Py::new(py, xy))?;
-        d.set("keypoints_visible", || Py::new(py, vis))?;
-    }
-    d.set("crowd_boxes", || Py::new(py, u.crowd_boxes))?;
-    d.set("crowd_labels", || Py::new(py, u.crowd_labels))?;
-    Ok(d.0.unbind())
-}
-
-fn boxes(py: Python<'_>, b: &BoundingBoxes) -> PyResult<Py<Tensor>> {
+fn boxes(b: &BoundingBoxes) -> PyResult<Tensor> {
     let bytes = b
         .boxes
         .iter()
         .flatten()
         .flat_map(|v| v.to_ne_bytes())
         .collect();
-    Py::new(
-        py,
-        Tensor::host(&[b.boxes.len(), 4], Elem::of(gm_cuda::DType::F32), bytes)?,
-    )
+    Tensor::host(&[b.boxes.len(), 4], Elem::of(gm_cuda::DType::F32), bytes)
 }
 
-fn labels(py: Python<'_>, l: &[i64]) -> PyResult<Py<Tensor>> {
+fn labels(l: &[i64]) -> PyResult<Tensor> {
     let bytes = l.iter().flat_map(|v| v.to_ne_bytes()).collect();
-    Py::new(py, Tensor::host(&[l.len()], Elem::I64, bytes)?)
+    Tensor::host(&[l.len()], Elem::I64, bytes)
 }
 
-fn keypoints(py: Python<'_>, k: &KeyPoints, per: usize) -> PyResult<(Py<Tensor>, Py<Tensor>)> {
+fn keypoints(k: &KeyPoints, per: usize) -> PyResult<(Tensor, Tensor)> {
     let n = k.points.len() / per.max(1);
     let xy = k
         .points
@@ -337,10 +324,7 @@ fn keypoints(py: Python<'_>, k: &KeyPoints, per: usize) -> PyResult<(Py<Tensor>,
         .collect();
     let vis = k.visible.iter().map(|&v| u8::from(v)).collect();
     Ok((
-        Py::new(
-            py,
-            Tensor::host(&[n, per, 2], Elem::of(gm_cuda::DType::F32), xy)?,
-        )?,
-        Py::new(py, Tensor::host(&[n, per], Elem::BOOL, vis)?)?,
+        Tensor::host(&[n, per, 2], Elem::of(gm_cuda::DType::F32), xy)?,
+        Tensor::host(&[n, per], Elem::BOOL, vis)?,
     ))
 }

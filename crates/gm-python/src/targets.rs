@@ -11,7 +11,7 @@ use gm_transforms::targets::{Mask, TargetError, TargetGeometry};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::coco::TargetKeys;
+use crate::coco::{TargetKeys, TargetTensors};
 use crate::image_loader::OnDevice;
 use crate::segmentation::{SegmentationFolder, mask_tensor};
 use crate::tensor::Tensor;
@@ -128,6 +128,10 @@ impl TargetSource {
                 )
             })
         };
+        let keys = match self {
+            TargetSource::Coco(_, keys) => *keys,
+            TargetSource::Segmentation(_) => TargetKeys::ALL,
+        };
         let mut masks = masks.map(Vec::into_iter);
         moved
             .into_iter()
@@ -136,16 +140,9 @@ impl TargetSource {
             .map(|(k, (m, &index))| match m {
                 Ok(Moved::Coco(c)) => {
                     let view = masks.as_mut().and_then(Iterator::next);
-                    let uploaded = match device {
-                        Some((data, places)) => match places.get(k) {
-                            Some(Some(p)) => Some(crate::coco::DeviceViews::of(data, p)?),
-                            _ => None,
-                        },
-                        None => None,
-                    };
-                    let keys = match self {
-                        TargetSource::Coco(_, keys) => *keys,
-                        TargetSource::Segmentation(_) => TargetKeys::ALL,
+                    let uploaded = match device.map(|(data, places)| (data, places.get(k))) {
+                        Some((data, Some(Some(p)))) => Some(TargetTensors::on_device(data, p)?),
+                        _ => None,
                     };
                     crate::coco::moved_dict(py, *c, view, uploaded, keys).map(Some)
                 }

@@ -288,24 +288,7 @@ impl Tensor {
     /// The contiguous `shape` starting `offset` elements into this tensor's data, sharing
     /// the memory (one image of a ragged batch); `None` where it would reach past the end.
     pub(crate) fn part(&self, offset: usize, shape: &[usize]) -> Option<Tensor> {
-        let numel = |s: &[i64]| s.iter().map(|&d| d as usize).product::<usize>();
-        let len: usize = shape.iter().product();
-        if offset + len > numel(&self.shape) {
-            return None;
-        }
-        Some(Tensor {
-            owner: self.owner.clone(),
-            data: self.data,
-            byte_offset: self.byte_offset + (offset * self.elem.size()) as u64,
-            shape: shape.iter().map(|&d| d as i64).collect(),
-            strides: gm_cuda::contiguous_strides(shape)
-                .into_iter()
-                .map(|s| s as i64)
-                .collect(),
-            elem: self.elem,
-            device: self.device.clone(),
-            ready: self.ready.clone(),
-        })
+        self.typed_part(offset * self.elem.size(), shape, self.elem)
     }
 
     /// The contiguous `shape` of `elem` starting `byte_offset` bytes into this tensor's data
