@@ -8,9 +8,10 @@ use std::ops::Range;
 
 use crate::LoaderError;
 
-/// Batches left in the running epoch when the next one starts (the Python package's
-/// `prefetch_next_epoch` uses the same point): late enough that the running epoch's work is
-/// all submitted, early enough that the next epoch's first batch is ready when it is due.
+/// Batches left in the running epoch when the next one starts, unless the loader says
+/// otherwise ([`EpochSource::prestart_at`]; the Python package's `prefetch_next_epoch` uses the
+/// same point): late enough that the running epoch's work is all submitted, early enough that
+/// the next epoch's first batch is ready when it is due.
 pub const PRESTART_AT: usize = 2;
 
 /// A loader whose epochs [`Epochs`] can run back to back: [`crate::Loader`] and
@@ -26,13 +27,19 @@ pub trait EpochSource {
 
     /// Batches `epoch` has still to yield.
     fn remaining(epoch: &Self::Epoch) -> usize;
+
+    /// Batches left in the running epoch when the next one starts.
+    fn prestart_at(&self) -> usize {
+        PRESTART_AT
+    }
 }
 
 /// The batches of a range of epochs, each with its epoch number: an iterator of
 /// `(epoch, Result<batch, LoaderError>)`. Made by [`crate::Loader::epochs`] and
 /// [`crate::ClipLoader::epochs`].
 ///
-/// Epoch `e + 1` starts when epoch `e` has [`PRESTART_AT`] batches left; its batches are the
+/// Epoch `e + 1` starts when epoch `e` has [`EpochSource::prestart_at`] batches left (the
+/// image loader: [`crate::Loader::prestart_at`]; the clip loader: [`PRESTART_AT`]); its batches are the
 /// same as [`crate::Loader::epoch`]'s would be (the order depends on the seed and the epoch
 /// only). After an error nothing more is yielded: an error of the loader (a bad sample under
 /// `Fail`, a GPU failure) ends the run, as it ends an epoch. Dropping it stops and joins both
@@ -96,7 +103,7 @@ impl<L: EpochSource> Iterator for Epochs<'_, L> {
             match item {
                 Some(Ok(b)) => {
                     if self.ahead.is_none()
-                        && left <= PRESTART_AT
+                        && left <= self.loader.prestart_at()
                         && let Some(n) = self.take_next()
                     {
                         self.ahead = Some((n, self.loader.start_epoch(n)));
@@ -137,6 +144,10 @@ impl EpochSource for crate::Loader {
 
     fn remaining(epoch: &Self::Epoch) -> usize {
         epoch.remaining()
+    }
+
+    fn prestart_at(&self) -> usize {
+        crate::Loader::prestart_at(self)
     }
 }
 

@@ -19,9 +19,6 @@ use crate::tensor::Uploads;
 /// How long a wait for a batch lasts before looking for Ctrl-C.
 pub(crate) const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
-/// Batches left in the running epoch when the next one starts ahead.
-const PRESTART_AT: usize = 2;
-
 /// Version of the dictionaries `state_dict` returns.
 const STATE_VERSION: u32 = 1;
 
@@ -31,6 +28,10 @@ pub(crate) trait Epochs: Send + 'static {
     fn start(&mut self, epoch: u64) -> Self::Epoch;
     fn resume(&mut self, state: &LoaderState) -> Result<Self::Epoch, LoaderError>;
     fn position(&self, epoch: u64, next_batch: usize) -> LoaderState;
+    /// Batches left in the running epoch when the next one starts ahead.
+    fn prestart_at(&self) -> usize {
+        gm_loader::PRESTART_AT
+    }
 }
 
 /// A running epoch.
@@ -51,6 +52,9 @@ impl Epochs for Loader {
     }
     fn position(&self, epoch: u64, next_batch: usize) -> LoaderState {
         self.state(epoch, next_batch)
+    }
+    fn prestart_at(&self) -> usize {
+        Loader::prestart_at(self)
     }
 }
 
@@ -213,7 +217,7 @@ impl<L: Epochs> Inner<L> {
                 if self.prestart
                     && self.ahead.is_none()
                     && self.resume.is_none()
-                    && remaining <= PRESTART_AT
+                    && remaining <= self.loader.prestart_at()
                 {
                     let next = self.last.epoch + 1;
                     self.ahead = Some((next, self.loader.start(next)));

@@ -85,7 +85,7 @@ pub(crate) struct GmFusedParams {
 
 /// The strides of an image's exact-antialias table (`aa_exact::table_stride` per axis), and
 /// its words in all; `None` where the image takes the float filter.
-fn aa_table(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Option<(usize, usize, usize)> {
+fn aa_table(src: &SourceImage, op: &FusedOp, spec: &OutputSpec) -> Option<AaStrides> {
     let (shown_w, shown_h) = src.displayed_size();
     if !crate::aa_exact::applies(op, spec, src.format, shown_w, shown_h) {
         return None;
@@ -184,14 +184,20 @@ pub(crate) struct Target {
     pub masks: Option<MaskGather>,
 }
 
+/// The strides of an image's exact-antialias table and its words ([`aa_table`]).
+type AaStrides = (usize, usize, usize);
+
+/// An image's exact-antialias table: its strides and words, and where it lies.
+type AaTable = Option<(AaStrides, u64)>;
+
 /// The kernel parameters of one image writing to `target`, its statistics sums at `stats` and
-/// its exact-antialias table (where [`aa_table`] gives one) at `aa_taps`.
+/// its exact-antialias table, where it takes one.
 pub(crate) fn params(
     src: &SourceImage,
     op: &FusedOp,
     target: &Target,
     stats: u64,
-    aa_taps: u64,
+    aa: AaTable,
 ) -> GmFusedParams {
     let (spec, dst) = (&target.spec, target.dst);
     let (n_colour, colour_op, colour_a, colour_b) = encode_colour(&op.colour);
@@ -215,7 +221,7 @@ pub(crate) fn params(
     let bit_depth = i32::from(src.format.bit_depth());
     let (shown_w, shown_h) = src.displayed_size();
     let (win, valid, fill) = op.windows(shown_w, shown_h);
-    let table = aa_table(src, op, spec);
+    let table = aa.map(|a| a.0);
     GmFusedParams {
         src: src.data.0,
         src_chroma: second,
@@ -284,7 +290,7 @@ pub(crate) fn params(
         mask_h: target.masks.map_or(0, |m| m.height as i32),
         mask_planes: target.masks.map_or(0, |m| m.planes as i32),
         aa_stride_x: table.map_or(0, |t| t.0 as i32),
-        aa_taps: if table.is_some() { aa_taps } else { 0 },
+        aa_taps: aa.map_or(0, |a| a.1),
         aa_stride_y: table.map_or(0, |t| t.1 as i32),
         aa_unused: 0,
     }
@@ -707,13 +713,13 @@ impl FusedKernel {
         // The exact antialias's tables follow the parameters, sums and grids, 8-aligned.
         let head = (n * (std::mem::size_of::<GmFusedParams>() + stats_stride + warp_bytes))
             .next_multiple_of(8);
-        let tables: Vec<usize> = images
+        let tables: Vec<Option<AaStrides>> = images
             .iter()
             .zip(ops)
             .zip(targets)
-            .map(|((src, op), t)| aa_table(src, op, &t.spec).map_or(0, |a| a.2))
+            .map(|((src, op), t)| aa_table(src, op, &t.spec))
             .collect();
-        let need = head + 4 * tables.iter().sum::<usize>();
+        let need = head + 4 * tables.iter().flatten().map(|t| t.2).sum::<usize>();
         if self.params.len() < need {
             // The old buffer may still be read by a launch on another stream.
             self.last_use.synchronize()?;
@@ -740,7 +746,7 @@ impl FusedKernel {
 
     /// Builds the upload: every image's parameters (image `k` writing to `targets[k]`), then
     /// zeroed statistics sums, `stats_stride` bytes per image. Image `k`'s exact-antialias
-    /// table gets `tables.1[k]` words from byte `tables.0` of the buffer on (not uploaded:
+    /// table (`tables.1[k]`, where it has one) lies from byte `tables.0` of the buffer on (not uploaded:
     /// `gm_aa_exact_prepare` writes it).
     fn fill_params(
         &mut self,
@@ -748,7 +754,7 @@ impl FusedKernel {
         ops: &[FusedOp],
         targets: &[Target],
         stats_stride: usize,
-        tables: (usize, &[usize]),
+        tables: (usize, &[Option<AaStrides>]),
     ) {
         let n = images.len();
         let base = self.params.device_ptr().0;
@@ -757,8 +763,9 @@ impl FusedKernel {
         self.host.clear();
         for (k, ((src, op), target)) in images.iter().zip(ops).zip(targets).enumerate() {
             let stats = stats0 + (k * stats_stride) as u64;
-            self.host.push(params(src, op, target, stats, table));
-            table += 4 * tables.1[k] as u64;
+            let aa = tables.1[k].map(|t| (t, table));
+            self.host.push(params(src, op, target, stats, aa));
+            table += 4 * aa.map_or(0, |(t, _)| t.2) as u64;
         }
         self.bytes.clear();
         self.bytes

@@ -616,6 +616,16 @@ impl Loader {
         crate::Epochs::new(self, epochs)
     }
 
+    /// Batches left in a running epoch when the next one is best started ([`Loader::epochs`],
+    /// the Python package's `prefetch_next_epoch`): where the running epoch's host workers
+    /// have read their last batches, so that they read on into the next epoch while its last
+    /// batches are decoded and consumed. Never below [`crate::PRESTART_AT`].
+    pub fn prestart_at(&self) -> usize {
+        let stages = self.gpu.len().max(1);
+        let window = super::pipeline::read_window(self.workers, self.prefetch, stages);
+        (window + self.prefetch + stages).max(crate::PRESTART_AT)
+    }
+
     /// The batches that follow a saved state.
     pub fn resume(&mut self, state: &LoaderState) -> Result<Epoch<'_>, LoaderError> {
         self.resume_owned(state)

@@ -90,7 +90,9 @@ pub struct Epoch<'a> {
     stream: Option<(Arc<StreamProgress>, Arc<super::stream_feed::StreamSlots>)>,
     /// Batches that arrived before the one due.
     early: BTreeMap<usize, Result<Option<Batch>, LoaderError>>,
-    started: Instant,
+    /// When the consumer first asked for a batch: an epoch started ahead of the running one
+    /// counts its wall time from there, so that two overlapping epochs do not count it twice.
+    started: Option<Instant>,
     done: bool,
     _loader: PhantomData<&'a mut ()>,
 }
@@ -170,7 +172,7 @@ impl Epoch<'_> {
             epoch,
             stream,
             early: BTreeMap::new(),
-            started: Instant::now(),
+            started: None,
             done: !started,
             _loader: PhantomData,
         }
@@ -212,8 +214,10 @@ impl Epoch<'_> {
     }
 
     fn shutdown(&mut self) {
-        if !self.done {
-            self.shared.stats.lock().wall_us += self.started.elapsed().as_micros() as u64;
+        if !self.done
+            && let Some(t) = self.started
+        {
+            self.shared.stats.lock().wall_us += t.elapsed().as_micros() as u64;
         }
         self.done = true;
         self.stop.store(true, Ordering::SeqCst);
@@ -284,6 +288,7 @@ impl Epoch<'_> {
     }
 
     fn next_until(&mut self, deadline: Option<Instant>) -> Waited<Result<Batch, LoaderError>> {
+        self.started.get_or_insert_with(Instant::now);
         loop {
             if self.done {
                 return Waited::Ready(None);
@@ -430,33 +435,35 @@ fn stage_loop(
 ) {
     let shared = &plan.shared;
     let n = plan.gpu.len().max(1);
-    let mut gpu = plan.gpu.get(index).map(|g| g.lock());
+    let window = read_window(plan.workers, plan.prefetch, n);
+    let first = plan.first + (index + n - plan.first % n) % n;
+    let mut next_job = first;
+    // An epoch started ahead of the running one sends its first reads before it waits for
+    // its GPU stage, which the running epoch holds until its own last batch: the host
+    // workers read on across the epochs' boundary.
+    if !send_jobs(plan, jobs, &mut next_job, first + window, n) {
+        return;
+    }
+    let mut gpu = match plan.gpu.get(index) {
+        Some(g) => match lock_stage(g, stop) {
+            Some(g) => Some(g),
+            None => return,
+        },
+        None => None,
+    };
     if let Some(g) = gpu.as_mut()
         && let Err(e) = g.bind()
     {
         let _ = out.send(Delivery::Fatal(e));
         return;
     }
-    // Batches read ahead of the one in the stage: enough to keep every worker busy and the
-    // ready queue full, and no more, whatever order the workers finish in.
-    let window = (plan.workers + plan.prefetch).div_ceil(n) * n;
-    let first = plan.first + (index + n - plan.first % n) % n;
-    let mut next_job = first;
     let mut arrived: BTreeMap<usize, ReadBatch> = BTreeMap::new();
     for position in (first..).step_by(n) {
         if position >= plan.end() {
             return;
         }
-        // A stream's feeder sends its jobs itself.
-        while next_job < plan.batches.len() && next_job < position + window {
-            let job = Job {
-                position: next_job,
-                indices: plan.batches[next_job].clone(),
-            };
-            if jobs.send(job).is_err() {
-                return;
-            }
-            next_job += n;
+        if !send_jobs(plan, jobs, &mut next_job, position + window, n) {
+            return;
         }
         // A stage may run ahead of the consumer by the ready queue and one batch per stage,
         // no more: batches finished early wait in memory until their turn.
@@ -487,6 +494,50 @@ fn stage_loop(
         let fatal = result.is_err();
         if !deliver(out, Delivery::Batch(position, Box::new(result)), stop) || fatal {
             return;
+        }
+    }
+}
+
+/// Batches read ahead of the one in a stage: enough to keep every worker busy and the ready
+/// queue full, and no more, whatever order the workers finish in.
+pub(crate) fn read_window(workers: usize, prefetch: usize, stages: usize) -> usize {
+    (workers + prefetch).div_ceil(stages) * stages
+}
+
+/// Sends the jobs of this stage's batches from `next_job` up to `until` (every `n`th);
+/// false when the workers are gone. A stream's feeder sends its jobs itself.
+fn send_jobs(
+    plan: &EpochPlan,
+    jobs: &Sender<Job>,
+    next_job: &mut usize,
+    until: usize,
+    n: usize,
+) -> bool {
+    while *next_job < plan.batches.len() && *next_job < until {
+        let job = Job {
+            position: *next_job,
+            indices: plan.batches[*next_job].clone(),
+        };
+        if jobs.send(job).is_err() {
+            return false;
+        }
+        *next_job += n;
+    }
+    true
+}
+
+/// The GPU stage, once the epoch before has left it; `None` when this epoch stops first (an
+/// epoch started ahead and dropped must not wait for the running one's end).
+fn lock_stage<'a>(
+    stage: &'a Mutex<GpuStage>,
+    stop: &AtomicBool,
+) -> Option<parking_lot::MutexGuard<'a, GpuStage>> {
+    loop {
+        if let Some(g) = stage.try_lock_for(POLL) {
+            return Some(g);
+        }
+        if stop.load(Ordering::Relaxed) {
+            return None;
         }
     }
 }

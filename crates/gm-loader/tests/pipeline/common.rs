@@ -133,6 +133,39 @@ pub fn run_epoch(loader: &mut Loader, epoch: u64) -> Vec<Seen> {
     loader.epoch(epoch).map(|b| seen(&b.unwrap())).collect()
 }
 
+/// Runs `epochs` of `loader` back to back ([`Loader::epochs`]), asserts each equals `alone`'s
+/// run of that epoch, and returns after each batch its epoch, the batches taken in that epoch
+/// and the epoch started ahead by then.
+pub fn back_to_back_equal_alone(
+    alone: &mut Loader,
+    loader: &mut Loader,
+    epochs: std::ops::Range<u64>,
+) -> Vec<(u64, usize, Option<u64>)> {
+    let want: Vec<Vec<Seen>> = epochs.clone().map(|e| run_epoch(alone, e)).collect();
+    let (per_epoch, prestart) = (loader.batches_per_epoch(), loader.prestart_at());
+    assert!(
+        per_epoch > prestart + 1,
+        "{per_epoch} batches an epoch, {prestart}"
+    );
+    let first = epochs.start;
+    let mut got: Vec<Vec<Seen>> = want.iter().map(|_| Vec::new()).collect();
+    let mut ahead = Vec::new();
+    let mut run = loader.epochs(epochs);
+    while let Some((e, b)) = run.next() {
+        let this = &mut got[(e - first) as usize];
+        this.push(seen(&b.unwrap()));
+        ahead.push((e, this.len(), run.started_ahead()));
+    }
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_same(
+            g,
+            w,
+            &format!("epoch {} run back to back", first + k as u64),
+        );
+    }
+    ahead
+}
+
 /// A dataset that sleeps on every read, panics at one index, or both.
 pub struct Misbehaving {
     pub inner: Arc<dyn Dataset>,

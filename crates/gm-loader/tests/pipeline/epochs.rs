@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::common::*;
-use gm_loader::{BadSamplePolicy, Dataset, Loader, PRESTART_AT, Sampler};
+use gm_loader::{BadSamplePolicy, Dataset, Loader, Sampler};
 
 fn shuffled_loader() -> Loader {
     Loader::builder(photos(3))
@@ -20,25 +20,13 @@ fn shuffled_loader() -> Loader {
 
 #[test]
 fn epochs_back_to_back_equal_epochs_one_by_one() {
-    let mut one_by_one = shuffled_loader();
-    let want: Vec<Vec<Seen>> = (3..6).map(|e| run_epoch(&mut one_by_one, e)).collect();
     let mut loader = shuffled_loader();
-    let per_epoch = loader.batches_per_epoch();
-    assert!(per_epoch > PRESTART_AT + 1, "{per_epoch} batches per epoch");
-    let mut got: Vec<Vec<Seen>> = (0..3).map(|_| Vec::new()).collect();
-    let mut ahead = Vec::new();
-    let mut epochs = loader.epochs(3..6);
-    while let Some((e, b)) = epochs.next() {
-        let this = &mut got[(e - 3) as usize];
-        this.push(seen(&b.unwrap()));
-        ahead.push((e, this.len(), epochs.started_ahead()));
-    }
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_same(g, w, &format!("epoch {}", k + 3));
-    }
-    // The next epoch starts once PRESTART_AT batches are left, not before; none after the last.
+    // Where the running epoch's workers have read their last batch.
+    let (per_epoch, prestart) = (loader.batches_per_epoch(), loader.prestart_at());
+    let ahead = back_to_back_equal_alone(&mut shuffled_loader(), &mut loader, 3..6);
+    // The next epoch starts once `prestart` batches are left, not before; none after the last.
     for (e, taken, started) in ahead {
-        let expect = (per_epoch - taken <= PRESTART_AT && e < 5).then_some(e + 1);
+        let expect = (per_epoch - taken <= prestart && e < 5).then_some(e + 1);
         assert_eq!(started, expect, "epoch {e} after {taken} batches");
     }
 }

@@ -78,6 +78,48 @@ fn gpu_batches_are_ordered_deterministic_and_resumable() {
 }
 
 #[test]
+fn gpu_epochs_started_ahead_give_the_same_batches_and_drop_at_once() {
+    let device =
+        gpu_test_device!("gpu_epochs_started_ahead_give_the_same_batches_and_drop_at_once");
+    let data: Arc<dyn Dataset> = Arc::new(photos(4));
+    let build = || {
+        gpu_loader(&device, data.clone(), 2)
+            .gpu_stages(3)
+            .prefetch(1)
+            .sampler(Sampler::shuffled(3))
+            .seed(11)
+            .batch_size(2)
+            .transforms(train_chain(48))
+            .build()
+            .unwrap()
+    };
+    let mut loader = build();
+    back_to_back_equal_alone(&mut build(), &mut loader, 0..3);
+    let want = run_epoch(&mut build(), 1);
+
+    // An epoch started ahead waits for the stages the running epoch holds while that one
+    // waits for its consumer; dropping it must not wait for the running epoch's end.
+    let mut running = loader.epoch_owned(1);
+    let first = seen(&running.next().unwrap().unwrap());
+    let ahead = loader.epoch_owned(2);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    drop(ahead);
+    assert!(
+        t.elapsed().as_secs_f64() < 2.0,
+        "dropping took {:?}",
+        t.elapsed()
+    );
+    let mut rest = vec![first];
+    rest.extend(running.map(|b| seen(&b.unwrap())));
+    assert_same(
+        &rest,
+        &want,
+        "the running epoch after an ahead one was dropped",
+    );
+}
+
+#[test]
 fn gpu_output_is_close_to_the_cpu_pipeline() {
     let device = gpu_test_device!("gpu_output_is_close_to_the_cpu_pipeline");
     let data: Arc<dyn Dataset> = Arc::new(demo_folder());

@@ -138,8 +138,9 @@ class ImageLoader:
     4); ``stages`` GPU stages decode (default: from ``cores``, 3 from 10 cores, 2 below);
     ``prefetch`` batches wait ready; ``device_cache`` (a shorter side in pixels) keeps every
     image decoded and resized in GPU memory after the first epoch; ``prefetch_next_epoch``
-    starts the next epoch behind the last batches of the running one (used if the next
-    iteration runs it), so that the loop does not wait for a refill at epoch starts;
+    starts the next epoch once the running one's host workers have read its last batches
+    (used if the next iteration runs it), so that the loop does not wait for a refill at
+    epoch starts;
     ``progress`` (True: a tqdm bar; a callable: called with (done, total)) shows the device
     cache's fill; ``mix`` (a ``gm.transforms.MixUp``, a ``CutMix``, or a list of both: one
     picked per batch, as torchvision's ``RandomChoice``) mixes each batch with itself rolled
@@ -226,8 +227,8 @@ class ImageLoader:
         """Resume exactly from a state_dict at the next iteration."""
     def stats(self) -> Dict[str, Any]:
         """Counters, stage times, images/s, the consumer's wait and the first bad samples, over
-        every epoch so far; with ``prefetch_next_epoch`` an epoch started ahead counts as soon
-        as it runs."""
+        every epoch so far; with ``prefetch_next_epoch`` an epoch started ahead counts its work as
+        soon as it runs and its wall time from the loop's first request for its batches."""
     @property
     def placement(self) -> str: ...
     @property
