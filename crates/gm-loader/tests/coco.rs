@@ -107,6 +107,36 @@ fn broken_masks_are_refused_with_a_reason() {
 }
 
 #[test]
+fn masks_kept_after_their_first_rasterizing_give_the_same_targets() {
+    let (file, root) = (media().join("coco/instances.json"), media().join("jpeg"));
+    let open = || CocoDataset::open(&file, &root, EmptyImages::Keep).unwrap();
+    let fresh = open().mask_cache(0);
+    let targets = |d: &CocoDataset, i: usize| d.targets(i).map_err(|e| e.to_string());
+    let check = |d: &CocoDataset, what: &str| {
+        for pass in 0..2 {
+            for i in 0..d.len() {
+                let at = format!("{what}, pass {pass}, image {i}");
+                assert_eq!(targets(d, i), targets(&fresh, i), "{at}");
+                let bare = |d: &CocoDataset| d.targets_without_masks(i).map_err(|e| e.to_string());
+                assert_eq!(bare(d), bare(&fresh), "{at}: without masks");
+                let masks = |d: &CocoDataset| d.masks(i).map_err(|e| e.to_string());
+                assert_eq!(masks(d), masks(&fresh), "{at}: the loader's");
+            }
+        }
+    };
+    let kept = open();
+    assert_eq!(kept.mask_cache_bytes(), 0);
+    check(&kept, "the default budget");
+    let all = kept.mask_cache_bytes();
+    assert!(all > 0, "every image's masks kept");
+    assert_eq!(fresh.mask_cache_bytes(), 0);
+    // A budget short of every image's masks keeps some, and the targets stay the same.
+    let some = open().mask_cache(all - 1);
+    check(&some, "a smaller budget");
+    assert!(some.mask_cache_bytes() < all);
+}
+
+#[test]
 fn coco_targets_equal_torchvisions() {
     let root = media().join("jpeg");
     let file = media().join("coco/instances.json");

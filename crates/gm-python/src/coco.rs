@@ -88,16 +88,20 @@ impl TargetKeys {
     }
 }
 
+/// `mask_cache_mb`'s default: gm-loader's budget in MiB.
+const DEFAULT_MASK_CACHE_MB: usize = gm_loader::coco::DEFAULT_MASK_CACHE_BYTES >> 20;
+
 #[pymethods]
 impl CocoDataset {
     #[new]
-    #[pyo3(signature = (annotations, root, *, drop_empty=false, target_keys=None))]
+    #[pyo3(signature = (annotations, root, *, drop_empty=false, target_keys=None, mask_cache_mb=DEFAULT_MASK_CACHE_MB))]
     fn new(
         py: Python<'_>,
         annotations: PathBuf,
         root: PathBuf,
         drop_empty: bool,
         target_keys: Option<&Bound<'_, PyAny>>,
+        mask_cache_mb: usize,
     ) -> PyResult<Self> {
         let keys = TargetKeys::parse(target_keys)?;
         let empty = if drop_empty {
@@ -107,6 +111,7 @@ impl CocoDataset {
         };
         let d = py.detach(|| RustCoco::open(&annotations, &root, empty));
         let d = d.map_err(|e| GmError::new_err(e.to_string()))?;
+        let d = d.mask_cache(mask_cache_mb.saturating_mul(1 << 20));
         Ok(CocoDataset {
             inner: Arc::new(d),
             keys,
@@ -121,7 +126,7 @@ impl CocoDataset {
     /// usable record raises `gm.GmError` naming `shard#key` when its targets are asked for.
     /// `storage` as for `ImageLoader`.
     #[staticmethod]
-    #[pyo3(signature = (shards, categories, *, drop_empty=false, storage=None, target_keys=None))]
+    #[pyo3(signature = (shards, categories, *, drop_empty=false, storage=None, target_keys=None, mask_cache_mb=DEFAULT_MASK_CACHE_MB))]
     fn from_shards(
         py: Python<'_>,
         shards: &Bound<'_, PyAny>,
@@ -129,6 +134,7 @@ impl CocoDataset {
         drop_empty: bool,
         storage: Option<&Bound<'_, PyDict>>,
         target_keys: Option<&Bound<'_, PyAny>>,
+        mask_cache_mb: usize,
     ) -> PyResult<Self> {
         let keys = TargetKeys::parse(target_keys)?;
         let empty = if drop_empty {
@@ -143,6 +149,7 @@ impl CocoDataset {
             CocoShardsError::Shards(e) => crate::storage::shard_error(e),
             CocoShardsError::Coco(e) => GmError::new_err(e.to_string()),
         })?;
+        let d = d.mask_cache(mask_cache_mb.saturating_mul(1 << 20));
         Ok(CocoDataset {
             inner: Arc::new(d),
             keys,
@@ -151,6 +158,12 @@ impl CocoDataset {
 
     fn __len__(&self) -> usize {
         gm_loader::Dataset::len(&*self.inner)
+    }
+
+    /// Bytes of object masks kept after their first rasterizing (`mask_cache_mb`).
+    #[getter]
+    fn mask_cache_bytes(&self) -> usize {
+        self.inner.mask_cache_bytes()
     }
 
     /// Image `i`'s record: `id`, `file_name`, `width`, `height`.

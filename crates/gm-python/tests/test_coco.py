@@ -78,6 +78,53 @@ def test_loader_batches_move_targets_with_their_pixels():
     assert "annotation 401" in stats["first_errors"][0][2]
 
 
+def three_epochs(d, chain, seed):
+    """Every batch of three epochs of a shuffled CPU loader over `d`, bad samples skipped."""
+    loader = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", shuffle=True,
+                            seed=seed, bad_samples="skip")
+    out = []
+    for e in range(3):
+        loader.set_epoch(e)
+        out += list(loader)
+    return out
+
+
+def test_masks_kept_after_their_first_rasterizing_give_the_same_batches():
+    """mask_cache_mb: a dataset that keeps its objects' masks after the first epoch gives the
+    same targets (alone and moved in batches, epoch after epoch) as one that rasterizes them
+    every time, and reports what it keeps."""
+    T = gm.transforms
+    chain = [T.RandomIoUCrop(), T.SanitizeBoundingBoxes(), T.RandomHorizontalFlip(), T.Resize((40, 56))]
+
+    def run(d):
+        return [(b.indices, arr(b.images), b.targets) for b in three_epochs(d, chain, seed=5)]
+
+    kept = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True)
+    fresh = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True, mask_cache_mb=0)
+    assert kept.mask_cache_bytes == 0
+    a, b = run(kept), run(fresh)
+    assert kept.mask_cache_bytes > 0 and fresh.mask_cache_bytes == 0
+    assert len(a) == len(b) > 0
+    for (ia, xa, ta), (ib, xb, tb) in zip(a, b):
+        assert ia == ib and np.array_equal(xa, xb)
+        for da, db in zip(ta, tb):
+            assert (da is None) == (db is None)
+            if da is not None:
+                assert set(da) == set(db)
+                for k in da:
+                    assert np.array_equal(arr(da[k]), arr(db[k])) if k != "image_id" else da[k] == db[k]
+    for i in range(len(kept)):
+        try:
+            want = fresh.targets(i)
+        except gm.GmError as e:
+            with pytest.raises(gm.GmError) as again:
+                kept.targets(i)
+            assert str(again.value) == str(e)
+            continue
+        got = kept.targets(i)
+        assert all(np.array_equal(arr(got[k]), arr(want[k])) for k in want if k != "image_id")
+
+
 def test_target_keys_keep_only_those_keys():
     """torchvision's target_keys: the dicts (alone and in batches) hold only the keys asked
     for, with the values every key's dicts hold; "all" is every key; an unknown key is refused
@@ -87,15 +134,9 @@ def test_target_keys_keep_only_those_keys():
     chain = [T.RandomIoUCrop(), T.SanitizeBoundingBoxes(), T.Resize((48, 64))]
 
     def batches(d):
-        loader = gm.ImageLoader(d, batch_size=2, transforms=chain, device="cpu", shuffle=True,
-                                seed=3, bad_samples="skip")
-        out = []
-        for e in range(3):
-            loader.set_epoch(e)
-            out += [t for b in loader for t in b.targets]
-        return out, loader.stats()
+        return [t for b in three_epochs(d, chain, seed=3) for t in b.targets]
 
-    everything, _ = batches(full)
+    everything = batches(full)
     for keys in (["boxes", "labels", "masks"], ("boxes", "labels"), ["image_id", "crowd_boxes"]):
         d = gm.CocoDataset(COCO / "instances.json", JPEG, drop_empty=True, target_keys=keys)
         for i in range(len(d)):
@@ -106,7 +147,7 @@ def test_target_keys_keep_only_those_keys():
             assert set(alone) == set(keys)
             for k in keys:
                 assert np.array_equal(arr(alone[k]), arr(want[k])) if k != "image_id" else alone[k] == want[k]
-        got, _ = batches(d)
+        got = batches(d)
         assert len(got) == len(everything) > 0
         for g, w in zip(got, everything):
             assert set(g) == set(keys)

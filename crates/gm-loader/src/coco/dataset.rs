@@ -8,6 +8,7 @@ use gm_transforms::targets::{
 };
 
 use super::annotations::{CocoAnnotations, CocoImage, CocoObject};
+use super::mask_cache::{DEFAULT_MASK_CACHE_BYTES, MaskCache};
 use super::rle::Rle;
 use super::{CocoError, CocoIssue};
 use crate::error::SampleErrorKind;
@@ -60,6 +61,8 @@ pub struct CocoDataset {
     images: Images,
     /// Image index in the annotations per sample.
     order: Vec<usize>,
+    /// The images' masks after their first rasterizing (shared by clones).
+    masks: Arc<MaskCache>,
 }
 
 /// Where a COCO dataset's images are.
@@ -89,10 +92,15 @@ impl CocoDataset {
     /// The images of checked annotations under `root`.
     pub fn new(annotations: Arc<CocoAnnotations>, root: &Path, empty: EmptyImages) -> CocoDataset {
         let order = kept(&annotations, empty);
+        let masks = Arc::new(MaskCache::new(
+            annotations.images.len(),
+            DEFAULT_MASK_CACHE_BYTES,
+        ));
         CocoDataset {
             annotations,
             images: Images::Folder(root.to_path_buf()),
             order,
+            masks,
         }
     }
 
@@ -119,11 +127,30 @@ impl CocoDataset {
             CocoAnnotations::from_records(categories, &bytes, shards.json_members(), names)?;
         let annotations = Arc::new(annotations);
         let order = kept(&annotations, empty);
+        let masks = Arc::new(MaskCache::new(
+            annotations.images.len(),
+            DEFAULT_MASK_CACHE_BYTES,
+        ));
         Ok(CocoDataset {
             annotations,
             images: Images::Shards(shards),
             order,
+            masks,
         })
+    }
+
+    /// Keeps at most `bytes` of the objects' masks after their first rasterizing (default
+    /// [`DEFAULT_MASK_CACHE_BYTES`]; 0: rasterize every time). A polygon costs a host worker
+    /// tens of µs an object each epoch; its runs a few hundred bytes. Images kept are those
+    /// met first, never evicted; the targets are the same either way.
+    pub fn mask_cache(mut self, bytes: usize) -> CocoDataset {
+        self.masks = Arc::new(MaskCache::new(self.annotations.images.len(), bytes));
+        self
+    }
+
+    /// Bytes of masks kept by [`CocoDataset::mask_cache`] so far.
+    pub fn mask_cache_bytes(&self) -> usize {
+        self.masks.bytes()
     }
 
     /// The annotation file's contents.
@@ -188,9 +215,21 @@ impl CocoDataset {
         };
         let (crowd, single): (Vec<&CocoObject>, Vec<&CocoObject>) =
             objects.iter().partition(|o| o.crowd);
-        let (boxes, labels, masks) = group(&single, im, decode).map_err(|(o, e)| fail(o, e))?;
+        let cached = decode.then(|| self.masks.get(i)).flatten();
+        let rasterize = decode && cached.is_none();
+        let (boxes, labels, masks) = group(&single, im, rasterize).map_err(|(o, e)| fail(o, e))?;
         let (crowd_boxes, crowd_labels, crowd_masks) =
-            group(&crowd, im, decode).map_err(|(o, e)| fail(o, e))?;
+            group(&crowd, im, rasterize).map_err(|(o, e)| fail(o, e))?;
+        let (masks, crowd_masks) = match cached {
+            Some(kept) => kept.as_ref().clone(),
+            None => {
+                let made = (masks, crowd_masks);
+                if rasterize {
+                    self.masks.offer(i, &made);
+                }
+                made
+            }
+        };
         let per_object = single
             .iter()
             .find_map(|o| o.keypoints.as_ref().map(Vec::len))

@@ -13,12 +13,14 @@
 
 mod annotations;
 mod dataset;
+mod mask_cache;
 mod moved;
 mod polygon;
 mod rle;
 
 pub use annotations::{CocoAnnotations, CocoImage, CocoObject, Segmentation};
 pub use dataset::{CocoDataset, CocoShardsError, CocoTargets, EmptyImages};
+pub use mask_cache::DEFAULT_MASK_CACHE_BYTES;
 pub use moved::MovedCoco;
 pub use polygon::polygon_mask;
 pub use rle::{MAX_MASK_PIXELS, Rle};

@@ -358,22 +358,30 @@ class CocoDataset:
     and annotation. As an ImageLoader source, each batch's `targets` holds every image's
     targets moved with its pixels. target_keys (torchvision's wrapper's) keeps only those keys
     ("image_id", "boxes", "labels", "masks", "keypoints", "keypoints_visible", "crowd_boxes",
-    "crowd_labels"); None or "all" keeps every one; without "masks" a loader moves none."""
+    "crowd_labels"); None or "all" keeps every one; without "masks" a loader moves none.
+    mask_cache_mb: the objects' masks (pycocotools' runs) are kept after their first
+    rasterizing, up to this many MiB (images met first; 0: rasterize every epoch); the
+    targets are the same either way."""
 
     def __init__(self, annotations: Union[str, PathLike], root: Union[str, PathLike], *,
                  drop_empty: bool = False,
-                 target_keys: Union[None, str, Sequence[str]] = None) -> None: ...
+                 target_keys: Union[None, str, Sequence[str]] = None,
+                 mask_cache_mb: int = 512) -> None: ...
     @staticmethod
     def from_shards(shards: Union[str, Sequence[str]], categories: Union[str, PathLike], *,
                     drop_empty: bool = False,
                     storage: Optional[Dict[str, Any]] = None,
-                    target_keys: Union[None, str, Sequence[str]] = None) -> "CocoDataset":
+                    target_keys: Union[None, str, Sequence[str]] = None,
+                    mask_cache_mb: int = 512) -> "CocoDataset":
         """WebDataset shards whose samples each hold an image and a .json record
         {"image": {"width", "height", "id"?, "file_name"?}, "annotations": [...]}; categories
         from a COCO file. A sample without a usable record raises gm.GmError naming
         shard#key when its targets are asked for."""
         ...
     def __len__(self) -> int: ...
+    @property
+    def mask_cache_bytes(self) -> int:
+        """Bytes of object masks kept after their first rasterizing."""
     def image(self, i: int) -> Dict[str, Any]: ...
     def targets(self, i: int) -> Dict[str, Any]: ...
 
