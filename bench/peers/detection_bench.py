@@ -24,7 +24,10 @@ batch's images and targets ending on the GPU.
 The annotations are synthetic (3-8 polygon objects of 10 categories per image, seeded) over
 real photos: the bench measures the pipeline, not a dataset. Each file is listed
 GM_BENCH_REPEAT times (default 4); images/s over GM_BENCH_EPOCHS epochs (default 3) after one
-warm-up epoch. Prints one JSON object per measurement.
+warm-up epoch. Short epochs weigh each epoch's start: gm's loader refills its pipeline there
+(about 11 ms on an H200), DALI's runs through; COCO's train2017 is 118k images an epoch, so
+results report GM_BENCH_REPEAT=64 (7,680 images with the 120-photo set) beside the short
+epochs. Prints one JSON object per measurement.
 Usage: python3 detection_bench.py IMAGE_DIR OUT_DIR
 """
 import json
