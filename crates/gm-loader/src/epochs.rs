@@ -39,9 +39,9 @@ pub trait EpochSource {
 /// [`crate::ClipLoader::epochs`].
 ///
 /// Epoch `e + 1` starts when epoch `e` has [`EpochSource::prestart_at`] batches left (the
-/// image loader: [`crate::Loader::prestart_at`]; the clip loader: [`PRESTART_AT`]); its batches are the
-/// same as [`crate::Loader::epoch`]'s would be (the order depends on the seed and the epoch
-/// only). After an error nothing more is yielded: an error of the loader (a bad sample under
+/// image loader: [`crate::Loader::prestart_at`]; the clip loader: [`PRESTART_AT`]); its
+/// batches are the same as [`crate::Loader::epoch`]'s would be (the order depends on the seed
+/// and the epoch only). After an error nothing more is yielded: an error of the loader (a bad sample under
 /// `Fail`, a GPU failure) ends the run, as it ends an epoch. Dropping it stops and joins both
 /// epochs' threads.
 pub struct Epochs<'a, L: EpochSource> {

@@ -746,8 +746,8 @@ impl FusedKernel {
 
     /// Builds the upload: every image's parameters (image `k` writing to `targets[k]`), then
     /// zeroed statistics sums, `stats_stride` bytes per image. Image `k`'s exact-antialias
-    /// table (`tables.1[k]`, where it has one) lies from byte `tables.0` of the buffer on (not uploaded:
-    /// `gm_aa_exact_prepare` writes it).
+    /// table (`tables.1[k]`, where it has one) lies from byte `tables.0` of the buffer on
+    /// (not uploaded: `gm_aa_exact_prepare` writes it).
     fn fill_params(
         &mut self,
         images: &[SourceImage],
