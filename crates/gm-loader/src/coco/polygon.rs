@@ -1,6 +1,7 @@
 //! COCO polygons rasterized as the COCO API rasterizes them (pycocotools' `frPyObjects`):
-//! the outline walked at 5x resolution, the crossings of pixel columns kept, and the mask
-//! encoded from where each column's runs start and stop. Equal to pycocotools' masks, not
+//! the outline at 5x resolution, its steps that cross a pixel column's centre line (computed
+//! only where a step can cross, rather than walked point by point), and the mask encoded from
+//! where each column's runs start and stop. Equal to pycocotools' masks, not
 //! merely close: an object's area and IoU-based metrics depend on the exact pixels.
 
 use super::CocoIssue;
@@ -30,17 +31,7 @@ pub fn polygon_mask(xy: &[f64], height: u32, width: u32) -> Result<Rle, CocoIssu
         .map(|p| (c_int(SCALE * p[0] + 0.5), c_int(SCALE * p[1] + 0.5)))
         .unzip();
     let (h, w) = (i64::from(height), i64::from(width));
-    let mut crossings = Vec::new();
-    let mut prev: Option<(i64, i64)> = None;
-    outline(&x, &y, |u, v| {
-        if let Some((pu, pv)) = prev
-            && let Some(k) = crossing((pu, pv), (u, v), h, w)
-        {
-            crossings.push(k);
-        }
-        prev = Some((u, v));
-    });
-    Ok(encode(crossings, height, width))
+    Ok(encode(crossings(&x, &y, h, w), height, width))
 }
 
 /// C's `(int)` on x86: truncation, and `INT_MIN` for NaN and values out of range (the COCO
@@ -53,32 +44,131 @@ fn c_int(f: f64) -> i64 {
     }
 }
 
-/// Visits every point of the closed outline through (x, y) at the 5x resolution, edge by
-/// edge, each edge from its first point to its last (the vertex between two edges twice).
-fn outline(x: &[i64], y: &[i64], mut visit: impl FnMut(i64, i64)) {
-    let k = x.len();
-    for j in 0..k {
+/// One edge of the outline at the 5x resolution, as the COCO API walks it: along x where it
+/// is at least as wide as tall ("shallow"), else along y, from its lower end, visited from
+/// its first point to its last (`flip`: the lower end is its last point).
+struct Edge {
+    xs: i64,
+    ys: i64,
+    /// Steps along the walked axis.
+    len: i64,
+    shallow: bool,
+    flip: bool,
+    /// The other axis's change per step.
+    slope: f64,
+}
+
+impl Edge {
+    /// The edge from point `j` to the next (the last point's goes back to the first).
+    fn new(x: &[i64], y: &[i64], j: usize) -> Edge {
+        let k = x.len();
         let (mut xs, mut xe, mut ys, mut ye) = (x[j], x[(j + 1) % k], y[j], y[(j + 1) % k]);
         let (dx, dy) = ((xe - xs).abs(), (ys - ye).abs());
-        let flip = (dx >= dy && xs > xe) || (dx < dy && ys > ye);
+        let shallow = dx >= dy;
+        let flip = (shallow && xs > xe) || (!shallow && ys > ye);
         if flip {
             std::mem::swap(&mut xs, &mut xe);
             std::mem::swap(&mut ys, &mut ye);
         }
-        if dx >= dy {
-            // A repeated point (dx = dy = 0) divides 0 by 0, as the COCO API does.
-            let s = (ye - ys) as f64 / dx as f64;
-            for d in 0..=dx {
-                let t = if flip { dx - d } else { d };
-                visit(t + xs, c_int(ys as f64 + s * t as f64 + 0.5));
+        // A repeated point (dx = dy = 0) divides 0 by 0, as the COCO API does.
+        let (len, slope) = if shallow {
+            (dx, (ye - ys) as f64 / dx as f64)
+        } else {
+            (dy, (xe - xs) as f64 / dy as f64)
+        };
+        Edge {
+            xs,
+            ys,
+            len,
+            shallow,
+            flip,
+            slope,
+        }
+    }
+
+    /// The point `t` steps from the lower end.
+    fn at(&self, t: i64) -> (i64, i64) {
+        if self.shallow {
+            (
+                t + self.xs,
+                c_int(self.ys as f64 + self.slope * t as f64 + 0.5),
+            )
+        } else {
+            (
+                c_int(self.xs as f64 + self.slope * t as f64 + 0.5),
+                t + self.ys,
+            )
+        }
+    }
+
+    /// The `d`th point visited.
+    fn visited(&self, d: i64) -> (i64, i64) {
+        self.at(if self.flip { self.len - d } else { d })
+    }
+}
+
+/// The crossings ([`crossing`]) of every step of the closed outline through (x, y), the
+/// steps between edges included, in no particular order ([`encode`] sorts them).
+/// [`crossing`] keeps a step only where it changes column and the smaller of its two columns
+/// is 2 more than a multiple of 5, whichever way the step goes; only such steps are computed:
+/// one in five of a shallow edge's (each moves one column), and on a steep edge the one step
+/// where its column passes each such value.
+fn crossings(x: &[i64], y: &[i64], h: i64, w: i64) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut step = |p: (i64, i64), q: (i64, i64)| {
+        if let Some(k) = crossing(p, q, h, w) {
+            out.push(k);
+        }
+    };
+    let mut prev: Option<(i64, i64)> = None;
+    for j in 0..x.len() {
+        let e = Edge::new(x, y, j);
+        if let Some(p) = prev {
+            step(p, e.visited(0));
+        }
+        if e.shallow {
+            let mut t = (2 - e.xs).rem_euclid(5);
+            while t < e.len {
+                step(e.at(t), e.at(t + 1));
+                t += 5;
             }
         } else {
-            let s = (xe - xs) as f64 / dy as f64;
-            for d in 0..=dy {
-                let t = if flip { dy - d } else { d };
-                visit(c_int(xs as f64 + s * t as f64 + 0.5), t + ys);
-            }
+            steep_crossings(&e, &mut step);
         }
+        prev = Some(e.visited(e.len));
+    }
+    out
+}
+
+/// The steps of steep edge `e` that change column from a column 2 more than a multiple of 5
+/// (or to it, going left). Its column `c_int(xs + slope * t + 0.5)` is monotonic in `t` and
+/// moves at most one per step (|slope| < 1), so each column `m` it leaves for `m + 1` is left
+/// at exactly one step: estimated from the line, then found exactly by walking from there.
+fn steep_crossings(e: &Edge, step: &mut impl FnMut((i64, i64), (i64, i64))) {
+    let column = |t: i64| e.at(t).0;
+    let (first, last) = (column(0), column(e.len));
+    let rising = last >= first;
+    let (lo, hi) = if rising { (first, last) } else { (last, first) };
+    let mut m = lo + (2 - lo).rem_euclid(5);
+    while m < hi {
+        // The step t -> t + 1 whose columns are m and m + 1: beyond m after it, not before.
+        let beyond = |t: i64| {
+            if rising {
+                column(t) > m
+            } else {
+                column(t) <= m
+            }
+        };
+        let guess = ((m + 1) as f64 - 0.5 - e.xs as f64) / e.slope;
+        let mut t = (guess.floor() as i64).clamp(0, e.len - 1);
+        while t > 0 && beyond(t) {
+            t -= 1;
+        }
+        while t < e.len - 1 && !beyond(t + 1) {
+            t += 1;
+        }
+        step(e.at(t), e.at(t + 1));
+        m += 5;
     }
 }
 
@@ -185,23 +275,33 @@ mod tests {
         out
     }
 
-    fn crossings(xy: &[f64], height: u32, width: u32) -> Vec<i64> {
+    /// Every point of the closed outline, edge by edge, each from its first point to its
+    /// last (the vertex between two edges twice), as the COCO API walks it.
+    fn outline(x: &[i64], y: &[i64], mut visit: impl FnMut(i64, i64)) {
+        for j in 0..x.len() {
+            let e = Edge::new(x, y, j);
+            for d in 0..=e.len {
+                let (u, v) = e.visited(d);
+                visit(u, v);
+            }
+        }
+    }
+
+    /// The crossings as `polygon_mask` finds them, sorted (their order does not matter to
+    /// `encode`).
+    fn integer_crossings(xy: &[f64], height: u32, width: u32) -> Vec<i64> {
         let (x, y): (Vec<i64>, Vec<i64>) = xy
             .chunks_exact(2)
             .map(|p| (c_int(SCALE * p[0] + 0.5), c_int(SCALE * p[1] + 0.5)))
             .unzip();
-        let (h, w) = (i64::from(height), i64::from(width));
-        let mut out = Vec::new();
-        let mut prev = None;
-        outline(&x, &y, |u, v| {
-            if let Some(p) = prev
-                && let Some(k) = crossing(p, (u, v), h, w)
-            {
-                out.push(k);
-            }
-            prev = Some((u, v));
-        });
+        let mut out = crossings(&x, &y, i64::from(height), i64::from(width));
+        out.sort_unstable();
         out
+    }
+
+    fn sorted(mut v: Vec<i64>) -> Vec<i64> {
+        v.sort_unstable();
+        v
     }
 
     proptest! {
@@ -220,7 +320,27 @@ mod tests {
                 // Whole and half pixels as well as arbitrary positions.
                 .map(|c| match snap { 0 => c, 1 => c.round(), _ => (c * 2.0).round() / 2.0 })
                 .collect();
-            prop_assert_eq!(crossings(&xy, height, width), reference_crossings(&xy, height, width));
+            prop_assert_eq!(
+                integer_crossings(&xy, height, width),
+                sorted(reference_crossings(&xy, height, width))
+            );
+        }
+    }
+
+    proptest! {
+        /// Photo-sized images and long edges (hundreds of steps at the 5x resolution), where
+        /// the steps computed are a fraction of those walked.
+        #[test]
+        fn crossings_of_long_edges_equal_the_walks(
+            height in 100u32..700,
+            width in 100u32..700,
+            points in proptest::collection::vec((-50.0f64..750.0, -50.0f64..750.0), 3..24),
+        ) {
+            let xy: Vec<f64> = points.iter().flat_map(|&(a, b)| [a, b]).collect();
+            prop_assert_eq!(
+                integer_crossings(&xy, height, width),
+                sorted(reference_crossings(&xy, height, width))
+            );
         }
     }
 
@@ -234,8 +354,8 @@ mod tests {
             (vec![0.4, 0.4, 0.6, 0.4, 0.5, 0.6], 1, 1),
         ] {
             assert_eq!(
-                crossings(&xy, h, w),
-                reference_crossings(&xy, h, w),
+                integer_crossings(&xy, h, w),
+                sorted(reference_crossings(&xy, h, w)),
                 "{xy:?}"
             );
         }
