@@ -7,7 +7,8 @@
 //!
 //! each with and without the GOP packet cache (`GM_BENCH_GOP_CACHE=0` or `1`: one of them;
 //! `GM_BENCH_BLOCKING_SYNC=1`: host threads sleep on GPU waits; `GM_BENCH_DEVICE=cpu`: the
-//! loader without a GPU, its sessions being CPU decoders). The dataset lists each file `GM_BENCH_COPIES`
+//! loader without a GPU, its sessions being CPU decoders; `GM_BENCH_SESSIONS`: the session
+//! counts to run, 0 being the loader's default). The dataset lists each file `GM_BENCH_COPIES`
 //! times (16) as separate videos, so an epoch is long enough to time. With `GM_BENCH_MIX=1`
 //! one dataset interleaves all the files given (a, b, a, b, ...: consecutive videos change
 //! codec), measured as video "mix" with `"mix": true`. With `GM_BENCH_SCENES=1` the files are
@@ -98,9 +99,12 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
         Some(d) => builder.device(d),
         None => builder.cpu(),
     };
+    builder = builder.replicate_chroma(replicate);
+    // Sessions 0: the loader's default.
+    if run.sessions > 0 {
+        builder = builder.sessions(run.sessions);
+    }
     let mut loader = builder
-        .replicate_chroma(replicate)
-        .sessions(run.sessions)
         .transforms(chain())
         .sampler(sampler)
         .batch_size(8)
@@ -161,6 +165,7 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "bench": "clips", "video": run.name, "mix": run.paths.len() > 1 && !scenes(),
             "cameras": if scenes() { run.paths.len() } else { 1 },
             "access": run.access, "sessions": run.sessions,
+            "decoder_threads": loader.decoder_threads(),
             "gop_cache": run.gop_cache,
             "chroma": if replicate { "replicate" } else { "interpolate" }, "frames": frames, "seconds": wall, "fps": fps.round(),
             "spread": (spread * 1000.0).round() / 1000.0,
@@ -181,7 +186,7 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,
             "cpu_parts_dropped": after.cpu_parts_dropped - before.cpu_parts_dropped,
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
-            "session_us_per_frame": breakdown(&before, &after, run.sessions, wall, delivered),
+            "session_us_per_frame": breakdown(&before, &after, loader.decoder_threads().0, wall, delivered),
             "cores_by_thread": threads,
             "cpu_frames_decoded": cpu_decoded,
             "cpu_decode_ms_per_decoded_frame": ((after.cpu_decode_us - before.cpu_decode_us) as f64
