@@ -8,7 +8,8 @@
 //! each with and without the GOP packet cache (`GM_BENCH_GOP_CACHE=0` or `1`: one of them;
 //! `GM_BENCH_BLOCKING_SYNC=1`: host threads sleep on GPU waits; `GM_BENCH_DEVICE=cpu`: the
 //! loader without a GPU, its sessions being CPU decoders; `GM_BENCH_SESSIONS`: the session
-//! counts to run, 0 being the loader's default). The dataset lists each file `GM_BENCH_COPIES`
+//! counts to run, 0 being the loader's default; `GM_BENCH_SCAN=full`: videos indexed with
+//! every sample's headers, so that plans skip non-reference pictures). The dataset lists each file `GM_BENCH_COPIES`
 //! times (16) as separate videos, so an epoch is long enough to time. With `GM_BENCH_MIX=1`
 //! one dataset interleaves all the files given (a, b, a, b, ...: consecutive videos change
 //! codec), measured as video "mix" with `"mix": true`. With `GM_BENCH_SCENES=1` the files are
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gm_cuda::{DType, Device, Stream};
+use gm_demux::{BitstreamScan, IndexOptions};
 use gm_loader::{ClipLoader, ClipStats, Sampler, VideoDataset};
 use gm_transforms::{Compose, Layout, Resize, ToDtype};
 use support::{
@@ -61,6 +63,14 @@ fn dataset(files: &[PathBuf], copies: usize, stride: usize, gop_cache: bool) -> 
         VideoDataset::builder().videos(&paths)
     };
     b = b.frames(8, stride);
+    // GM_BENCH_SCAN=full: index every sample's headers (plans then skip non-reference
+    // pictures no clip needs).
+    if std::env::var("GM_BENCH_SCAN").is_ok_and(|v| v == "full") {
+        b = b.index_options(IndexOptions {
+            scan: BitstreamScan::Full,
+            ..IndexOptions::default()
+        });
+    }
     if gop_cache {
         b = b.gop_cache(512 << 20);
     }
@@ -182,6 +192,7 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "batches_per_job": std::env::var("GM_BENCH_BATCHES_PER_JOB").ok(),
             "jobs_in_flight": std::env::var("GM_BENCH_JOBS_IN_FLIGHT").ok(),
             "cpu_decoders": std::env::var("GM_BENCH_CPU_DECODERS").ok(),
+            "scan": std::env::var("GM_BENCH_SCAN").ok(),
             "cpu_parts": after.cpu_parts - before.cpu_parts,
             "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,
             "cpu_parts_dropped": after.cpu_parts_dropped - before.cpu_parts_dropped,
