@@ -169,13 +169,16 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
     let (fps, spread) = median_spread(&rates);
     let decoded = after.packets_decoded - before.packets_decoded;
     let delivered = after.frames - before.frames;
+    // Every decoder thread, NVDEC sessions and CPU decoders (on the CPU path only the latter).
+    let (nvdec, cpu_decoders) = loader.decoder_threads();
+    let decoder_threads = nvdec + cpu_decoders;
     println!(
         "{}",
         serde_json::json!({
             "bench": "clips", "video": run.name, "mix": run.paths.len() > 1 && !scenes(),
             "cameras": if scenes() { run.paths.len() } else { 1 },
             "access": run.access, "sessions": run.sessions,
-            "decoder_threads": loader.decoder_threads(),
+            "decoder_threads": [nvdec, cpu_decoders],
             "gop_cache": run.gop_cache,
             "chroma": if replicate { "replicate" } else { "interpolate" }, "frames": frames, "seconds": wall, "fps": fps.round(),
             "spread": (spread * 1000.0).round() / 1000.0,
@@ -197,7 +200,7 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,
             "cpu_parts_dropped": after.cpu_parts_dropped - before.cpu_parts_dropped,
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
-            "session_us_per_frame": breakdown(&before, &after, loader.decoder_threads().0, wall, delivered),
+            "session_us_per_frame": breakdown(&before, &after, decoder_threads, wall, delivered),
             "cores_by_thread": threads,
             "cpu_frames_decoded": cpu_decoded,
             "cpu_decode_ms_per_decoded_frame": ((after.cpu_decode_us - before.cpu_decode_us) as f64
@@ -206,9 +209,10 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
     );
 }
 
-/// Where the sessions' time went between two snapshots, microseconds per frame delivered:
-/// waiting for jobs (idle), planning batches (start), decoding (the session's parts), and
-/// finishing batches.
+/// Where the `sessions` decoder threads' time went between two snapshots, microseconds per
+/// frame delivered: waiting for jobs (idle), planning batches (start), decoding (the session's
+/// parts), and finishing batches. Only jobs count as busy: in a mixed loader a CPU decoder's
+/// time on another job's part counts as idle.
 fn breakdown(
     before: &ClipStats,
     after: &ClipStats,
