@@ -162,6 +162,7 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
     let after = loader.stats();
     let threads = cores_by_thread(&threads_before, &cpu_seconds_by_thread(), wall);
     let cpu_decoded = after.cpu_frames_decoded - before.cpu_frames_decoded;
+    let cpu_ms = |us: u64| (us as f64 / cpu_decoded.max(1) as f64 / 10.0).round() / 100.0;
     let mem_used_mb = device.map_or(0, |d| {
         let info = d.info().unwrap();
         (info.total_memory - info.free_memory) >> 20
@@ -203,8 +204,10 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "session_us_per_frame": breakdown(&before, &after, decoder_threads, wall, delivered),
             "cores_by_thread": threads,
             "cpu_frames_decoded": cpu_decoded,
-            "cpu_decode_ms_per_decoded_frame": ((after.cpu_decode_us - before.cpu_decode_us) as f64
-                / cpu_decoded.max(1) as f64 / 10.0).round() / 100.0,
+            "cpu_decode_ms_per_decoded_frame": cpu_ms(after.cpu_decode_us - before.cpu_decode_us),
+            "cpu_stage_ms_per_decoded_frame": cpu_ms(after.cpu_stage_us - before.cpu_stage_us),
+            "cpu_stage_wait_ms_per_decoded_frame": cpu_ms(after.cpu_stage_wait_us - before.cpu_stage_wait_us),
+            "cpu_consume_ms_per_decoded_frame": cpu_ms(after.cpu_consume_us - before.cpu_consume_us),
         })
     );
 }
@@ -235,6 +238,7 @@ fn breakdown(
         t.consume_ns,
         t.retire_ns,
         t.drain_ns,
+        t.decoded_wait_ns,
     ];
     let decode: f64 = parts.iter().map(|&ns| ns as f64 / 1e3).sum();
     serde_json::json!({
@@ -244,6 +248,7 @@ fn breakdown(
         "submit": per(t.submit_ns as f64 / 1e3), "map": per(t.map_ns as f64 / 1e3),
         "consume": per(t.consume_ns as f64 / 1e3), "retire": per(t.retire_ns as f64 / 1e3),
         "drain": per(t.drain_ns as f64 / 1e3),
+        "decoded_wait": per(t.decoded_wait_ns as f64 / 1e3),
         "other": per(busy - start - finish - decode),
     })
 }

@@ -38,6 +38,14 @@ pub struct CpuDecoderStats {
     /// Decoder contexts opened (libavcodec: one per file and codec while it stays among the
     /// last `OPEN_FILES` files used; the bundled AV1 decoder: one, reused).
     pub opened: u64,
+    /// Of `decode_ns`, for an NVDEC session's CPU route: staging frames for the GPU (packing
+    /// them into pinned memory in NVDEC's layout and queueing the copy).
+    pub stage_ns: u64,
+    /// Of `stage_ns`: waiting for a staging buffer's previous copy to finish.
+    pub stage_wait_ns: u64,
+    /// Of `decode_ns`, for an NVDEC session's CPU route: in the session's consumer (enqueuing
+    /// its GPU work for a frame).
+    pub consume_ns: u64,
 }
 
 impl std::ops::Add for CpuDecoderStats {
@@ -51,6 +59,9 @@ impl std::ops::Add for CpuDecoderStats {
             delivered: self.delivered + o.delivered,
             decode_ns: self.decode_ns + o.decode_ns,
             opened: self.opened + o.opened,
+            stage_ns: self.stage_ns + o.stage_ns,
+            stage_wait_ns: self.stage_wait_ns + o.stage_wait_ns,
+            consume_ns: self.consume_ns + o.consume_ns,
         }
     }
 }

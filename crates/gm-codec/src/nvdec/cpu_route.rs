@@ -4,6 +4,7 @@
 //! kind of frame whichever decoder made it.
 
 use std::collections::HashSet;
+use std::time::Instant;
 
 use gm_cuda::{Device, DeviceBuffer, Event, PinnedBuffer, Stream};
 use gm_demux::{DecodePlan, PacketSource};
@@ -22,6 +23,10 @@ pub(super) struct CpuRoute {
     stager: Stager,
     /// Streams already reported as falling back (one warning each).
     warned: HashSet<StreamKind>,
+    /// Time staging frames, nanoseconds.
+    stage_ns: u64,
+    /// Time in the consumer, nanoseconds.
+    consume_ns: u64,
 }
 
 /// Pinned buffers and the device surface frames are copied through.
@@ -32,6 +37,8 @@ struct Stager {
     /// again, since the copy may still be queued behind other work on a busy GPU.
     copied: Vec<Event>,
     next: usize,
+    /// Time waiting for `copied`, nanoseconds.
+    wait_ns: u64,
     /// One device surface: the copy into it is ordered on the session's stream after the
     /// consumers' work on the previous frame, which the consumer contract puts there too.
     surface: Option<DeviceBuffer>,
@@ -43,11 +50,18 @@ impl CpuRoute {
             decoder: CpuDecoder::new(threads)?,
             stager: Stager::default(),
             warned: HashSet::new(),
+            stage_ns: 0,
+            consume_ns: 0,
         })
     }
 
     pub(super) fn stats(&self) -> CpuDecoderStats {
-        self.decoder.stats()
+        CpuDecoderStats {
+            stage_ns: self.stage_ns,
+            stage_wait_ns: self.stager.wait_ns,
+            consume_ns: self.consume_ns,
+            ..self.decoder.stats()
+        }
     }
 
     /// Warns once per kind of stream that goes to the CPU without being asked to.
@@ -69,7 +83,9 @@ impl CpuRoute {
     ) -> Result<()> {
         let file = source.name();
         let stager = &mut self.stager;
+        let (stage_ns, consume_ns) = (&mut self.stage_ns, &mut self.consume_ns);
         self.decoder.decode(source, plan, &mut |host| {
+            let started = Instant::now();
             let staged = stager.stage(device, stream, host).map_err(|e| match e {
                 CodecError::Decode { frame, reason, .. } => CodecError::Decode {
                     file: file.to_path_buf(),
@@ -95,7 +111,11 @@ impl CpuRoute {
                 status: host.status,
                 stream,
             };
-            consumer(&frame)
+            let staged_at = Instant::now();
+            *stage_ns += (staged_at - started).as_nanos() as u64;
+            let consumed = consumer(&frame);
+            *consume_ns += staged_at.elapsed().as_nanos() as u64;
+            consumed
         })
     }
 }
@@ -119,7 +139,9 @@ impl Stager {
         let slot = self.next;
         self.next = (self.next + 1) % STAGING;
         // An event never recorded counts as complete.
+        let waiting = Instant::now();
         self.copied[slot].synchronize()?;
+        self.wait_ns += waiting.elapsed().as_nanos() as u64;
         if self.staging[slot].len() < bytes {
             self.staging[slot] = PinnedBuffer::alloc(device, bytes, true)?;
         }

@@ -18,6 +18,7 @@ use super::format::{Capacity, DecoderFormat, SequenceFormat, chroma_name};
 use super::frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
 use super::stats::{SessionStats, timed};
 use super::sys;
+use super::waits::{self, InDecode};
 use crate::error::{CodecError, Result};
 
 const CUDA_ERROR_OUT_OF_MEMORY: u32 = 2;
@@ -83,6 +84,8 @@ pub(super) struct State {
     pub(super) events: Vec<Event>,
     pub(super) next_event: usize,
     pub(super) stats: SessionStats,
+    /// Pictures submitted and perhaps still decoding (see [`waits`]).
+    pub(super) in_decode: InDecode,
     /// Pictures the parser keeps submitted ahead of the one it displays (see
     /// [`display_delay`](super::session::display_delay)).
     pub(super) display_delay: u32,
@@ -362,6 +365,7 @@ impl State {
             return;
         };
         let d = self.live.swap_remove(i);
+        self.in_decode.forget(d.handle);
         // SAFETY: created by us, destroyed once, nothing mapped (ring drained).
         unsafe { (self.api.destroy_decoder)(d.handle) };
         if let Some(b) = &self.budget {
@@ -390,11 +394,23 @@ impl State {
             });
         };
         let api = self.api;
+        let sleeping = waits::sleeping();
+        if sleeping {
+            let in_decode = &mut self.in_decode;
+            timed(&mut self.stats.time.decoded_wait_ns, || {
+                in_decode.make_room(api)
+            });
+        }
         // SAFETY: the parser hands us valid picture parameters for our decoder.
         let code = timed(&mut self.stats.time.submit_ns, || unsafe {
             (api.decode_picture)(decoder, pic)
         });
-        cu(code, "cuvidDecodePicture", &self.file)
+        cu(code, "cuvidDecodePicture", &self.file)?;
+        if sleeping {
+            // SAFETY: the parser's picture parameters, read after the call as before it.
+            self.in_decode.push(decoder, unsafe { (*pic).CurrPicIdx });
+        }
+        Ok(())
     }
 
     fn display(&mut self, disp: &sys::CUVIDPARSERDISPINFO) -> Result<()> {
@@ -408,13 +424,17 @@ impl State {
         let Some((decoder, f)) = self.current().map(|d| (d.handle, d.slot.format)) else {
             return Ok(());
         };
-        let mut status = sys::CUVIDGETDECODESTATUS::default();
-        // SAFETY: a picture index the parser just displayed, on our decoder.
-        let st_code =
-            unsafe { (self.api.get_decode_status)(decoder, disp.picture_index, &mut status) };
-        let frame_status = match (st_code, status.decodeStatus) {
-            (0, sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error) => FrameStatus::Error,
-            (0, sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error_Concealed) => {
+        let api = self.api;
+        // Mapped only once decoded, so that the map does not wait inside nvcuvid.
+        let status = match waits::sleeping() {
+            true => timed(&mut self.stats.time.decoded_wait_ns, || {
+                waits::decoded(api, decoder, disp.picture_index)
+            }),
+            false => waits::status(api, decoder, disp.picture_index),
+        };
+        let frame_status = match status {
+            Some(sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error) => FrameStatus::Error,
+            Some(sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error_Concealed) => {
                 FrameStatus::Concealed
             }
             _ => FrameStatus::Ok,
@@ -428,7 +448,6 @@ impl State {
         };
         let mut ptr: u64 = 0;
         let mut pitch: u32 = 0;
-        let api = self.api;
         let code = timed(&mut self.stats.time.map_ns, || {
             let _nvtx = nvtx::range(c"NVDEC: map a picture");
             // SAFETY: maps a displayed picture of our decoder; unmapped in `retire`/`drain_ring`.

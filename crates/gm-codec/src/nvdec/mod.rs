@@ -13,9 +13,11 @@ mod session;
 mod stats;
 #[allow(unreachable_pub)]
 mod sys;
+mod waits;
 
 pub use budget::DecoderBudget;
 pub use frame::{ColourInfo, DecodedFrame, FrameStatus, SurfaceFormat};
 pub use pool::DecoderPool;
 pub use session::DecoderSession;
 pub use stats::{SessionStats, SessionTime};
+pub use waits::WAIT_VARIABLE;

@@ -62,6 +62,7 @@ impl DecoderSession {
             .collect::<gm_cuda::Result<Vec<_>>>()?;
         Ok(DecoderSession {
             state: Box::new(State {
+                in_decode: Default::default(),
                 api,
                 device: device.clone(),
                 stream,

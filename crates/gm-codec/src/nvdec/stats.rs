@@ -52,13 +52,17 @@ pub struct SessionTime {
     pub retire_ns: u64,
     /// The same at the end of each plan, for every frame still mapped.
     pub drain_ns: u64,
+    /// Sleeping while pictures decode: before submitting one more than a session keeps out,
+    /// and before mapping one (0 where nvcuvid waits itself, `GM_NVDEC_WAIT=nvcuvid`).
+    pub decoded_wait_ns: u64,
 }
 
 impl SessionTime {
     /// The parser's own time: the parse total less the callbacks inside it.
     pub fn parser_ns(&self) -> u64 {
-        self.parse_ns
-            .saturating_sub(self.submit_ns + self.map_ns + self.consume_ns + self.retire_ns)
+        self.parse_ns.saturating_sub(
+            self.submit_ns + self.map_ns + self.consume_ns + self.retire_ns + self.decoded_wait_ns,
+        )
     }
 
     /// `self - earlier`, field by field (counters only grow).
@@ -71,6 +75,7 @@ impl SessionTime {
             consume_ns: self.consume_ns.saturating_sub(earlier.consume_ns),
             retire_ns: self.retire_ns.saturating_sub(earlier.retire_ns),
             drain_ns: self.drain_ns.saturating_sub(earlier.drain_ns),
+            decoded_wait_ns: self.decoded_wait_ns.saturating_sub(earlier.decoded_wait_ns),
         }
     }
 
@@ -83,6 +88,7 @@ impl SessionTime {
         self.consume_ns += other.consume_ns;
         self.retire_ns += other.retire_ns;
         self.drain_ns += other.drain_ns;
+        self.decoded_wait_ns += other.decoded_wait_ns;
     }
 }
 

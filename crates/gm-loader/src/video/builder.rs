@@ -57,8 +57,9 @@ impl ClipLoaderBuilder {
     }
 
     /// NVDEC sessions on a GPU, one thread each (default 7, the decode engines of an H100 or
-    /// H200). Where the loader runs on the CPU, the CPU decoders, unless
-    /// [`ClipLoaderBuilder::cpu_decoders`] says otherwise.
+    /// H200; where the dataset also has videos routed to the CPU, twice the CPU decoders, at
+    /// least 7, since NVDEC jobs wait for their CPU-routed videos). Where the loader runs on
+    /// the CPU, the CPU decoders, unless [`ClipLoaderBuilder::cpu_decoders`] says otherwise.
     pub fn sessions(mut self, n: usize) -> Self {
         self.sessions = Some(n.max(1));
         self
@@ -272,24 +273,26 @@ impl ClipLoaderBuilder {
     ) -> Result<Decoders, LoaderError> {
         let to_cpu = routes.iter().any(|r| matches!(r, Ok(r) if r.is_cpu()));
         let to_nvdec = routes.iter().any(|r| matches!(r, Ok(r) if !r.is_cpu()));
-        let nvdec = if to_nvdec || !to_cpu {
-            let n = self.sessions.unwrap_or(7);
-            Some(DecoderPool::routed(device, n, None, self.routing)?)
-        } else {
-            None
-        };
+        let cpu_decoders = self.cpu_decoders.unwrap_or_else(|| {
+            let budget = crate::default_core_budget();
+            node.map_or(budget, |n| budget.min(n.budget(crate::local_loaders())))
+        });
         let cpu = if to_cpu {
-            let n = self.cpu_decoders.unwrap_or_else(|| {
-                let budget = crate::default_core_budget();
-                node.map_or(budget, |n| budget.min(n.budget(crate::local_loaders())))
-            });
             Some(DecoderPool::routed_named(
                 device,
-                n,
+                cpu_decoders,
                 None,
                 self.routing,
                 "gm-cpu-route",
             )?)
+        } else {
+            None
+        };
+        let nvdec = if to_nvdec || !to_cpu {
+            let n = self
+                .sessions
+                .unwrap_or_else(|| default_sessions(to_cpu.then_some(cpu_decoders)));
+            Some(DecoderPool::routed(device, n, None, self.routing)?)
         } else {
             None
         };
@@ -318,6 +321,17 @@ impl ClipLoaderBuilder {
         let pool = WorkerPool::new(n, "gm-clips-cpu", move |_| CpuDecoder::new(threads))?;
         Ok((routes, pool))
     }
+}
+
+/// NVDEC sessions when the user sets none: 7, the decode engines of an H100 or H200; where
+/// the dataset also has videos routed to the CPU (`cpu_decoders` of them), twice the CPU
+/// decoders, at least 7. An NVDEC job hands its CPU-routed videos to the CPU decoders and
+/// waits for them, so with 7 sessions both the engines and the cores idled: a 1 AV1 : 2
+/// H.264 mix on an H200 host with 16 CPU decoders ran 1,459 frames/s with 7 sessions, 1,935
+/// with 16 and 2,256 with 32 (bench/results/2026-11-29-h200-nvdec-sleeping-waits). Sessions
+/// waiting on their parts sleep, and decoders are created on use within the memory budget.
+fn default_sessions(cpu_decoders: Option<usize>) -> usize {
+    cpu_decoders.map_or(7, |n| (2 * n).max(7))
 }
 
 /// Jobs in flight when the user sets none. NVDEC jobs take about as long as one another, so
@@ -580,7 +594,16 @@ impl ClipLoader {
 
 #[cfg(test)]
 mod tests {
-    use super::default_window;
+    use super::{default_sessions, default_window};
+
+    #[test]
+    fn mixed_datasets_get_two_sessions_per_cpu_decoder() {
+        // NVDEC alone: the engines of an H100 or H200.
+        assert_eq!(default_sessions(None), 7);
+        // Beside CPU decoders: twice as many, never fewer than alone.
+        assert_eq!(default_sessions(Some(16)), 32);
+        assert_eq!(default_sessions(Some(2)), 7);
+    }
 
     #[test]
     fn cpu_decoders_get_a_wider_window_in_batches_not_jobs() {

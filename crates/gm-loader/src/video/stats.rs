@@ -53,6 +53,13 @@ pub struct ClipStats {
     pub cpu_runs: u64,
     /// Time in libavcodec, summed over sessions, microseconds.
     pub cpu_decode_us: u64,
+    /// Of `cpu_decode_us`: staging CPU-decoded frames for the GPU (packing into pinned
+    /// memory, queueing the copy), microseconds.
+    pub cpu_stage_us: u64,
+    /// Of `cpu_stage_us`: waiting for a staging buffer's previous copy, microseconds.
+    pub cpu_stage_wait_us: u64,
+    /// Of `cpu_decode_us`: enqueuing the GPU work for CPU-decoded frames, microseconds.
+    pub cpu_consume_us: u64,
     /// Videos of NVDEC jobs handed to the CPU-route sessions (a job's CPU-routed videos
     /// decode there while the job's session decodes its own on NVDEC).
     pub cpu_parts: u64,
@@ -84,6 +91,9 @@ impl ClipStats {
         self.cpu_frames_decoded += after.cpu.frames - before.cpu.frames;
         self.cpu_runs += after.cpu.runs - before.cpu.runs;
         self.cpu_decode_us += (after.cpu.decode_ns - before.cpu.decode_ns) / 1000;
+        self.cpu_stage_us += (after.cpu.stage_ns - before.cpu.stage_ns) / 1000;
+        self.cpu_stage_wait_us += (after.cpu.stage_wait_ns - before.cpu.stage_wait_ns) / 1000;
+        self.cpu_consume_us += (after.cpu.consume_ns - before.cpu.consume_ns) / 1000;
         self.runs += after.runs - before.runs;
         self.session_time.add(&after.time.since(&before.time));
     }

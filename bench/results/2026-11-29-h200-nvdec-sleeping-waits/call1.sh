@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue 44: where the CPU route's time per AV1 frame goes (staging, its wait, the consumer),
+# alone and in the mix; staging events that sleep; the context's blocking sync.
+set -u
+REPO=$PWD; H=$REPO/.hs/g125; W=/tmp/w; mkdir -p $W/ff
+tar -xJf $H/avlibs.tar.xz -C $W/ff && cp $H/*.mp4 $W/ && xz -dc $H/clips.xz > $W/clips && chmod +x $W/clips
+(cd $W/ff && ln -sf libavcodec-*.so.61.* libavcodec.so.61 && ln -sf libavutil-*.so.59.* libavutil.so.59)
+export GM_FFMPEG_DIR=$W/ff LD_LIBRARY_PATH=$W/ff${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; date -u; uname -r; lscpu | grep -E "Model name|Thread|Core|Socket"; } > $OUT/env.txt
+export GM_BENCH_REPS=3 GM_BENCH_DEVICE=0 GM_BENCH_SESSIONS=16 GM_BENCH_GOP_CACHE=0 GM_BENCH_ACCESS=random GM_BENCH_RANDOM_BATCHES=100000 GM_BENCH_COPIES=4
+A=$W/bench_1080p_av1.mp4; B=$W/bench_1080p_h264.mp4
+row() { local tag=$1 t=$2; shift 2; timeout $t $W/clips "$@" 2>>$OUT/clips.err | sed "s/^{/{\"tag\":\"$tag\",/" | tee -a $OUT/rows.jsonl | python3 -c "
+import json,sys
+for j in map(json.loads, sys.stdin):
+    print(j['tag'], j['video'], 'fps', j['fps'], 'spread', j['spread'], 'cores', round(j['fps']*j['cpu_ms_per_1000_frames']/1e6,1), 'cpu_dec', j['cpu_frames_decoded'], 'ms/dec', j['cpu_decode_ms_per_decoded_frame'], 'stage', j['cpu_stage_ms_per_decoded_frame'], 'wait', j['cpu_stage_wait_ms_per_decoded_frame'], 'consume', j['cpu_consume_ms_per_decoded_frame'], j['cores_by_thread'])" | tee -a $OUT/summary.txt; }
+M="$A $A $B $B $B $B $B"
+row av1 150 $A
+GM_BENCH_COPIES=8 row h264 100 $B
+GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix 100 $M
+GM_EXP_STAGING_BLOCKING=1 GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix-blockev 100 $M
+GM_EXP_STAGING_BLOCKING=1 row av1-blockev 100 $A
+GM_BENCH_BLOCKING_SYNC=1 GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix-bsync 100 $M
+GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix 100 $M
+GM_EXP_STAGING_BLOCKING=1 GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix-blockev 100 $M
+row av1 100 $A
+tail -n 3 $OUT/clips.err
