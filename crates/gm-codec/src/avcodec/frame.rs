@@ -77,15 +77,19 @@ fn interleave(row: &mut [u8], u: &[u8], v: &[u8], bps: usize, shift: u32) {
         }
         return;
     }
-    let wide = |s: &[u8]| (u16::from_le_bytes([s[0], s[1]]) << shift).to_le_bytes();
     for ((d, a), b) in row
         .chunks_exact_mut(4)
         .zip(u.chunks_exact(2))
         .zip(v.chunks_exact(2))
     {
-        d[..2].copy_from_slice(&wide(a));
-        d[2..].copy_from_slice(&wide(b));
+        d[..2].copy_from_slice(&widen(a, shift));
+        d[2..].copy_from_slice(&widen(b, shift));
     }
+}
+
+/// A 16-bit little-endian sample with its value moved to the high bits (P016's layout).
+fn widen(s: &[u8], shift: u32) -> [u8; 2] {
+    (u16::from_le_bytes([s[0], s[1]]) << shift).to_le_bytes()
 }
 
 /// A requested frame decoded on the CPU, in the decoder's memory while the consumer runs.
@@ -185,7 +189,7 @@ impl HostFrame<'_> {
                 dst.copy_from_slice(src);
             } else {
                 for (d, s) in dst.chunks_exact_mut(2).zip(src.chunks_exact(2)) {
-                    d.copy_from_slice(&(u16::from_le_bytes([s[0], s[1]]) << shift).to_le_bytes());
+                    d.copy_from_slice(&widen(s, shift));
                 }
             }
         }

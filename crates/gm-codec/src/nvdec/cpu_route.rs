@@ -4,12 +4,12 @@
 //! kind of frame whichever decoder made it.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use gm_cuda::{Device, DeviceBuffer, Event, PinnedBuffer, Stream};
 use gm_demux::{DecodePlan, PacketSource};
 
 use super::frame::DecodedFrame;
+use super::stats::timed;
 use crate::avcodec::{CpuDecoder, CpuDecoderStats, HostFrame};
 use crate::error::{CodecError, Result};
 use crate::route::StreamKind;
@@ -85,15 +85,15 @@ impl CpuRoute {
         let stager = &mut self.stager;
         let (stage_ns, consume_ns) = (&mut self.stage_ns, &mut self.consume_ns);
         self.decoder.decode(source, plan, &mut |host| {
-            let started = Instant::now();
-            let staged = stager.stage(device, stream, host).map_err(|e| match e {
-                CodecError::Decode { frame, reason, .. } => CodecError::Decode {
-                    file: file.to_path_buf(),
-                    frame,
-                    reason,
-                },
-                other => other,
-            })?;
+            let staged =
+                timed(stage_ns, || stager.stage(device, stream, host)).map_err(|e| match e {
+                    CodecError::Decode { frame, reason, .. } => CodecError::Decode {
+                        file: file.to_path_buf(),
+                        frame,
+                        reason,
+                    },
+                    other => other,
+                })?;
             let frame = DecodedFrame {
                 frame: host.frame,
                 pts: host.pts,
@@ -111,11 +111,7 @@ impl CpuRoute {
                 status: host.status,
                 stream,
             };
-            let staged_at = Instant::now();
-            *stage_ns += (staged_at - started).as_nanos() as u64;
-            let consumed = consumer(&frame);
-            *consume_ns += staged_at.elapsed().as_nanos() as u64;
-            consumed
+            timed(consume_ns, || consumer(&frame))
         })
     }
 }
@@ -139,9 +135,7 @@ impl Stager {
         let slot = self.next;
         self.next = (self.next + 1) % STAGING;
         // An event never recorded counts as complete.
-        let waiting = Instant::now();
-        self.copied[slot].synchronize()?;
-        self.wait_ns += waiting.elapsed().as_nanos() as u64;
+        timed(&mut self.wait_ns, || self.copied[slot].synchronize())?;
         if self.staging[slot].len() < bytes {
             self.staging[slot] = PinnedBuffer::alloc(device, bytes, true)?;
         }
