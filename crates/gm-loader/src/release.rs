@@ -4,6 +4,11 @@
 //! session's). A consumer whose reads are still queued on its own stream when it drops a batch
 //! calls `record_stream` first (PyTorch's contract); on drop the filling stream then waits for
 //! those reads, so the pool's fence, recorded after, covers them.
+//!
+//! A clip batch may be finished on another stream than the one its memory was taken for (a
+//! job's last CPU part finishes it, see the clip loader's `parts`): the pool fences on the
+//! stream of the taking, so that stream must first wait for the finishing stream's work, which
+//! [`Rejoin`] does when it drops.
 
 use gm_cuda::{CudaError, Event, Stream};
 
@@ -12,6 +17,8 @@ use gm_cuda::{CudaError, Event, Stream};
 pub(crate) struct Release {
     stage: Stream,
     after: Vec<Event>,
+    /// Where the memory was taken on another stream than `stage`: ordered after it last.
+    rejoin: Option<Rejoin>,
 }
 
 impl Release {
@@ -20,6 +27,17 @@ impl Release {
         Release {
             stage,
             after: Vec::new(),
+            rejoin: None,
+        }
+    }
+
+    /// Memory filled on `stage` and taken from the pool on `home` (where the two differ).
+    pub(crate) fn rejoining(stage: Stream, home: Option<Stream>) -> Release {
+        let rejoin = home.map(|home| Rejoin::new(stage.clone(), home));
+        Release {
+            stage,
+            after: Vec::new(),
+            rejoin,
         }
     }
 
@@ -43,6 +61,48 @@ impl Drop for Release {
                 tracing::error!(error = %err, "could not order a batch's release after its consumer; synchronizing");
                 let _ = e.synchronize();
             }
+        }
+        // After the consumers' reads: the pool's fence on the home stream then covers them.
+        drop(self.rejoin.take());
+    }
+}
+
+/// Orders a home stream (where pooled memory was taken, and where the pool fences it when it
+/// goes back) after the work queued so far on another stream that wrote it, when dropped.
+/// Declared before the memory it covers, so that it drops first.
+#[derive(Debug)]
+pub(crate) struct Rejoin {
+    from: Stream,
+    home: Stream,
+}
+
+impl Rejoin {
+    /// `home` will wait for `from`'s work at the time of the drop.
+    pub(crate) fn new(from: Stream, home: Stream) -> Rejoin {
+        Rejoin { from, home }
+    }
+
+    /// The stream the memory was taken on.
+    pub(crate) fn home(&self) -> &Stream {
+        &self.home
+    }
+
+    fn order(&self) -> Result<(), CudaError> {
+        let e = Event::new(self.from.device())?;
+        e.record(&self.from)?;
+        if let Err(err) = self.home.wait(&e) {
+            tracing::error!(error = %err, "could not order a batch's home stream after its finishing stream; synchronizing");
+            e.synchronize()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Rejoin {
+    fn drop(&mut self) {
+        if let Err(err) = self.order() {
+            tracing::error!(error = %err, "could not order a batch's memory after its finishing stream; synchronizing the stream");
+            let _ = self.from.synchronize();
         }
     }
 }

@@ -30,17 +30,17 @@ pub struct ClipBatch {
 }
 
 impl ClipBatch {
-    /// A batch; `gpu` is the ready event and the stream the memory goes back on.
+    /// A batch; `gpu` is the ready event and how the memory goes back.
     pub(crate) fn new(
         frames: Images,
         episodes: Vec<usize>,
         sources: Vec<Vec<(usize, Vec<usize>)>>,
         epoch: u64,
         position: usize,
-        gpu: Option<(Arc<Event>, Stream)>,
+        gpu: Option<(Arc<Event>, Release)>,
     ) -> ClipBatch {
         let (ready_event, release) = match gpu {
-            Some((event, stage)) => (Some(event), Some(Release::new(stage))),
+            Some((event, release)) => (Some(event), Some(release)),
             None => (None, None),
         };
         ClipBatch {

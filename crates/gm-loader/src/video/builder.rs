@@ -57,8 +57,8 @@ impl ClipLoaderBuilder {
     }
 
     /// NVDEC sessions on a GPU, one thread each (default 7, the decode engines of an H100 or
-    /// H200; where the dataset also has videos routed to the CPU, twice the CPU decoders, at
-    /// least 7, since NVDEC jobs wait for their CPU-routed videos). Where the loader runs on
+    /// H200; where the dataset also has videos routed to the CPU, one per CPU decoder, at
+    /// least 7). Where the loader runs on
     /// the CPU, the CPU decoders, unless [`ClipLoaderBuilder::cpu_decoders`] says otherwise.
     pub fn sessions(mut self, n: usize) -> Self {
         self.sessions = Some(n.max(1));
@@ -324,14 +324,16 @@ impl ClipLoaderBuilder {
 }
 
 /// NVDEC sessions when the user sets none: 7, the decode engines of an H100 or H200; where
-/// the dataset also has videos routed to the CPU (`cpu_decoders` of them), twice the CPU
-/// decoders, at least 7. An NVDEC job hands its CPU-routed videos to the CPU decoders and
-/// waits for them, so with 7 sessions both the engines and the cores idled: a 1 AV1 : 2
-/// H.264 mix on an H200 host with 16 CPU decoders ran 1,459 frames/s with 7 sessions, 1,935
-/// with 16 and 2,256 with 32 (bench/results/2026-11-29-h200-nvdec-sleeping-waits). Sessions
-/// waiting on their parts sleep, and decoders are created on use within the memory budget.
+/// the dataset also has videos routed to the CPU (`cpu_decoders` of them), as many as the CPU
+/// decoders, at least 7. An NVDEC job hands its CPU-routed videos to the CPU decoders and,
+/// when they are slower than its own, leaves its last batches to them and goes on (see
+/// `decode/parts.rs`), so sessions no longer wait for the cores; more of them only take cores
+/// from the CPU decoders. On a 2 AV1 : 3 H.264 mix on an H200 host with 16 CPU
+/// decoders: 2,248 frames/s with 7 sessions, 2,319-2,391 with 16 and 2,157 with 32
+/// (bench/results/2026-11-30-h200-parked-jobs). Before jobs left their tails, sessions waited
+/// and 32 was best.
 fn default_sessions(cpu_decoders: Option<usize>) -> usize {
-    cpu_decoders.map_or(7, |n| (2 * n).max(7))
+    cpu_decoders.map_or(7, |n| n.max(7))
 }
 
 /// Jobs in flight when the user sets none. NVDEC jobs take about as long as one another, so
@@ -597,11 +599,11 @@ mod tests {
     use super::{default_sessions, default_window};
 
     #[test]
-    fn mixed_datasets_get_two_sessions_per_cpu_decoder() {
+    fn mixed_datasets_get_a_session_per_cpu_decoder() {
         // NVDEC alone: the engines of an H100 or H200.
         assert_eq!(default_sessions(None), 7);
-        // Beside CPU decoders: twice as many, never fewer than alone.
-        assert_eq!(default_sessions(Some(16)), 32);
+        // Beside CPU decoders: as many, never fewer than alone.
+        assert_eq!(default_sessions(Some(16)), 16);
         assert_eq!(default_sessions(Some(2)), 7);
     }
 

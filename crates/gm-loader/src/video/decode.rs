@@ -14,7 +14,7 @@ use crossbeam_channel::Sender;
 use gm_codec::PoolHandle;
 use gm_codec::avcodec::CpuDecoder;
 use gm_codec::nvdec::{DecodedFrame, DecoderSession, FrameStatus, SessionStats, SurfaceFormat};
-use gm_cuda::{Device, DevicePool, Stream, Tensor};
+use gm_cuda::{Device, DevicePool, Event, Stream, Tensor};
 use gm_demux::{ChromaLocation, DisplayOrientation};
 use gm_transforms::cpu::HostImage;
 use gm_transforms::{
@@ -29,6 +29,7 @@ use super::stats::ClipStats;
 use super::worker::{JobDecoder, PackedFrame, Slab, cpu_session_stats, write_host_slot};
 use crate::bad_samples::BadSamples;
 use crate::error::{LoaderError, SampleError, SampleErrorKind};
+use crate::release::Rejoin;
 
 mod finish;
 mod parts;
@@ -138,6 +139,10 @@ struct Filling {
     plans: Vec<Vec<FusedOp>>,
     /// What runs after the fused kernel, per clip and camera (GaussianBlur, GaussianNoise).
     posts: Vec<Vec<Passes>>,
+    /// Where the batch is finished on another stream than its memory was taken on: orders
+    /// that stream after the finishing one before `flat` and `scratch` go back to the pool
+    /// (declared before them, so it drops first).
+    rejoin: Option<Rejoin>,
     flat: Slab,
     /// With a blur in the chain: the fused kernel's u8 HWC frames, which the blur pass reads.
     scratch: Option<Slab>,
@@ -261,7 +266,7 @@ impl Shared {
             filling.push(Some(self.start_batch(w, epoch, position, episodes)?));
         }
         let started_us = started.elapsed().as_micros() as u64;
-        let (order, wanted) = requests(&mut filling);
+        let (order, mut wanted) = requests(&mut filling);
         let mut parts = match hand_out {
             true => self.hand_out(w, &order, &wanted, &filling, stop)?,
             false => parts::Parts::default(),
@@ -276,26 +281,75 @@ impl Shared {
                 let failed = self.decode_video(w, v, slots, &mut filling);
                 video_done(&mut filling, slots, failed);
             }
-            parts.collect(self, w, &wanted, &mut filling, false)?;
+            parts.collect(self, w, &wanted, &mut filling)?;
             if !self.send_ready(w, epoch, &mut filling, &mut sent, out) {
                 return Ok(());
             }
         }
-        while parts.waiting() {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            parts.collect(self, w, &wanted, &mut filling, true)?;
-            if !self.send_ready(w, epoch, &mut filling, &mut sent, out) {
-                return Ok(());
-            }
-        }
+        let parked = self.park(
+            w,
+            epoch,
+            &mut parts,
+            &mut filling,
+            &mut wanted,
+            &mut sent,
+            out,
+            stop,
+        )?;
         let mut s = self.stats.lock();
         s.decode_us += started.elapsed().as_micros() as u64;
         s.count_sessions(&before, &w.stats());
         s.start_us += started_us;
         s.finish_us += sent.finish_us;
+        s.parked_jobs += u64::from(parked);
         Ok(())
+    }
+
+    /// Once the job's own videos are decoded: takes in its parts as they end, or, while some
+    /// are out, leaves the rest of the job to them (true) so the session can go on.
+    #[allow(clippy::too_many_arguments)]
+    fn park(
+        &self,
+        w: &mut Worker<'_>,
+        epoch: u64,
+        parts: &mut parts::Parts,
+        filling: &mut Vec<Option<Filling>>,
+        wanted: &mut HashMap<usize, Vec<Slot>>,
+        sent: &mut Sent,
+        out: &Sender<Outcome>,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<bool, LoaderError> {
+        while parts.pending() {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            if let Some(home) = w.stream() {
+                let own = match &self.gpu {
+                    Some(gpu) => Event::new(&gpu.device)?,
+                    None => break,
+                };
+                own.record(home)?;
+                let parked = parts.park(|parts| parts::Tail {
+                    epoch,
+                    filling: std::mem::take(filling),
+                    wanted: std::mem::take(wanted),
+                    parts,
+                    sent: std::mem::take(sent),
+                    out: out.clone(),
+                    stop: stop.clone(),
+                    own,
+                    home: home.clone(),
+                });
+                if parked {
+                    return Ok(true);
+                }
+            }
+            parts.collect(self, w, wanted, filling)?;
+            if !self.send_ready(w, epoch, filling, sent, out) {
+                return Ok(false);
+            }
+        }
+        Ok(false)
     }
 
     /// Finishes and sends the job's batches whose videos are all decoded, in order; false
@@ -379,6 +433,7 @@ impl Shared {
             clips,
             plans,
             posts,
+            rejoin: None,
             flat,
             scratch,
             spec,

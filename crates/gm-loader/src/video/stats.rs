@@ -67,6 +67,9 @@ pub struct ClipStats {
     pub cpu_parts_taken_back: u64,
     /// Of `cpu_parts`: parts not decoded because the consumer dropped their epoch first.
     pub cpu_parts_dropped: u64,
+    /// NVDEC jobs whose own videos were decoded before their CPU parts: the last part
+    /// finished their batches on its session while the NVDEC session took the next job.
+    pub parked_jobs: u64,
 }
 
 impl ClipStats {

@@ -11,6 +11,7 @@ use gm_transforms::{BatchOpsKernel, Blur, BlurKernel, Noise, Passes, RandomErasi
 
 use super::{Filling, Outcome, Shared, Slot, Worker, clip_slots, slots_per_clip, with_item};
 use crate::error::{LoaderError, SampleError, SampleErrorKind};
+use crate::release::Release;
 use crate::tensors::{HostTensor, Images};
 use crate::video::batch::ClipBatch;
 use crate::video::worker::Slab;
@@ -182,7 +183,9 @@ impl Shared {
                 let mut frames = flat.view(0, &shape, spec.dtype)?;
                 frames.set_ready_event(event.clone());
                 let stage = session.stream().clone();
-                (Images::Device(frames), Some((event, stage)))
+                let home = b.rejoin.as_ref().map(|r| r.home().clone());
+                let release = Release::rejoining(stage, home);
+                (Images::Device(frames), Some((event, release)))
             }
             (Slab::Host(mut data), _) => {
                 data.truncate(shape.iter().product::<usize>() * spec.dtype.size());

@@ -3,92 +3,131 @@
 //! CPU; decoded on the session's own thread they would leave its NVDEC work waiting behind
 //! them and the CPU-route sessions idle. Instead each such video goes, as a part, to the
 //! CPU-route sessions at the start of the job: the part writes its frames into the job's
-//! batch tensors (other slots than the job's own) on its session's stream, and the job's
-//! stream waits for the part's event before it finishes a batch. The frames and the bad
-//! clips are the same whichever thread decodes a video, so batches do not change.
+//! batch tensors (other slots than the job's own) on its session's stream, and the stream
+//! that finishes a batch waits for the part's event first. The frames and the bad clips are
+//! the same whichever thread decodes a video, so batches do not change.
+//!
+//! A job whose own videos are decoded while parts are still out does not wait for them: it
+//! leaves its [`Tail`] with the parts, and the last part to end finishes the job's batches on
+//! its own session. Waiting, the NVDEC session would idle for as long as the CPU takes over
+//! the job's AV1 (half its time in a 1:2 mix), and the CPU would idle in turn whenever every
+//! session waited; freed, the session starts the next job, whose parts keep the CPU's queue
+//! fed. Jobs in flight stay bounded by the loader's window.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
-use crossbeam_channel::{Receiver, TryRecvError};
+use crossbeam_channel::Sender;
 use gm_codec::nvdec::DecoderSession;
-use gm_cuda::Event;
+use gm_cuda::{Event, Stream};
+use parking_lot::Mutex;
 
-use super::{Filling, Shared, Slot, Worker, video_done};
+use super::{Filling, Outcome, Sent, Shared, Slot, Worker, video_done};
 use crate::error::{LoaderError, SampleErrorKind};
+use crate::release::Rejoin;
 use crate::video::worker::Slab;
 
-/// What a part sends back: the slots that failed and why, and the event after its writes.
-pub(super) struct PartDone {
-    failed: Vec<(Slot, SampleErrorKind)>,
-    written: Event,
+/// How a part ended.
+enum PartEnd {
+    /// Decoded: the slots that failed and why, and the event after its writes.
+    Done {
+        failed: Vec<(Slot, SampleErrorKind)>,
+        written: Event,
+    },
+    /// Not decoded: the epoch stopped before the part began (nobody will send the batches it
+    /// was for).
+    Dropped,
+    /// Could not run, and why: the job decodes the video itself.
+    Failed(String),
 }
 
-/// A part's outcome; `None` when the epoch stopped before the part began (nobody will send
-/// the batches it was for).
-type PartResult = gm_codec::Result<Result<Option<PartDone>, LoaderError>>;
+/// What a job and its parts share.
+#[derive(Default)]
+struct Board {
+    /// Parts ended and not yet taken in, by video.
+    ended: Vec<(usize, PartEnd)>,
+    /// Parts not ended yet.
+    out: usize,
+    /// The job's rest, once its own videos are decoded, for the last part to finish.
+    tail: Option<Tail>,
+}
 
-/// The parts a job handed out, by video.
+/// The parts a job handed out.
 #[derive(Default)]
 pub(super) struct Parts {
-    /// Every video handed out, collected or not: the job never decodes these itself.
+    /// Every video handed out, taken in or not: the job never decodes these itself.
     handed: Vec<usize>,
-    /// The parts not collected yet.
-    waiting: Vec<(usize, Receiver<PartResult>)>,
+    board: Arc<Mutex<Board>>,
+}
+
+/// The rest of a job whose own videos are decoded and whose parts are still out: its
+/// batches, and what finishing them takes on another session.
+pub(super) struct Tail {
+    pub(super) epoch: u64,
+    pub(super) filling: Vec<Option<Filling>>,
+    pub(super) wanted: HashMap<usize, Vec<Slot>>,
+    pub(super) parts: Parts,
+    pub(super) sent: Sent,
+    pub(super) out: Sender<Outcome>,
+    pub(super) stop: Arc<AtomicBool>,
+    /// Recorded on the job's stream after its own writes.
+    pub(super) own: Event,
+    /// The job's stream, where its batches' memory was taken from the pool.
+    pub(super) home: Stream,
 }
 
 impl Parts {
     /// Whether video `v` was handed out as a part (the job leaves it alone, also once the
-    /// part is collected: its video already counts as done).
+    /// part is taken in: its video already counts as done).
     pub(super) fn holds(&self, v: usize) -> bool {
         self.handed.contains(&v)
     }
 
-    /// Whether parts are still out.
-    pub(super) fn waiting(&self) -> bool {
-        !self.waiting.is_empty()
+    /// Whether parts are out or ended and not taken in.
+    pub(super) fn pending(&self) -> bool {
+        let b = self.board.lock();
+        b.out > 0 || !b.ended.is_empty()
     }
 
-    /// Takes in the parts that are done (with `block`, waits for the oldest when none is):
-    /// the job's stream waits for each part's writes and its video counts as done. A part
-    /// that could not run is decoded by the job itself.
+    /// Leaves the job's rest (made by `tail` from these parts) to its last part: true when
+    /// parts are still out and none ended untaken, false (`tail` not called) when the job
+    /// must take them in.
+    pub(super) fn park(&self, tail: impl FnOnce(Parts) -> Tail) -> bool {
+        let mut b = self.board.lock();
+        if b.out == 0 || !b.ended.is_empty() {
+            return false;
+        }
+        b.tail = Some(tail(Parts {
+            handed: self.handed.clone(),
+            board: self.board.clone(),
+        }));
+        true
+    }
+
+    /// Takes in the parts that ended: the worker's stream waits for each part's writes and
+    /// its video counts as done. A part that could not run is decoded on `w`.
     pub(super) fn collect(
         &mut self,
         shared: &Shared,
         w: &mut Worker<'_>,
         wanted: &HashMap<usize, Vec<Slot>>,
         filling: &mut [Option<Filling>],
-        block: bool,
     ) -> Result<(), LoaderError> {
-        let mut k = 0;
-        while k < self.waiting.len() {
-            let got = match self.waiting[k].1.try_recv() {
-                Err(TryRecvError::Empty) if !(block && k == 0) => {
-                    k += 1;
-                    continue;
-                }
-                Err(TryRecvError::Empty) => self.waiting[k].1.recv().ok(),
-                Err(TryRecvError::Disconnected) => None,
-                Ok(r) => Some(r),
-            };
-            let (v, _) = self.waiting.remove(k);
+        let ended = std::mem::take(&mut self.board.lock().ended);
+        for (v, end) in ended {
             let slots = &wanted[&v];
-            match got {
-                Some(Ok(Ok(Some(done)))) => {
+            match end {
+                PartEnd::Done { failed, written } => {
                     if let Some(stream) = w.stream() {
-                        stream.wait(&done.written)?;
+                        stream.wait(&written)?;
                     }
-                    video_done(filling, slots, done.failed);
+                    video_done(filling, slots, failed);
                 }
                 // The epoch stopped: the video stays undone, so its batches are never sent.
-                Some(Ok(Ok(None))) => {}
-                other => {
-                    let why = match other {
-                        Some(Ok(Err(e))) => e.to_string(),
-                        Some(Err(e)) => e.to_string(),
-                        _ => "the part's session is gone".into(),
-                    };
+                PartEnd::Dropped => {}
+                PartEnd::Failed(why) => {
                     tracing::warn!(video = v, %why, "a CPU-route part failed; decoding it in the job");
                     shared.stats.lock().cpu_parts_taken_back += 1;
                     let failed = shared.decode_video(w, v, slots, filling);
@@ -97,6 +136,47 @@ impl Parts {
             }
         }
         Ok(())
+    }
+}
+
+/// A handed-out part's place on its job's board: it posts how the part ended exactly once,
+/// when the part runs or, dropped unrun (its pool is gone), as a failure.
+struct Post {
+    board: Option<Arc<Mutex<Board>>>,
+    v: usize,
+}
+
+impl Post {
+    /// Posts `end`; the job's tail when this was its last part and the job left it.
+    fn end(mut self, end: PartEnd) -> Option<Tail> {
+        let board = self.board.take()?;
+        let mut b = board.lock();
+        b.ended.push((self.v, end));
+        b.out = b.out.saturating_sub(1);
+        if b.out == 0 { b.tail.take() } else { None }
+    }
+}
+
+impl Drop for Post {
+    fn drop(&mut self) {
+        if self.board.is_none() {
+            return;
+        }
+        let gone = Post {
+            board: self.board.take(),
+            v: self.v,
+        };
+        if gone
+            .end(PartEnd::Failed("the part's session is gone".into()))
+            .is_some()
+        {
+            // Only when the loader shuts down: the tail's batches are dropped unsent, which
+            // the epoch reports as a job that ended without them.
+            tracing::error!(
+                video = self.v,
+                "a job's last CPU part never ran; its batches are lost"
+            );
+        }
     }
 }
 
@@ -127,7 +207,13 @@ impl Shared {
         // starts after that point.
         let taken = Arc::new(Event::new(&gpu.device)?);
         taken.record(stream)?;
-        let mut parts = Parts::default();
+        let parts = Parts {
+            handed: theirs.clone(),
+            board: Arc::new(Mutex::new(Board {
+                out: theirs.len(),
+                ..Board::default()
+            })),
+        };
         for v in theirs {
             let slots = wanted[&v].clone();
             let shares: Vec<Option<Filling>> = filling
@@ -139,26 +225,36 @@ impl Shared {
                 })
                 .collect();
             let (shared, taken, stop) = (self.clone(), taken.clone(), stop.clone());
-            let rx = sessions.submit(move |session: &mut DecoderSession| {
+            let post = Post {
+                board: Some(parts.board.clone()),
+                v,
+            };
+            // The pool's own answer is not needed: the part posts on the board.
+            let _ = sessions.submit(move |session: &mut DecoderSession| {
                 // Parts queue behind one another: one left from an epoch the consumer
                 // dropped would take the cores from the next.
-                if stop.load(Ordering::Relaxed) {
+                let end = if stop.load(Ordering::Relaxed) {
                     shared.stats.lock().cpu_parts_dropped += 1;
-                    return Ok(Ok(None));
+                    PartEnd::Dropped
+                } else {
+                    match shared.decode_part(session, &taken, v, &slots, shares) {
+                        Ok((failed, written)) => PartEnd::Done { failed, written },
+                        Err(e) => PartEnd::Failed(e.to_string()),
+                    }
+                };
+                if let Some(tail) = post.end(end) {
+                    shared.finish_tail(session, tail);
                 }
-                Ok(shared
-                    .decode_part(session, &taken, v, &slots, shares)
-                    .map(Some))
+                Ok(())
             });
-            parts.handed.push(v);
-            parts.waiting.push((v, rx));
         }
-        self.stats.lock().cpu_parts += parts.waiting.len() as u64;
+        self.stats.lock().cpu_parts += parts.handed.len() as u64;
         Ok(parts)
     }
 
     /// Decodes video `v`'s `slots` into the job's batch tensors (`shares`) on a CPU-route
-    /// session, after the job's `taken` event.
+    /// session, after the job's `taken` event: the slots that failed, and the event after
+    /// the writes.
     fn decode_part(
         &self,
         session: &mut DecoderSession,
@@ -166,7 +262,7 @@ impl Shared {
         v: usize,
         slots: &[Slot],
         mut shares: Vec<Option<Filling>>,
-    ) -> Result<PartDone, LoaderError> {
+    ) -> Result<(Vec<(Slot, SampleErrorKind)>, Event), LoaderError> {
         let gpu = self.gpu.as_ref().ok_or_else(|| {
             LoaderError::Config("a CPU-route part in a loader that runs on the CPU".into())
         })?;
@@ -180,12 +276,55 @@ impl Shared {
             if let Some(stream) = w.stream() {
                 written.record(stream)?;
             }
-            Ok(PartDone { failed, written })
+            Ok((failed, written))
         });
-        // The job's tensors outlive these views: it waits for this result before it
-        // finishes a batch, so the pool's fence is recorded on the job's stream.
+        // The job's tensors outlive these views: whoever finishes a batch waits for this
+        // part's event first, and its memory goes back fenced after that.
         drop(shares);
         done
+    }
+
+    /// Finishes a job's `tail` on the session of its last part, sending its batches.
+    fn finish_tail(&self, session: &mut DecoderSession, mut tail: Tail) {
+        let Some(gpu) = &self.gpu else {
+            return;
+        };
+        let started = Instant::now();
+        let r = self.with_kernel(gpu, session, |w| {
+            let before = w.stats();
+            let r = self.run_tail(w, &mut tail);
+            self.stats.lock().count_sessions(&before, &w.stats());
+            r
+        });
+        if let Err(e) = r {
+            let _ = tail.out.send(Err(e));
+        }
+        let us = started.elapsed().as_micros() as u64;
+        let mut s = self.stats.lock();
+        s.decode_us += us;
+        s.finish_us += us;
+    }
+
+    fn run_tail(&self, w: &mut Worker<'_>, tail: &mut Tail) -> Result<(), LoaderError> {
+        let Some(stream) = w.stream().cloned() else {
+            return Err(LoaderError::Config("a job's tail on the CPU".into()));
+        };
+        if let Some(gpu) = &self.gpu {
+            gpu.device.bind_to_thread()?;
+        }
+        // Set first, so that whatever happens next the memory goes back after this stream.
+        if stream.raw() != tail.home.raw() {
+            for b in tail.filling.iter_mut().flatten() {
+                b.rejoin = Some(Rejoin::new(stream.clone(), tail.home.clone()));
+            }
+        }
+        stream.wait(&tail.own)?;
+        tail.parts
+            .collect(self, w, &tail.wanted, &mut tail.filling)?;
+        if !tail.stop.load(Ordering::Relaxed) {
+            self.send_ready(w, tail.epoch, &mut tail.filling, &mut tail.sent, &tail.out);
+        }
+        Ok(())
     }
 }
 
@@ -207,6 +346,7 @@ impl Filling {
             clips: self.clips.clone(),
             plans: self.plans.clone(),
             posts: self.posts.clone(),
+            rejoin: None,
             flat: device(&self.flat)?,
             scratch,
             spec: self.spec,

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 44: jobs leave their tail to their last CPU part (parked jobs). GPU tests, then the
+# mix against its parts with AV1 read around the mixed rows; the mix also at 7 and default sessions.
+set -u
+REPO=$PWD; H=$REPO/.hs/g128; W=/tmp/w; mkdir -p $W/ff /tmp/b
+tar -xJf $H/avlibs.tar.xz -C $W/ff && cp $H/*.mp4 $W/
+for t in clips video nvdec; do xz -dc $H/$t.xz > /tmp/b/$t && chmod +x /tmp/b/$t; done
+(cd $W/ff && ln -sf libavcodec-*.so.61.* libavcodec.so.61 && ln -sf libavutil-*.so.59.* libavutil.so.59)
+export GM_FFMPEG_DIR=$W/ff LD_LIBRARY_PATH=$W/ff${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; date -u; uname -r; } > $OUT/env.txt
+(export GM_FIXTURES="$REPO/tests/media" GM_REQUIRE_GPU=1
+ cd $REPO/crates/gm-codec && echo "== nvdec" && timeout 150 /tmp/b/nvdec 2>&1 | grep -E "^test |^test result|panicked|failed" | tail -40
+ cd $REPO/crates/gm-loader && echo "== video" && timeout 200 /tmp/b/video --nocapture 2>&1 | grep -E "^test result|FAILED|panicked|failed|parked_jobs|parts dropped" | sed -E 's/.*(cpu_parts: [0-9]+).*(cpu_parts_dropped: [0-9]+, parked_jobs: [0-9]+).*/\1 \2/' | head -20) > $OUT/tests.txt 2>&1
+cat $OUT/tests.txt | tail -n 12
+export GM_BENCH_REPS=3 GM_BENCH_DEVICE=0 GM_BENCH_SESSIONS=16 GM_BENCH_GOP_CACHE=0 GM_BENCH_ACCESS=random GM_BENCH_RANDOM_BATCHES=100000 GM_BENCH_COPIES=4
+A=$W/bench_1080p_av1.mp4; B=$W/bench_1080p_h264.mp4
+row() { local tag=$1 t=$2; shift 2; timeout $t /tmp/b/clips "$@" 2>>$OUT/clips.err | sed "s/^{/{\"tag\":\"$tag\",/" | tee -a $OUT/rows.jsonl | python3 -c "
+import json,sys
+for j in map(json.loads, sys.stdin):
+    b=j['session_us_per_frame']
+    print(j['tag'], j['video'], 'fps', j['fps'], 'spread', j['spread'], 'threads', j['decoder_threads'], 'cores', round(j['fps']*j['cpu_ms_per_1000_frames']/1e6,2), 'parked', j.get('parked_jobs'), 'parts', j.get('cpu_parts'), {k: b[k] for k in ('decoded_wait','idle','other')}, j['cores_by_thread'])" | tee -a $OUT/summary.txt; }
+row av1 100 $A
+GM_BENCH_COPIES=8 row h264 70 $B
+row av1 70 $A
+read a b < <(python3 -c "
+import json
+r={}
+for j in map(json.loads, open('$OUT/rows.jsonl')): r.setdefault(j['video'], []).append(j['fps'])
+av=r['bench_1080p_av1.mp4']; k=max(r['bench_1080p_h264.mp4'])/(sum(av)/len(av))
+print(*min(((a,b) for a in (1,2) for b in range(1,9)), key=lambda p:(abs(p[1]/p[0]-k), p[0])))")
+echo "ratio $a AV1 : $b H.264 files" | tee -a $OUT/summary.txt
+M=""; for i in $(seq $a); do M="$M $A"; done; for i in $(seq $b); do M="$M $B"; done
+GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix 70 $M
+row av1 70 $A
+GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix 70 $M
+GM_BENCH_SESSIONS=7 GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix-s7 70 $M
+GM_BENCH_SESSIONS=0 GM_BENCH_COPIES=2 GM_BENCH_MIX=1 row mix-default 70 $M
+tail -n 3 $OUT/clips.err
