@@ -334,7 +334,11 @@ impl Shared {
                     filling: std::mem::take(filling),
                     wanted: std::mem::take(wanted),
                     parts,
-                    sent: std::mem::take(sent),
+                    // The time spent sending so far stays with the job's counters.
+                    sent: Sent {
+                        next: sent.next,
+                        finish_us: 0,
+                    },
                     out: out.clone(),
                     stop: stop.clone(),
                     own,
