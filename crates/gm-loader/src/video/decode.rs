@@ -31,6 +31,7 @@ use crate::bad_samples::BadSamples;
 use crate::error::{LoaderError, SampleError, SampleErrorKind};
 use crate::release::Rejoin;
 
+mod board;
 mod finish;
 mod parts;
 

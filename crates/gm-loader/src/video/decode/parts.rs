@@ -24,6 +24,7 @@ use gm_codec::nvdec::DecoderSession;
 use gm_cuda::{Event, Stream};
 use parking_lot::Mutex;
 
+use super::board::Board;
 use super::{Filling, Outcome, Sent, Shared, Slot, Worker, video_done};
 use crate::error::{LoaderError, SampleErrorKind};
 use crate::release::Rejoin;
@@ -43,23 +44,15 @@ enum PartEnd {
     Failed(String),
 }
 
-/// What a job and its parts share.
-#[derive(Default)]
-struct Board {
-    /// Parts ended and not yet taken in, by video.
-    ended: Vec<(usize, PartEnd)>,
-    /// Parts not ended yet.
-    out: usize,
-    /// The job's rest, once its own videos are decoded, for the last part to finish.
-    tail: Option<Tail>,
-}
+/// A job's board: its parts' ends and its tail.
+type JobBoard = Board<PartEnd, Tail>;
 
 /// The parts a job handed out.
 #[derive(Default)]
 pub(super) struct Parts {
     /// Every video handed out, taken in or not: the job never decodes these itself.
     handed: Vec<usize>,
-    board: Arc<Mutex<Board>>,
+    board: Arc<Mutex<JobBoard>>,
 }
 
 /// The rest of a job whose own videos are decoded and whose parts are still out: its
@@ -87,23 +80,18 @@ impl Parts {
 
     /// Whether parts are out or ended and not taken in.
     pub(super) fn pending(&self) -> bool {
-        let b = self.board.lock();
-        b.out > 0 || !b.ended.is_empty()
+        self.board.lock().pending()
     }
 
     /// Leaves the job's rest (made by `tail` from these parts) to its last part: true when
     /// parts are still out and none ended untaken, false (`tail` not called) when the job
     /// must take them in.
     pub(super) fn park(&self, tail: impl FnOnce(Parts) -> Tail) -> bool {
-        let mut b = self.board.lock();
-        if b.out == 0 || !b.ended.is_empty() {
-            return false;
-        }
-        b.tail = Some(tail(Parts {
+        let parts = || Parts {
             handed: self.handed.clone(),
             board: self.board.clone(),
-        }));
-        true
+        };
+        self.board.lock().park(|| tail(parts()))
     }
 
     /// Takes in the parts that ended: the worker's stream waits for each part's writes and
@@ -115,7 +103,7 @@ impl Parts {
         wanted: &HashMap<usize, Vec<Slot>>,
         filling: &mut [Option<Filling>],
     ) -> Result<(), LoaderError> {
-        let ended = std::mem::take(&mut self.board.lock().ended);
+        let ended = self.board.lock().take_ended();
         for (v, end) in ended {
             let slots = &wanted[&v];
             match end {
@@ -142,7 +130,7 @@ impl Parts {
 /// A handed-out part's place on its job's board: it posts how the part ended exactly once,
 /// when the part runs or, dropped unrun (its pool is gone), as a failure.
 struct Post {
-    board: Option<Arc<Mutex<Board>>>,
+    board: Option<Arc<Mutex<JobBoard>>>,
     v: usize,
 }
 
@@ -150,10 +138,7 @@ impl Post {
     /// Posts `end`; the job's tail when this was its last part and the job left it.
     fn end(mut self, end: PartEnd) -> Option<Tail> {
         let board = self.board.take()?;
-        let mut b = board.lock();
-        b.ended.push((self.v, end));
-        b.out = b.out.saturating_sub(1);
-        if b.out == 0 { b.tail.take() } else { None }
+        board.lock().post(self.v, end)
     }
 }
 
@@ -209,10 +194,7 @@ impl Shared {
         taken.record(stream)?;
         let parts = Parts {
             handed: theirs.clone(),
-            board: Arc::new(Mutex::new(Board {
-                out: theirs.len(),
-                ..Board::default()
-            })),
+            board: Arc::new(Mutex::new(Board::new(theirs.len()))),
         };
         for v in theirs {
             let slots = wanted[&v].clone();
