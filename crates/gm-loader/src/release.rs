@@ -31,9 +31,9 @@ impl Release {
         }
     }
 
-    /// Memory filled on `stage` and taken from the pool on `home` (where the two differ).
-    pub(crate) fn rejoining(stage: Stream, home: Option<Stream>) -> Release {
-        let rejoin = home.map(|home| Rejoin::new(stage.clone(), home));
+    /// Memory filled on `stage`, and taken from the pool on another stream where `rejoin`
+    /// (from `stage`) says so.
+    pub(crate) fn rejoining(stage: Stream, rejoin: Option<Rejoin>) -> Release {
         Release {
             stage,
             after: Vec::new(),
@@ -69,8 +69,9 @@ impl Drop for Release {
 
 /// Orders a home stream (where pooled memory was taken, and where the pool fences it when it
 /// goes back) after the work queued so far on another stream that wrote it, when dropped.
-/// Declared before the memory it covers, so that it drops first.
-#[derive(Debug)]
+/// Declared before the memory it covers, so that it drops first; each clone orders again
+/// when it drops (a batch's scratch goes back before its frames).
+#[derive(Debug, Clone)]
 pub(crate) struct Rejoin {
     from: Stream,
     home: Stream,
@@ -80,11 +81,6 @@ impl Rejoin {
     /// `home` will wait for `from`'s work at the time of the drop.
     pub(crate) fn new(from: Stream, home: Stream) -> Rejoin {
         Rejoin { from, home }
-    }
-
-    /// The stream the memory was taken on.
-    pub(crate) fn home(&self) -> &Stream {
-        &self.home
     }
 
     fn order(&self) -> Result<(), CudaError> {

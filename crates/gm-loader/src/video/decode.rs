@@ -324,11 +324,8 @@ impl Shared {
             if stop.load(Ordering::Relaxed) {
                 return Ok(false);
             }
-            if let Some(home) = w.stream() {
-                let own = match &self.gpu {
-                    Some(gpu) => Event::new(&gpu.device)?,
-                    None => break,
-                };
+            if let (Some(home), Some(gpu)) = (w.stream(), &self.gpu) {
+                let own = Event::new(&gpu.device)?;
                 own.record(home)?;
                 let parked = parts.park(|parts| parts::Tail {
                     epoch,

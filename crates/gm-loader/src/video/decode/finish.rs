@@ -183,8 +183,7 @@ impl Shared {
                 let mut frames = flat.view(0, &shape, spec.dtype)?;
                 frames.set_ready_event(event.clone());
                 let stage = session.stream().clone();
-                let home = b.rejoin.as_ref().map(|r| r.home().clone());
-                let release = Release::rejoining(stage, home);
+                let release = Release::rejoining(stage, b.rejoin.clone());
                 (Images::Device(frames), Some((event, release)))
             }
             (Slab::Host(mut data), _) => {

@@ -137,23 +137,15 @@ struct Post {
 impl Post {
     /// Posts `end`; the job's tail when this was its last part and the job left it.
     fn end(mut self, end: PartEnd) -> Option<Tail> {
-        let board = self.board.take()?;
-        board.lock().post(self.v, end)
+        self.board.take()?.lock().post(self.v, end)
     }
 }
 
 impl Drop for Post {
     fn drop(&mut self) {
-        if self.board.is_none() {
-            return;
-        }
-        let gone = Post {
-            board: self.board.take(),
-            v: self.v,
-        };
-        if gone
-            .end(PartEnd::Failed("the part's session is gone".into()))
-            .is_some()
+        let gone = PartEnd::Failed("the part's session is gone".into());
+        if let Some(board) = self.board.take()
+            && board.lock().post(self.v, gone).is_some()
         {
             // Only when the loader shuts down: the tail's batches are dropped unsent, which
             // the epoch reports as a job that ended without them.
