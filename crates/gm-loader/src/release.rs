@@ -24,11 +24,7 @@ pub(crate) struct Release {
 impl Release {
     /// Memory filled on `stage`.
     pub(crate) fn new(stage: Stream) -> Release {
-        Release {
-            stage,
-            after: Vec::new(),
-            rejoin: None,
-        }
+        Release::rejoining(stage, None)
     }
 
     /// Memory filled on `stage`, and taken from the pool on another stream where `rejoin`

@@ -25,7 +25,7 @@ use gm_cuda::{Event, Stream};
 use parking_lot::Mutex;
 
 use super::board::Board;
-use super::{Filling, Outcome, Sent, Shared, Slot, Worker, video_done};
+use super::{Filling, GpuShared, Outcome, Sent, Shared, Slot, Worker, video_done};
 use crate::error::{LoaderError, SampleErrorKind};
 use crate::release::Rejoin;
 use crate::video::worker::Slab;
@@ -266,7 +266,7 @@ impl Shared {
         let started = Instant::now();
         let r = self.with_kernel(gpu, session, |w| {
             let before = w.stats();
-            let r = self.run_tail(w, &mut tail);
+            let r = self.run_tail(gpu, w, &mut tail);
             self.stats.lock().count_sessions(&before, &w.stats());
             r
         });
@@ -279,13 +279,16 @@ impl Shared {
         s.finish_us += us;
     }
 
-    fn run_tail(&self, w: &mut Worker<'_>, tail: &mut Tail) -> Result<(), LoaderError> {
+    fn run_tail(
+        &self,
+        gpu: &GpuShared,
+        w: &mut Worker<'_>,
+        tail: &mut Tail,
+    ) -> Result<(), LoaderError> {
         let Some(stream) = w.stream().cloned() else {
             return Err(LoaderError::Config("a job's tail on the CPU".into()));
         };
-        if let Some(gpu) = &self.gpu {
-            gpu.device.bind_to_thread()?;
-        }
+        gpu.device.bind_to_thread()?;
         // Set first, so that whatever happens next the memory goes back after this stream.
         if stream.raw() != tail.home.raw() {
             for b in tail.filling.iter_mut().flatten() {
