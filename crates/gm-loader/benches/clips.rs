@@ -201,6 +201,7 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,
             "cpu_parts_dropped": after.cpu_parts_dropped - before.cpu_parts_dropped,
             "parked_jobs": after.parked_jobs - before.parked_jobs,
+            "status_reads_per_frame": ((after.nvdec_status_reads - before.nvdec_status_reads) as f64 / delivered.max(1) as f64 * 100.0).round() / 100.0,
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),
             "session_us_per_frame": breakdown(&before, &after, decoder_threads, wall, delivered),
             "cores_by_thread": threads,

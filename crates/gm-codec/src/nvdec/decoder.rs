@@ -397,9 +397,12 @@ impl State {
         let sleeping = waits::sleeping();
         if sleeping {
             let in_decode = &mut self.in_decode;
+            // SAFETY: the parser hands us valid picture parameters for our decoder.
+            let index = unsafe { (*pic).CurrPicIdx };
             timed(&mut self.stats.time.decoded_wait_ns, || {
-                in_decode.make_room(api)
+                in_decode.make_room(&mut |d, i| waits::status(api, d, i), decoder, index)
             });
+            self.stats.status_reads += self.in_decode.take_status_reads();
         }
         // SAFETY: the parser hands us valid picture parameters for our decoder.
         let code = timed(&mut self.stats.time.submit_ns, || unsafe {
@@ -426,12 +429,18 @@ impl State {
         };
         let api = self.api;
         // Mapped only once decoded, so that the map does not wait inside nvcuvid.
+        let in_decode = &mut self.in_decode;
         let status = match waits::sleeping() {
             true => timed(&mut self.stats.time.decoded_wait_ns, || {
-                waits::decoded(api, decoder, disp.picture_index)
+                in_decode.decoded(
+                    &mut |d, i| waits::status(api, d, i),
+                    decoder,
+                    disp.picture_index,
+                )
             }),
             false => waits::status(api, decoder, disp.picture_index),
         };
+        self.stats.status_reads += self.in_decode.take_status_reads();
         let frame_status = match status {
             Some(sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error) => FrameStatus::Error,
             Some(sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error_Concealed) => {

@@ -23,6 +23,9 @@ pub struct SessionStats {
     pub frames: u64,
     /// Runs decoded (each ends with an end-of-stream flush of the parser).
     pub runs: u64,
+    /// Decode-status reads while sleeping for pictures to decode (`cuvidGetDecodeStatus`;
+    /// 0 where nvcuvid waits itself, `GM_NVDEC_WAIT=nvcuvid`): each is a thread woken.
+    pub status_reads: u64,
     /// GPU memory of the live decoders together (estimate), bytes.
     pub decoder_bytes: usize,
     /// Where the session thread's time went, nanoseconds.

@@ -70,6 +70,9 @@ pub struct ClipStats {
     /// NVDEC jobs whose own videos were decoded before their CPU parts: the last part
     /// finished their batches on its session while the NVDEC session took the next job.
     pub parked_jobs: u64,
+    /// NVDEC decode-status reads while sessions slept for pictures to decode (each wakes a
+    /// session thread; 0 with `GM_NVDEC_WAIT=nvcuvid`).
+    pub nvdec_status_reads: u64,
 }
 
 impl ClipStats {
@@ -91,6 +94,7 @@ impl ClipStats {
         self.decoders_destroyed += after.decoders_destroyed - before.decoders_destroyed;
         self.decoder_reuses += after.decoder_reuses - before.decoder_reuses;
         self.parsers_created += after.parsers_created - before.parsers_created;
+        self.nvdec_status_reads += after.status_reads - before.status_reads;
         self.cpu_frames_decoded += after.cpu.frames - before.cpu.frames;
         self.cpu_runs += after.cpu.runs - before.cpu.runs;
         self.cpu_decode_us += (after.cpu.decode_ns - before.cpu.decode_ns) / 1000;
