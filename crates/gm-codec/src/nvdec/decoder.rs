@@ -395,14 +395,13 @@ impl State {
         };
         let api = self.api;
         let sleeping = waits::sleeping();
+        // SAFETY: the parser hands us valid picture parameters for our decoder.
+        let index = unsafe { (*pic).CurrPicIdx };
         if sleeping {
             let in_decode = &mut self.in_decode;
-            // SAFETY: the parser hands us valid picture parameters for our decoder.
-            let index = unsafe { (*pic).CurrPicIdx };
-            timed(&mut self.stats.time.decoded_wait_ns, || {
+            self.stats.status_reads += timed(&mut self.stats.time.decoded_wait_ns, || {
                 in_decode.make_room(&mut |d, i| waits::status(api, d, i), decoder, index)
             });
-            self.stats.status_reads += self.in_decode.take_status_reads();
         }
         // SAFETY: the parser hands us valid picture parameters for our decoder.
         let code = timed(&mut self.stats.time.submit_ns, || unsafe {
@@ -410,8 +409,7 @@ impl State {
         });
         cu(code, "cuvidDecodePicture", &self.file)?;
         if sleeping {
-            // SAFETY: the parser's picture parameters, read after the call as before it.
-            self.in_decode.push(decoder, unsafe { (*pic).CurrPicIdx });
+            self.in_decode.push(decoder, index);
         }
         Ok(())
     }
@@ -430,7 +428,7 @@ impl State {
         let api = self.api;
         // Mapped only once decoded, so that the map does not wait inside nvcuvid.
         let in_decode = &mut self.in_decode;
-        let status = match waits::sleeping() {
+        let (status, reads) = match waits::sleeping() {
             true => timed(&mut self.stats.time.decoded_wait_ns, || {
                 in_decode.decoded(
                     &mut |d, i| waits::status(api, d, i),
@@ -438,9 +436,9 @@ impl State {
                     disp.picture_index,
                 )
             }),
-            false => waits::status(api, decoder, disp.picture_index),
+            false => (waits::status(api, decoder, disp.picture_index), 0),
         };
-        self.stats.status_reads += self.in_decode.take_status_reads();
+        self.stats.status_reads += reads;
         let frame_status = match status {
             Some(sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error) => FrameStatus::Error,
             Some(sys::cuvidDecodeStatus_enum_cuvidDecodeStatus_Error_Concealed) => {

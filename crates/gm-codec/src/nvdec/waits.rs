@@ -97,26 +97,27 @@ struct Submitted {
 #[derive(Default)]
 pub(super) struct InDecode {
     pictures: VecDeque<Submitted>,
-    status_reads: u64,
 }
 
 impl InDecode {
     /// Before picture `index` of `decoder` is submitted: sleeps until fewer than
     /// [`SUBMITTED_AHEAD`] are out. nvcuvid hands a surface out again only once its last
     /// picture is decoded and no longer wanted, so an older entry of this surface is done.
+    /// Returns the status reads it took.
     pub(super) fn make_room(
         &mut self,
         read: &mut impl ReadStatus,
         decoder: sys::CUvideodecoder,
         index: c_int,
-    ) {
+    ) -> u64 {
         self.mark_decoded(decoder, index);
+        let mut reads = 0;
         while self.pictures.len() >= SUBMITTED_AHEAD {
             if let Some(p) = self.pictures.pop_front().filter(|p| !p.decoded) {
-                let (_, reads) = poll(read, p.decoder, p.index);
-                self.status_reads += reads;
+                reads += poll(read, p.decoder, p.index).1;
             }
         }
+        reads
     }
 
     /// Notes a picture submitted.
@@ -129,17 +130,16 @@ impl InDecode {
     }
 
     /// Sleeps while picture `index` of `decoder` is decoding; its status once it is not, or
-    /// `None` when nvcuvid cannot say.
+    /// `None` when nvcuvid cannot say, and the status reads it took.
     pub(super) fn decoded(
         &mut self,
         read: &mut impl ReadStatus,
         decoder: sys::CUvideodecoder,
         index: c_int,
-    ) -> Option<u32> {
-        let (s, reads) = poll(read, decoder, index);
-        self.status_reads += reads;
+    ) -> (Option<u32>, u64) {
+        let polled = poll(read, decoder, index);
         self.mark_decoded(decoder, index);
-        s
+        polled
     }
 
     /// Marks the latest picture of surface `index` on `decoder` decoded, with the pictures
@@ -152,11 +152,6 @@ impl InDecode {
                 p.decoded |= p.decoder == decoder;
             }
         }
-    }
-
-    /// Status reads since the last call.
-    pub(super) fn take_status_reads(&mut self) -> u64 {
-        std::mem::take(&mut self.status_reads)
     }
 
     /// Forgets the pictures of a decoder about to be destroyed.
@@ -184,7 +179,8 @@ mod tests {
             seen.push((dec as usize, i));
             DONE
         };
-        q.make_room(&mut read, decoder(d), index);
+        let reads = q.make_room(&mut read, decoder(d), index);
+        assert_eq!(reads, seen.len() as u64, "every read counted");
         q.push(decoder(d), index);
         seen
     }
@@ -196,7 +192,7 @@ mod tests {
             assert!(submit(&mut q, 1, i).is_empty(), "room for four");
         }
         // The consumer waits for picture 2: pictures 0-2 of decoder 1 are decoded.
-        assert_eq!(q.decoded(&mut |_, _| DONE, decoder(1), 2), DONE);
+        assert_eq!(q.decoded(&mut |_, _| DONE, decoder(1), 2), (DONE, 1));
         assert!(submit(&mut q, 1, 4).is_empty(), "0 left without a read");
         assert!(submit(&mut q, 1, 5).is_empty(), "1 left without a read");
         assert!(submit(&mut q, 1, 6).is_empty(), "2 left without a read");
@@ -204,11 +200,6 @@ mod tests {
         // Surface 4 comes back: its first picture was decoded and leaves without a read.
         assert!(submit(&mut q, 1, 4).is_empty(), "the old 4 waited for");
         assert_eq!(submit(&mut q, 1, 8), [(1, 5)], "5 was never seen decoded");
-        assert_eq!(
-            q.take_status_reads(),
-            3,
-            "the consumer's read and two waits"
-        );
     }
 
     #[test]
@@ -218,7 +209,7 @@ mod tests {
         submit(&mut q, 2, 0);
         submit(&mut q, 1, 1);
         submit(&mut q, 2, 1);
-        assert_eq!(q.decoded(&mut |_, _| DONE, decoder(1), 1), DONE);
+        assert_eq!(q.decoded(&mut |_, _| DONE, decoder(1), 1), (DONE, 1));
         assert!(
             submit(&mut q, 1, 2).is_empty(),
             "decoder 1's picture 0 is done"
@@ -240,8 +231,6 @@ mod tests {
             left -= 1;
             if left > 0 { BUSY } else { DONE }
         };
-        assert_eq!(q.decoded(&mut engine, decoder(1), 0), DONE);
-        assert_eq!(q.take_status_reads(), 3);
-        assert_eq!(q.take_status_reads(), 0, "taken");
+        assert_eq!(q.decoded(&mut engine, decoder(1), 0), (DONE, 3));
     }
 }
