@@ -105,6 +105,14 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
     {
         builder = builder.cpu_decoders(n);
     }
+    // GM_BENCH_NVDEC_BATCH=0 or 1: the NVDEC threads' SCHED_BATCH off or on (default: on in
+    // a mixed dataset).
+    if let Some(n) = std::env::var("GM_BENCH_NVDEC_BATCH")
+        .ok()
+        .and_then(|v| v.parse::<u8>().ok())
+    {
+        builder = builder.nvdec_batch_scheduling(n != 0);
+    }
     builder = match device {
         Some(d) => builder.device(d),
         None => builder.cpu(),
@@ -196,6 +204,7 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "batches_per_job": std::env::var("GM_BENCH_BATCHES_PER_JOB").ok(),
             "jobs_in_flight": std::env::var("GM_BENCH_JOBS_IN_FLIGHT").ok(),
             "cpu_decoders": std::env::var("GM_BENCH_CPU_DECODERS").ok(),
+            "placement": loader.placement(),
             "scan": std::env::var("GM_BENCH_SCAN").ok(),
             "cpu_parts": after.cpu_parts - before.cpu_parts,
             "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,

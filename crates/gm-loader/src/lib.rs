@@ -63,6 +63,7 @@ mod numa;
 mod progress;
 mod release;
 mod sampler;
+mod sched;
 pub mod segmentation;
 mod settings;
 pub mod shards;

@@ -207,20 +207,7 @@ pub(crate) fn on_node<T: Send>(
     f: impl FnOnce() -> Result<T, LoaderError> + Send,
 ) -> Result<T, LoaderError> {
     let Some(node) = node else { return f() };
-    std::thread::scope(|s| {
-        let pinned = std::thread::Builder::new()
-            .name("gm-loader-setup".into())
-            .spawn_scoped(s, || {
-                node.pin_current_thread();
-                f()
-            })
-            .map_err(|e| LoaderError::Config(format!("could not start the setup thread: {e}")))?;
-        pinned.join().unwrap_or_else(|_| {
-            Err(LoaderError::Config(
-                "the loader's setup thread stopped without a result".into(),
-            ))
-        })
-    })
+    crate::sched::on_setup_thread(|| node.pin_current_thread(), |_| f())
 }
 
 #[cfg(test)]

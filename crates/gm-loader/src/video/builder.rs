@@ -39,6 +39,7 @@ pub struct ClipLoaderBuilder {
     replicate_chroma: bool,
     jobs_in_flight: Option<usize>,
     numa: bool,
+    nvdec_batch: Option<bool>,
 }
 
 impl ClipLoaderBuilder {
@@ -80,6 +81,16 @@ impl ClipLoaderBuilder {
     /// process is already confined to fewer CPUs, this changes nothing; see [`NodeCpus`].
     pub fn numa_placement(mut self, on: bool) -> Self {
         self.numa = on;
+        self
+    }
+
+    /// Whether the NVDEC sessions' threads run under Linux's `SCHED_BATCH`, so that their
+    /// wake-ups to read a picture's status never preempt a running CPU decoder (default: where
+    /// the dataset also has videos routed to the CPU, whose decoders then take every core).
+    /// The sessions then wait for a free core or the scheduler's tick; turn it off where the
+    /// CPU decoders are few and the engines bind. No effect off Linux.
+    pub fn nvdec_batch_scheduling(mut self, on: bool) -> Self {
+        self.nvdec_batch = Some(on);
         self
     }
 
@@ -205,11 +216,14 @@ impl ClipLoaderBuilder {
             Some(device) => {
                 let routes = routes(device, &self.dataset, self.routing)?;
                 // Built on a thread pinned to the node: the sessions' threads inherit its CPUs.
-                let decoders = crate::numa::on_node(node.as_ref(), || {
+                let (decoders, batch) = crate::numa::on_node(node.as_ref(), || {
                     self.gpu_decoders(device, &routes, node.as_ref())
                 })?;
                 if let Some(n) = &node {
                     placement = format!("{placement}, threads on {}", n.describe());
+                }
+                if batch {
+                    placement = format!("{placement}, NVDEC threads under SCHED_BATCH");
                 }
                 (routes, decoders, Some(GpuShared::new(device)))
             }
@@ -264,19 +278,21 @@ impl ClipLoaderBuilder {
 
     /// A GPU's decoders for videos routed as `routes` say: NVDEC sessions where some video
     /// goes to NVDEC (or none can be decoded, so that the refusals come from NVDEC), and
-    /// CPU-route sessions where some goes to the CPU.
+    /// CPU-route sessions where some goes to the CPU; and whether the NVDEC sessions' threads
+    /// run under `SCHED_BATCH` (see [`ClipLoaderBuilder::nvdec_batch_scheduling`]).
     fn gpu_decoders(
         &self,
         device: &Device,
         routes: &Routes,
         node: Option<&NodeCpus>,
-    ) -> Result<Decoders, LoaderError> {
+    ) -> Result<(Decoders, bool), LoaderError> {
         let to_cpu = routes.iter().any(|r| matches!(r, Ok(r) if r.is_cpu()));
         let to_nvdec = routes.iter().any(|r| matches!(r, Ok(r) if !r.is_cpu()));
         let cpu_decoders = self.cpu_decoders.unwrap_or_else(|| {
             let budget = crate::default_core_budget();
             node.map_or(budget, |n| budget.min(n.budget(crate::local_loaders())))
         });
+        let mut batch = false;
         let cpu = if to_cpu {
             Some(DecoderPool::routed_named(
                 device,
@@ -292,11 +308,18 @@ impl ClipLoaderBuilder {
             let n = self
                 .sessions
                 .unwrap_or_else(|| default_sessions(to_cpu.then_some(cpu_decoders)));
-            Some(DecoderPool::routed(device, n, None, self.routing)?)
+            let pool = || Ok(DecoderPool::routed(device, n, None, self.routing)?);
+            if self.nvdec_batch.unwrap_or(to_cpu) {
+                let (pool, set) = crate::sched::on_batch_thread(pool)?;
+                batch = set;
+                Some(pool)
+            } else {
+                Some(pool()?)
+            }
         } else {
             None
         };
-        Ok(Decoders::Gpu { nvdec, cpu })
+        Ok((Decoders::Gpu { nvdec, cpu }, batch))
     }
 
     /// The CPU path's routes (every video on the CPU, `why` the loader runs there) and its
@@ -473,6 +496,7 @@ impl ClipLoader {
             replicate_chroma: false,
             jobs_in_flight: None,
             numa: true,
+            nvdec_batch: None,
         }
     }
 
