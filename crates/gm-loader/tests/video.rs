@@ -517,6 +517,36 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     let (nvdec, cpu) = loader.decoder_threads();
     assert_eq!(nvdec, 3);
     assert_eq!(cpu > 0, cpu_videos > 0, "{cpu} CPU decoders");
+    // Beside CPU decoders the sessions run under SCHED_BATCH, so that their status reads do
+    // not preempt the decoders; asked not to, or with NVDEC alone, at the default policy.
+    let placement = loader.placement();
+    assert_eq!(
+        placement.contains("SCHED_BATCH"),
+        cpu_videos > 0,
+        "{placement}"
+    );
+    if cpu_videos > 0 {
+        assert!(threads_under_batch("gm-nvdec") >= 3, "{placement}");
+    }
+    let plain = ClipLoader::builder(VideoDataset::open(&paths, 3, 4, 2).unwrap())
+        .device(&device)
+        .sessions(3)
+        .transforms(chain())
+        .nvdec_batch_scheduling(false)
+        .build()
+        .unwrap();
+    assert!(!plain.placement().contains("SCHED_BATCH"));
+    let h264 = ClipLoader::new(
+        VideoDataset::open(&paths[..1], 3, 4, 2).unwrap(),
+        &device,
+        3,
+        chain(),
+        Sampler::shuffled(5),
+        7,
+        4,
+    )
+    .unwrap();
+    assert!(!h264.placement().contains("SCHED_BATCH"));
     eprintln!(
         "{cpu_videos} of {} videos on the CPU route, {s:?}",
         paths.len()
@@ -931,6 +961,23 @@ fn dropping_a_clip_epoch_stops_its_jobs() {
 }
 
 /// The CPUs allowed to this process's threads whose names start with one of `prefixes`.
+/// This process's threads named `prefix...` that run under SCHED_BATCH.
+fn threads_under_batch(prefix: &str) -> usize {
+    let mut n = 0;
+    for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        // SAFETY: reads a thread's policy; a thread gone meanwhile gives -1.
+        if name.starts_with(prefix) && unsafe { libc::sched_getscheduler(tid) } == libc::SCHED_BATCH
+        {
+            n += 1;
+        }
+    }
+    n
+}
+
 fn thread_cpus(prefixes: &[&str]) -> Vec<(String, Vec<usize>)> {
     let mut out = Vec::new();
     for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {

@@ -265,7 +265,10 @@ fn configure(
 /// chroma location as ffmpeg's swscale does (RGB within one step of ffmpeg's);
 /// `replicate_chroma=True` repeats each chroma sample instead (faster, not ffmpeg's).
 /// `jobs_in_flight` bounds the decoding jobs out at once (see the Rust builder's default);
-/// batches and their order do not depend on it, memory does.
+/// batches and their order do not depend on it, memory does. `sessions` defaults to 7, or
+/// one per CPU decoder (at least 7) where the dataset also decodes on the CPU; the sessions
+/// then run under Linux's SCHED_BATCH so that they do not preempt the CPU decoders
+/// (`nvdec_batch_scheduling` sets that either way).
 #[pyclass(module = "gm")]
 pub struct ClipLoader {
     inner: Arc<Mutex<Inner<RustClipLoader>>>,
@@ -314,7 +317,7 @@ impl ClipLoader {
         dataset, batch_size=8, transforms=None, *, shuffle=false, seed=0, device=None,
         rank=None, world_size=None, drop_last=false, bad_samples="skip", sessions=None,
         prefetch_next_epoch=true, decoder="auto", replicate_chroma=false, cpu_decoders=None,
-        jobs_in_flight=None
+        jobs_in_flight=None, nvdec_batch_scheduling=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -335,6 +338,7 @@ impl ClipLoader {
         replicate_chroma: bool,
         cpu_decoders: Option<usize>,
         jobs_in_flight: Option<usize>,
+        nvdec_batch_scheduling: Option<bool>,
     ) -> PyResult<ClipLoader> {
         let decoder: gm_codec::DecoderChoice = decoder
             .parse()
@@ -345,10 +349,19 @@ impl ClipLoader {
         let gpu = device::resolve(py, &device::parse(device)?)?;
         let policy: BadSamplePolicy = policy_named(bad_samples)?;
         let b = RustClipLoader::builder(dataset.take(py)?);
-        let b = match (&gpu, sessions) {
-            (Some(gpu), n) => b.device(gpu).sessions(n.unwrap_or(7)),
-            (None, Some(n)) => b.cpu().sessions(n),
-            (None, None) => b.cpu(),
+        // Sessions left unset take the Rust default: 7, or one per CPU decoder (at least 7)
+        // where the dataset also decodes on the CPU.
+        let b = match &gpu {
+            Some(gpu) => b.device(gpu),
+            None => b.cpu(),
+        };
+        let b = match sessions {
+            Some(n) => b.sessions(n),
+            None => b,
+        };
+        let b = match nvdec_batch_scheduling {
+            Some(on) => b.nvdec_batch_scheduling(on),
+            None => b,
         };
         let b = match cpu_decoders {
             Some(n) => b.cpu_decoders(n),
@@ -384,6 +397,19 @@ impl ClipLoader {
     /// Batches per epoch (for this rank).
     fn __len__(&self) -> usize {
         self.batches
+    }
+
+    /// Where the loader runs, in words: `CPU (...)` with the reason; on a GPU empty, or how
+    /// its threads are placed (`threads on` a NUMA node, `NVDEC threads under SCHED_BATCH`).
+    #[getter]
+    fn placement(&self) -> String {
+        self.inner.lock().loader.placement().to_string()
+    }
+
+    /// The decoder threads: (NVDEC sessions, CPU decoders).
+    #[getter]
+    fn decoder_threads(&self) -> (usize, usize) {
+        self.inner.lock().loader.decoder_threads()
     }
 
     /// Starts an epoch (see `ImageLoader.__iter__`).

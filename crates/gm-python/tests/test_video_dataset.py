@@ -80,6 +80,11 @@ def test_clip_loader_on_the_cpu():
                               seed=3, **kwargs)
         other.set_epoch(1)
         got = [(b.episodes, np.from_dlpack(b.frames).copy()) for b in other]
+        # On the CPU: no NVDEC sessions, the decoders asked for, and the placement says why.
+        assert other.placement.startswith("CPU ("), other.placement
+        assert other.decoder_threads[0] == 0
+        if "cpu_decoders" in kwargs:
+            assert other.decoder_threads == (0, 2)
         other.close()
         assert len(got) == len(first), kwargs
         assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, got))

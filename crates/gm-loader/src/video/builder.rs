@@ -220,10 +220,10 @@ impl ClipLoaderBuilder {
                     self.gpu_decoders(device, &routes, node.as_ref())
                 })?;
                 if let Some(n) = &node {
-                    placement = format!("{placement}, threads on {}", n.describe());
+                    append(&mut placement, &format!("threads on {}", n.describe()));
                 }
                 if batch {
-                    placement = format!("{placement}, NVDEC threads under SCHED_BATCH");
+                    append(&mut placement, "NVDEC threads under SCHED_BATCH");
                 }
                 (routes, decoders, Some(GpuShared::new(device)))
             }
@@ -346,6 +346,14 @@ impl ClipLoaderBuilder {
     }
 }
 
+/// Adds `what` to a placement's words, after a comma where there are some already.
+fn append(placement: &mut String, what: &str) {
+    if !placement.is_empty() {
+        placement.push_str(", ");
+    }
+    placement.push_str(what);
+}
+
 /// NVDEC sessions when the user sets none: 7, the decode engines of an H100 or H200; where
 /// the dataset also has videos routed to the CPU (`cpu_decoders` of them), as many as the CPU
 /// decoders, at least 7. An NVDEC job hands its CPU-routed videos to the CPU decoders and,
@@ -456,8 +464,9 @@ impl ClipLoader {
         }
     }
 
-    /// Where the loader runs, in words: empty on a GPU, else `CPU (...)` with the reason
-    /// (asked for, or why no GPU was found).
+    /// Where the loader runs, in words: `CPU (...)` with the reason (asked for, or why no GPU
+    /// was found); on a GPU empty, or how its threads are placed (`threads on` a NUMA node's
+    /// CPUs, `NVDEC threads under SCHED_BATCH`).
     pub fn placement(&self) -> &str {
         &self.placement
     }

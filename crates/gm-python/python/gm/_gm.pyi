@@ -409,7 +409,14 @@ class ClipLoader:
     each chroma sample instead (faster, not ffmpeg's RGB). jobs_in_flight bounds the decoding
     jobs out at once (default: NVDEC sessions + 1; 4 x the decoders in one-batch jobs for CPU
     decoders alone; 4 x both pools where the dataset mixes them): the batches and their order
-    do not depend on it, memory does."""
+    do not depend on it, memory does. sessions defaults to 7, or one per CPU decoder (at least
+    7) where the dataset also decodes on the CPU; the sessions then run under Linux's
+    SCHED_BATCH so that they do not preempt the CPU decoders (nvdec_batch_scheduling sets that
+    either way). placement says where the loader runs and how its threads are placed;
+    decoder_threads is (NVDEC sessions, CPU decoders)."""
+
+    placement: str
+    decoder_threads: Tuple[int, int]
 
     def __init__(
         self,
@@ -430,6 +437,7 @@ class ClipLoader:
         replicate_chroma: bool = False,
         cpu_decoders: Optional[int] = None,
         jobs_in_flight: Optional[int] = None,
+        nvdec_batch_scheduling: Optional[bool] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> ClipIterator: ...

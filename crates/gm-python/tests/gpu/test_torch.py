@@ -216,6 +216,31 @@ def test_video_rgb_frames_come_upright_unless_asked_otherwise():
         assert torch.equal(torch.from_dlpack(stored[0:2]), plain), name
 
 
+def test_mixed_clip_loader_takes_the_rust_defaults(no_dist_env):
+    """AV1 (on the CPU where NVDEC lacks it) beside H.264: sessions left unset are one per CPU
+    decoder, at least 7, and run under SCHED_BATCH; nvdec_batch_scheduling=False and an
+    H.264-only dataset keep the default policy; sessions given are kept. Every clip comes out."""
+    av1, h264 = str(MEDIA / "video" / "av1_svt.webm"), str(MEDIA / "video" / "h264_bpyramid.mp4")
+    chain = [T.Resize((36, 64))]
+
+    def make(paths, **kwargs):
+        data = gm.VideoDataset(paths, frames=3, stride=8, step=2)
+        return data, gm.ClipLoader(data, batch_size=2, transforms=chain, cpu_decoders=9, **kwargs)
+
+    data, mixed = make([av1, h264])
+    if mixed.stats()["cpu_videos"] > 0:
+        assert mixed.decoder_threads == (9, 9)
+        assert "SCHED_BATCH" in mixed.placement
+        assert "SCHED_BATCH" not in make([av1, h264], nvdec_batch_scheduling=False)[1].placement
+        assert make([av1, h264], sessions=2)[1].decoder_threads == (2, 9)
+    else:
+        assert mixed.decoder_threads == (7, 0)
+    assert sum(len(b) for b in mixed) == len(data)
+    nvdec_only = make([h264])[1]
+    assert nvdec_only.decoder_threads == (7, 0)
+    assert "SCHED_BATCH" not in nvdec_only.placement
+
+
 def test_clip_loader_frames_equal_the_video_decoders(side_stream, no_dist_env):
     paths = [str(MEDIA / "video" / "h264_bpyramid.mp4"), str(MEDIA / "video" / "hevc_open_gop.mp4")]
     chain = [T.Resize((90, 160))]
