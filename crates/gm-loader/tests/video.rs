@@ -960,33 +960,39 @@ fn dropping_a_clip_epoch_stops_its_jobs() {
     assert_eq!(loader.epoch(2).count(), total);
 }
 
-/// The CPUs allowed to this process's threads whose names start with one of `prefixes`.
-/// This process's threads named `prefix...` that run under SCHED_BATCH.
-fn threads_under_batch(prefix: &str) -> usize {
-    let mut n = 0;
-    for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        // SAFETY: reads a thread's policy; a thread gone meanwhile gives -1.
-        if name.starts_with(prefix) && unsafe { libc::sched_getscheduler(tid) } == libc::SCHED_BATCH
-        {
-            n += 1;
-        }
-    }
-    n
-}
-
-fn thread_cpus(prefixes: &[&str]) -> Vec<(String, Vec<usize>)> {
+/// This process's threads whose names start with one of `prefixes`: name and /proc folder.
+fn threads_named(prefixes: &[&str]) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
         let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
         let name = name.trim().to_string();
-        if !prefixes.iter().any(|p| name.starts_with(p)) {
-            continue;
+        if prefixes.iter().any(|p| name.starts_with(p)) {
+            out.push((name, t.path()));
         }
-        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+    }
+    out
+}
+
+/// This process's threads named `prefix...` that run under SCHED_BATCH.
+fn threads_under_batch(prefix: &str) -> usize {
+    let batch = |task: &Path| {
+        let tid = task
+            .file_name()
+            .and_then(|n| n.to_str()?.parse::<i32>().ok());
+        // SAFETY: reads a thread's policy; a thread gone meanwhile gives -1.
+        tid.is_some_and(|tid| unsafe { libc::sched_getscheduler(tid) } == libc::SCHED_BATCH)
+    };
+    threads_named(&[prefix])
+        .iter()
+        .filter(|(_, task)| batch(task))
+        .count()
+}
+
+/// The CPUs allowed to this process's threads whose names start with one of `prefixes`.
+fn thread_cpus(prefixes: &[&str]) -> Vec<(String, Vec<usize>)> {
+    let mut out = Vec::new();
+    for (name, task) in threads_named(prefixes) {
+        let status = std::fs::read_to_string(task.join("status")).unwrap_or_default();
         if let Some(list) = status
             .lines()
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))

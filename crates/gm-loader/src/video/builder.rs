@@ -292,7 +292,6 @@ impl ClipLoaderBuilder {
             let budget = crate::default_core_budget();
             node.map_or(budget, |n| budget.min(n.budget(crate::local_loaders())))
         });
-        let mut batch = false;
         let cpu = if to_cpu {
             Some(DecoderPool::routed_named(
                 device,
@@ -309,16 +308,15 @@ impl ClipLoaderBuilder {
                 .sessions
                 .unwrap_or_else(|| default_sessions(to_cpu.then_some(cpu_decoders)));
             let pool = || Ok(DecoderPool::routed(device, n, None, self.routing)?);
-            if self.nvdec_batch.unwrap_or(to_cpu) {
-                let (pool, set) = crate::sched::on_batch_thread(pool)?;
-                batch = set;
-                Some(pool)
-            } else {
-                Some(pool()?)
-            }
+            Some(match self.nvdec_batch.unwrap_or(to_cpu) {
+                true => crate::sched::on_batch_thread(pool)?,
+                false => (pool()?, false),
+            })
         } else {
             None
         };
+        let batch = nvdec.as_ref().is_some_and(|(_, batch)| *batch);
+        let nvdec = nvdec.map(|(pool, _)| pool);
         Ok((Decoders::Gpu { nvdec, cpu }, batch))
     }
 
