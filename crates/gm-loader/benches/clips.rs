@@ -19,6 +19,9 @@
 //! also written to `$GM_BENCH_EPISODES/random-<video>.json` (a mixed dataset's as
 //! `random-mix.json`, `[path, start]` pairs) for the peers to decode the same ones. One JSON object per measurement: frames per second (median of `GM_BENCH_REPS`), spread,
 //! host CPU seconds per 1000 frames, device memory in use, frames decoded per frame returned.
+
+// The report is one json! object with more keys than the macro's default recursion allows.
+#![recursion_limit = "256"]
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../../bench/support/mod.rs"]
@@ -209,6 +212,9 @@ fn measure(device: Option<&Device>, run: &Run, copies: usize, reps: usize) {
             "cpu_parts": after.cpu_parts - before.cpu_parts,
             "cpu_parts_taken_back": after.cpu_parts_taken_back - before.cpu_parts_taken_back,
             "cpu_parts_dropped": after.cpu_parts_dropped - before.cpu_parts_dropped,
+            "nvdec_parts": after.nvdec_parts - before.nvdec_parts,
+            "nvdec_parts_taken_back": after.nvdec_parts_taken_back - before.nvdec_parts_taken_back,
+            "nvdec_parts_dropped": after.nvdec_parts_dropped - before.nvdec_parts_dropped,
             "parked_jobs": after.parked_jobs - before.parked_jobs,
             "status_reads_per_frame": ((after.nvdec_status_reads - before.nvdec_status_reads) as f64 / delivered.max(1) as f64 * 100.0).round() / 100.0,
             "runs_per_1000_frames": ((after.runs - before.runs) as f64 * 1000.0 / delivered.max(1) as f64).round(),

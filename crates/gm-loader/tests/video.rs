@@ -553,6 +553,67 @@ fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     );
 }
 
+/// A dataset mostly of AV1 (the CPU's where NVDEC lacks it) with one H.264 video: most jobs
+/// run on the CPU-route sessions and hand their H.264 videos to the NVDEC sessions as parts,
+/// so a CPU decoder's core does not idle while the engine decodes. Every frame equals
+/// decoding it alone, every clip comes once, and no part is taken back.
+#[test]
+fn cpu_route_jobs_hand_their_nvdec_videos_to_the_sessions() {
+    let device = gpu_test_device!("cpu_route_jobs_hand_their_nvdec_videos_to_the_sessions");
+    if gm_codec::avcodec::CpuDecoder::library().is_err() {
+        eprintln!("SKIP cpu_route_jobs_hand_their_nvdec_videos_to_the_sessions: no libavcodec");
+        return;
+    }
+    let paths: Vec<PathBuf> = [
+        "av1_svt.webm",
+        "av1_grain.webm",
+        "av1_odd.mp4",
+        "av1_10bit.webm",
+        "h264_bframes.mkv",
+    ]
+    .iter()
+    .map(|n| fixture(n))
+    .collect();
+    let reference_set = VideoDataset::open(&paths, 3, 4, 2).unwrap();
+    let mut reference = Reference::new(&device);
+    let stream = Stream::new(&device).unwrap();
+    let mut loader = ClipLoader::builder(VideoDataset::open(&paths, 3, 4, 2).unwrap())
+        .device(&device)
+        .sessions(2)
+        .cpu_decoders(3)
+        .transforms(chain())
+        .sampler(Sampler::shuffled(5))
+        .batch_size(7)
+        .seed(4)
+        .build()
+        .unwrap();
+    let mut seen = Vec::new();
+    for batch in loader.epoch(1) {
+        let batch = batch.unwrap();
+        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
+        reference.check(&reference_set, &batch, 4, &host);
+        seen.extend(batch.episodes.iter().copied());
+    }
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        (0..reference_set.len()).collect::<Vec<_>>(),
+        "every clip once"
+    );
+    let s = loader.stats();
+    if loader.cpu_videos() == 0 {
+        eprintln!("this GPU decodes AV1 on NVDEC: no route to hand across, {s:?}");
+        return;
+    }
+    assert!(s.nvdec_parts > 0, "{s:?}");
+    assert_eq!(s.nvdec_parts_taken_back, 0, "{s:?}");
+    assert_eq!(s.cpu_parts_taken_back, 0, "{s:?}");
+    eprintln!(
+        "{} NVDEC parts, {} CPU parts, {} parked jobs",
+        s.nvdec_parts, s.cpu_parts, s.parked_jobs
+    );
+}
+
 /// An epoch dropped after its first batch leaves parts queued behind one CPU decoder: those
 /// not begun are dropped, not decoded for nobody, and the next epoch's batches are whole.
 #[test]

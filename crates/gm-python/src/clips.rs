@@ -457,6 +457,8 @@ impl ClipLoader {
         d.set_item("cpu_frames_decoded", s.cpu_frames_decoded)?;
         d.set_item("cpu_parts", s.cpu_parts)?;
         d.set_item("cpu_parts_dropped", s.cpu_parts_dropped)?;
+        d.set_item("nvdec_parts", s.nvdec_parts)?;
+        d.set_item("nvdec_parts_dropped", s.nvdec_parts_dropped)?;
         d.set_item("parked_jobs", s.parked_jobs)?;
         d.set_item("cpu_runs", s.cpu_runs)?;
         d.set_item("cpu_decode_us", s.cpu_decode_us)?;

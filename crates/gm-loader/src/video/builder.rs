@@ -233,12 +233,12 @@ impl ClipLoaderBuilder {
             }
         };
         let (nvdec, cpu) = decoders.split();
-        let cpu_sessions = match &decoders {
+        let (nvdec_sessions, cpu_sessions) = match &decoders {
             Decoders::Gpu {
-                nvdec: Some(_),
+                nvdec: Some(nvdec),
                 cpu: Some(cpu),
-            } => Some(cpu.handle()),
-            _ => None,
+            } => (Some(nvdec.handle()), Some(cpu.handle())),
+            _ => (None, None),
         };
         let cpu_routed = routes
             .iter()
@@ -264,6 +264,7 @@ impl ClipLoaderBuilder {
                 replicate_chroma: self.replicate_chroma,
                 cpu_routed,
                 cpu_sessions,
+                nvdec_sessions,
                 stats: Mutex::new(ClipStats::default()),
                 node: node.map(Arc::new),
             }),

@@ -57,6 +57,9 @@ pub(crate) struct Shared {
     /// The CPU-route sessions, where a job on an NVDEC session hands its CPU-routed videos
     /// (see [`parts`]); `None` unless the loader has both pools.
     pub(crate) cpu_sessions: Option<PoolHandle<DecoderSession>>,
+    /// The NVDEC sessions, where a job on a CPU-route session hands its NVDEC-routed videos;
+    /// `None` unless the loader has both pools.
+    pub(crate) nvdec_sessions: Option<PoolHandle<DecoderSession>>,
     pub(crate) bad: BadSamples,
     pub(crate) stats: Mutex<ClipStats>,
     /// The NUMA node the loader's threads run on, where placing them changes anything.
@@ -195,8 +198,9 @@ impl Shared {
     }
 
     /// Decodes `batches` (position, episodes) of `epoch` on `decoder`, sending one
-    /// [`Outcome`] per batch, in order, to `out`. A job on an NVDEC session (`on_nvdec`)
-    /// hands its CPU-routed videos to the CPU-route sessions where the loader has them.
+    /// [`Outcome`] per batch, in order, to `out`. Where the loader has both pools, a job
+    /// hands its videos of the other route to the other pool: a job on an NVDEC session
+    /// (`on_nvdec`) its CPU-routed videos, a job on a CPU-route session its NVDEC ones.
     pub(crate) fn run_job(
         self: &Arc<Self>,
         decoder: JobDecoder<'_>,
@@ -253,7 +257,7 @@ impl Shared {
         w: &mut Worker<'_>,
         epoch: u64,
         batches: Vec<(usize, Vec<usize>)>,
-        hand_out: bool,
+        on_nvdec: bool,
         out: &Sender<Outcome>,
         stop: &Arc<AtomicBool>,
     ) -> Result<(), LoaderError> {
@@ -268,10 +272,7 @@ impl Shared {
         }
         let started_us = started.elapsed().as_micros() as u64;
         let (order, mut wanted) = requests(&mut filling);
-        let mut parts = match hand_out {
-            true => self.hand_out(w, &order, &wanted, &filling, stop)?,
-            false => parts::Parts::default(),
-        };
+        let mut parts = self.hand_out(w, on_nvdec, &order, &wanted, &filling, stop)?;
         let mut sent = Sent::default();
         for v in order {
             if stop.load(Ordering::Relaxed) {

@@ -67,8 +67,15 @@ pub struct ClipStats {
     pub cpu_parts_taken_back: u64,
     /// Of `cpu_parts`: parts not decoded because the consumer dropped their epoch first.
     pub cpu_parts_dropped: u64,
-    /// NVDEC jobs whose own videos were decoded before their CPU parts: the last part
-    /// finished their batches on its session while the NVDEC session took the next job.
+    /// Videos of CPU-route jobs handed to the NVDEC sessions (a job's NVDEC-routed videos
+    /// decode there while the job's CPU decoder decodes its own).
+    pub nvdec_parts: u64,
+    /// Of `nvdec_parts`: parts the job decoded itself after all (the part failed to run).
+    pub nvdec_parts_taken_back: u64,
+    /// Of `nvdec_parts`: parts not decoded because the consumer dropped their epoch first.
+    pub nvdec_parts_dropped: u64,
+    /// Jobs whose own videos were decoded before their parts: the last part finished their
+    /// batches on its session while the job's session took the next job.
     pub parked_jobs: u64,
     /// NVDEC decode-status reads while sessions slept for pictures to decode (each wakes a
     /// session thread; 0 with `GM_NVDEC_WAIT=nvcuvid`).

@@ -18,8 +18,8 @@ pub(crate) enum Decoders {
     Gpu {
         /// Sessions for jobs whose frames are mostly NVDEC's.
         nvdec: Option<DecoderPool>,
-        /// Sessions for jobs whose frames are mostly the CPU's; each decodes a stray NVDEC
-        /// video of such a job on NVDEC, so every video keeps its route.
+        /// Sessions for jobs whose frames are mostly the CPU's. Each pool hands a job's
+        /// videos of the other route to the other pool, so every video keeps its route.
         cpu: Option<DecoderPool>,
     },
     /// CPU decoders, the loader running on the host.

@@ -1,18 +1,22 @@
-//! A job's CPU-routed videos decoded beside it. Under random access a batch of shuffled
-//! clips mixes routes, so a job on an NVDEC session holds a few videos that decode on the
-//! CPU; decoded on the session's own thread they would leave its NVDEC work waiting behind
-//! them and the CPU-route sessions idle. Instead each such video goes, as a part, to the
-//! CPU-route sessions at the start of the job: the part writes its frames into the job's
-//! batch tensors (other slots than the job's own) on its session's stream, and the stream
-//! that finishes a batch waits for the part's event first. The frames and the bad clips are
-//! the same whichever thread decodes a video, so batches do not change.
+//! A job's videos of the other route decoded beside it. Under random access a batch of
+//! shuffled clips mixes routes, so a job on an NVDEC session holds a few videos that decode on
+//! the CPU, and a job on a CPU-route session a few that decode on NVDEC. Decoded on the job's
+//! own thread, a CPU-routed video would leave the session's NVDEC work waiting behind it and
+//! the CPU-route sessions idle; an NVDEC-routed one would leave a CPU decoder's core idle while
+//! the engine works (a tenth of the CPU decoders' time in a 3 AV1 : 5 H.264 mix). Instead
+//! each such video goes, as a part, to the other pool at the start of the job: the part
+//! writes its frames into the job's batch tensors (other slots than the job's own) on its
+//! session's stream, and the stream that finishes a batch waits for the part's event first.
+//! The frames and the bad clips are the same whichever thread decodes a video, so batches do
+//! not change.
 //!
 //! A job whose own videos are decoded while parts are still out does not wait for them: it
 //! leaves its [`Tail`] with the parts, and the last part to end finishes the job's batches on
 //! its own session. Waiting, the NVDEC session would idle for as long as the CPU takes over
 //! the job's AV1 (half its time in a 1:2 mix), and the CPU would idle in turn whenever every
-//! session waited; freed, the session starts the next job, whose parts keep the CPU's queue
-//! fed. Jobs in flight stay bounded by the loader's window.
+//! session waited; freed, the session starts the next job, whose parts keep the other queue
+//! fed. No session ever waits on another, so hand-outs both ways cannot deadlock. Jobs in
+//! flight stay bounded by the loader's window.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,9 +29,11 @@ use gm_cuda::{Event, Stream};
 use parking_lot::Mutex;
 
 use super::board::Board;
+
 use super::{Filling, GpuShared, Outcome, Sent, Shared, Slot, Worker, video_done};
 use crate::error::{LoaderError, SampleErrorKind};
 use crate::release::Rejoin;
+use crate::video::stats::ClipStats;
 use crate::video::worker::Slab;
 
 /// How a part ended.
@@ -52,7 +58,39 @@ type JobBoard = Board<PartEnd, Tail>;
 pub(super) struct Parts {
     /// Every video handed out, taken in or not: the job never decodes these itself.
     handed: Vec<usize>,
+    /// Whether they went to the CPU-route sessions (else to NVDEC's): whose counters.
+    to_cpu: bool,
     board: Arc<Mutex<JobBoard>>,
+}
+
+/// Which of [`ClipStats`]' part counters an event adds to.
+#[derive(Clone, Copy)]
+enum Count {
+    Handed(u64),
+    TakenBack,
+    Dropped,
+}
+
+/// Adds `what` to the counters of parts sent to the CPU-route sessions (`to_cpu`) or to the
+/// NVDEC sessions.
+fn count(stats: &mut ClipStats, to_cpu: bool, what: Count) {
+    let (handed, taken_back, dropped) = match to_cpu {
+        true => (
+            &mut stats.cpu_parts,
+            &mut stats.cpu_parts_taken_back,
+            &mut stats.cpu_parts_dropped,
+        ),
+        false => (
+            &mut stats.nvdec_parts,
+            &mut stats.nvdec_parts_taken_back,
+            &mut stats.nvdec_parts_dropped,
+        ),
+    };
+    match what {
+        Count::Handed(n) => *handed += n,
+        Count::TakenBack => *taken_back += 1,
+        Count::Dropped => *dropped += 1,
+    }
 }
 
 /// The rest of a job whose own videos are decoded and whose parts are still out: its
@@ -89,6 +127,7 @@ impl Parts {
     pub(super) fn park(&self, tail: impl FnOnce(Parts) -> Tail) -> bool {
         let parts = || Parts {
             handed: self.handed.clone(),
+            to_cpu: self.to_cpu,
             board: self.board.clone(),
         };
         self.board.lock().park(|| tail(parts()))
@@ -116,8 +155,8 @@ impl Parts {
                 // The epoch stopped: the video stays undone, so its batches are never sent.
                 PartEnd::Dropped => {}
                 PartEnd::Failed(why) => {
-                    tracing::warn!(video = v, %why, "a CPU-route part failed; decoding it in the job");
-                    shared.stats.lock().cpu_parts_taken_back += 1;
+                    tracing::warn!(video = v, %why, to_cpu = self.to_cpu, "a part failed; decoding it in the job");
+                    count(&mut shared.stats.lock(), self.to_cpu, Count::TakenBack);
                     let failed = shared.decode_video(w, v, slots, filling);
                     video_done(filling, slots, failed);
                 }
@@ -151,31 +190,37 @@ impl Drop for Post {
             // the epoch reports as a job that ended without them.
             tracing::error!(
                 video = self.v,
-                "a job's last CPU part never ran; its batches are lost"
+                "a job's last part never ran; its batches are lost"
             );
         }
     }
 }
 
 impl Shared {
-    /// Hands the job's CPU-routed videos (of `order`, each with its `wanted` slots) to the
-    /// CPU-route sessions, when the loader has them and this job runs on an NVDEC session.
+    /// Hands the job's videos of the other route (of `order`, each with its `wanted` slots)
+    /// to the other pool, when the loader has both: a job on an NVDEC session (`on_nvdec`)
+    /// its CPU-routed videos to the CPU-route sessions, a job on a CPU-route session its
+    /// NVDEC-routed ones to the NVDEC sessions.
     pub(super) fn hand_out(
         self: &Arc<Self>,
         w: &Worker<'_>,
+        on_nvdec: bool,
         order: &[usize],
         wanted: &HashMap<usize, Vec<Slot>>,
         filling: &[Option<Filling>],
         stop: &Arc<AtomicBool>,
     ) -> Result<Parts, LoaderError> {
-        let (Some(sessions), Some(gpu), Some(stream)) = (&self.cpu_sessions, &self.gpu, w.stream())
-        else {
+        let sessions = match on_nvdec {
+            true => &self.cpu_sessions,
+            false => &self.nvdec_sessions,
+        };
+        let (Some(sessions), Some(gpu), Some(stream)) = (sessions, &self.gpu, w.stream()) else {
             return Ok(Parts::default());
         };
         let theirs: Vec<usize> = order
             .iter()
             .copied()
-            .filter(|&v| self.cpu_routed.get(v).copied().unwrap_or(false))
+            .filter(|&v| self.cpu_routed.get(v).copied().unwrap_or(false) == on_nvdec)
             .collect();
         if theirs.is_empty() {
             return Ok(Parts::default());
@@ -186,6 +231,7 @@ impl Shared {
         taken.record(stream)?;
         let parts = Parts {
             handed: theirs.clone(),
+            to_cpu: on_nvdec,
             board: Arc::new(Mutex::new(Board::new(theirs.len()))),
         };
         for v in theirs {
@@ -208,7 +254,7 @@ impl Shared {
                 // Parts queue behind one another: one left from an epoch the consumer
                 // dropped would take the cores from the next.
                 let end = if stop.load(Ordering::Relaxed) {
-                    shared.stats.lock().cpu_parts_dropped += 1;
+                    count(&mut shared.stats.lock(), on_nvdec, Count::Dropped);
                     PartEnd::Dropped
                 } else {
                     match shared.decode_part(session, &taken, v, &slots, shares) {
@@ -222,13 +268,14 @@ impl Shared {
                 Ok(())
             });
         }
-        self.stats.lock().cpu_parts += parts.handed.len() as u64;
+        let handed = Count::Handed(parts.handed.len() as u64);
+        count(&mut self.stats.lock(), on_nvdec, handed);
         Ok(parts)
     }
 
-    /// Decodes video `v`'s `slots` into the job's batch tensors (`shares`) on a CPU-route
-    /// session, after the job's `taken` event: the slots that failed, and the event after
-    /// the writes.
+    /// Decodes video `v`'s `slots` into the job's batch tensors (`shares`) on a session of
+    /// the other pool, after the job's `taken` event: the slots that failed, and the event
+    /// after the writes.
     fn decode_part(
         &self,
         session: &mut DecoderSession,
@@ -237,9 +284,10 @@ impl Shared {
         slots: &[Slot],
         mut shares: Vec<Option<Filling>>,
     ) -> Result<(Vec<(Slot, SampleErrorKind)>, Event), LoaderError> {
-        let gpu = self.gpu.as_ref().ok_or_else(|| {
-            LoaderError::Config("a CPU-route part in a loader that runs on the CPU".into())
-        })?;
+        let gpu = self
+            .gpu
+            .as_ref()
+            .ok_or_else(|| LoaderError::Config("a part in a loader that runs on the CPU".into()))?;
         gpu.device.bind_to_thread()?;
         session.stream().wait(taken)?;
         let done = self.with_kernel(gpu, session, |w| {
