@@ -7,8 +7,9 @@ use cudarc::driver::{CudaContext, result, sys};
 use parking_lot::Mutex;
 
 use crate::driver;
+use crate::entries::EntryModules;
 use crate::error::{CudaError, DriverResultExt, Result};
-use crate::module::Module;
+use crate::module::{Kernel, Module};
 
 /// One GPU, through its primary context, so that memory and streams interoperate with any other
 /// CUDA user in the process (PyTorch, JAX, nvJPEG, NVDEC all use the primary context).
@@ -20,12 +21,18 @@ pub struct Device {
     inner: Arc<DeviceInner>,
 }
 
+/// An entry point's module once loaded.
+type EntrySlot = Arc<Mutex<Option<Arc<Module>>>>;
+
 struct DeviceInner {
     ctx: Arc<CudaContext>,
     ordinal: usize,
     name: String,
     compute_capability: (u32, u32),
     modules: Mutex<HashMap<&'static str, Arc<Module>>>,
+    /// Modules of one entry point each, by whole module and entry point; each behind a lock
+    /// of its own, so that threads compile different entry points at once.
+    entry_modules: Mutex<HashMap<(&'static str, &'static str), EntrySlot>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -106,6 +113,7 @@ impl Device {
             name,
             compute_capability: (major.max(0) as u32, minor.max(0) as u32),
             modules: Mutex::new(HashMap::new()),
+            entry_modules: Mutex::new(HashMap::new()),
         });
         reg.push(Arc::downgrade(&inner));
         tracing::debug!(ordinal, name = %inner.name, "opened CUDA device");
@@ -234,6 +242,40 @@ impl Device {
         let m = Arc::new(Module::load(self, name, ptx)?);
         modules.insert(name, m.clone());
         Ok(m)
+    }
+
+    /// Kernel `entry` of `ptx`, from a module holding that entry point alone (loaded on first
+    /// use and cached for the device's lifetime), so that only the kernels a process launches
+    /// are compiled (see [`EntryModules`]). Where the cut does not know `entry`, from the
+    /// whole module.
+    pub fn entry_kernel(&self, ptx: &'static EntryModules, entry: &str) -> Result<Kernel> {
+        let Some(name) = ptx.entry_name(entry) else {
+            tracing::debug!(
+                module = ptx.name(),
+                entry,
+                "entry point not cut out; loading the whole module"
+            );
+            return self.module(ptx.name(), ptx.ptx())?.kernel(entry);
+        };
+        let slot = self
+            .inner
+            .entry_modules
+            .lock()
+            .entry((ptx.name(), name))
+            .or_default()
+            .clone();
+        let mut loaded = slot.lock();
+        let module = match &*loaded {
+            Some(m) => m.clone(),
+            None => {
+                let text = ptx.module_text(name).unwrap_or_default();
+                let m = Arc::new(Module::load(self, name, &text)?);
+                *loaded = Some(m.clone());
+                m
+            }
+        };
+        drop(loaded);
+        module.kernel(entry)
     }
 
     /// The raw primary context, for other CUDA libraries (NVDEC's context lock).

@@ -12,6 +12,8 @@
 //! - [`Tensor`]: shape, strides, dtype and ready event over device memory, exported to
 //!   PyTorch/JAX without a copy through DLPack.
 //! - [`Module`] and [`Kernel`]: PTX embedded in the binary, launched with typed arguments.
+//! - [`EntryModules`]: a large PTX module loaded one entry point at a time, so that a first run
+//!   on a fresh machine compiles only the kernels it launches.
 //! - [`testing`]: the skip-or-fail helper for GPU tests.
 //! - [`nvtx`]: ranges and stream names for Nsight Systems (the `nvtx` feature; free without it).
 //!
@@ -30,6 +32,7 @@
 
 mod device;
 mod driver;
+mod entries;
 mod error;
 mod import;
 mod memory;
@@ -46,6 +49,7 @@ pub use driver::{
     BINDINGS_CUDA_VERSION, MAX_CONNECTIONS, MAX_CONNECTIONS_VAR, available, driver_cuda_version,
     init, max_connections, nvidia_driver_version,
 };
+pub use entries::EntryModules;
 pub use error::{CudaError, Result};
 pub use import::Imported;
 pub use memory::{DeviceBuffer, DeviceMemory, DevicePtr, PinnedBuffer};
