@@ -29,7 +29,6 @@ use gm_cuda::{Event, Stream};
 use parking_lot::Mutex;
 
 use super::board::Board;
-
 use super::{Filling, GpuShared, Outcome, Sent, Shared, Slot, Worker, video_done};
 use crate::error::{LoaderError, SampleErrorKind};
 use crate::release::Rejoin;
