@@ -452,6 +452,46 @@ fn mixed_videos(device: &Device) -> Vec<PathBuf> {
     .collect()
 }
 
+/// A loader of `paths` (clips of 3 frames 2 apart, one every 4 frames) shuffled in batches of
+/// 7 with seed 4, `sessions` NVDEC sessions beside `cpu_decoders` CPU decoders.
+fn shuffled_loader(
+    paths: &[PathBuf],
+    device: &Device,
+    sessions: usize,
+    cpu_decoders: usize,
+) -> ClipLoader {
+    ClipLoader::builder(VideoDataset::open(paths, 3, 4, 2).unwrap())
+        .device(device)
+        .sessions(sessions)
+        .cpu_decoders(cpu_decoders)
+        .transforms(chain())
+        .sampler(Sampler::shuffled(5))
+        .batch_size(7)
+        .seed(4)
+        .build()
+        .unwrap()
+}
+
+/// Every batch of `epoch` checked against decoding its frames alone; the episodes the epoch
+/// returned, sorted.
+fn checked_episodes(
+    loader: &mut ClipLoader,
+    epoch: u64,
+    reference: &mut Reference,
+    reference_set: &VideoDataset,
+    stream: &Stream,
+) -> Vec<usize> {
+    let mut seen = Vec::new();
+    for batch in loader.epoch(epoch) {
+        let batch = batch.unwrap();
+        let host = batch.frames.to_host_bytes(Some(stream)).unwrap();
+        reference.check(reference_set, &batch, 4, &host);
+        seen.extend(batch.episodes.iter().copied());
+    }
+    seen.sort_unstable();
+    seen
+}
+
 #[test]
 fn mixed_codec_clip_batches_equal_decoding_every_frame_alone() {
     let device = gpu_test_device!("mixed_codec_clip_batches_equal_decoding_every_frame_alone");
@@ -577,24 +617,8 @@ fn cpu_route_jobs_hand_their_nvdec_videos_to_the_sessions() {
     let reference_set = VideoDataset::open(&paths, 3, 4, 2).unwrap();
     let mut reference = Reference::new(&device);
     let stream = Stream::new(&device).unwrap();
-    let mut loader = ClipLoader::builder(VideoDataset::open(&paths, 3, 4, 2).unwrap())
-        .device(&device)
-        .sessions(2)
-        .cpu_decoders(3)
-        .transforms(chain())
-        .sampler(Sampler::shuffled(5))
-        .batch_size(7)
-        .seed(4)
-        .build()
-        .unwrap();
-    let mut seen = Vec::new();
-    for batch in loader.epoch(1) {
-        let batch = batch.unwrap();
-        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
-        reference.check(&reference_set, &batch, 4, &host);
-        seen.extend(batch.episodes.iter().copied());
-    }
-    seen.sort_unstable();
+    let mut loader = shuffled_loader(&paths, &device, 2, 3);
+    let seen = checked_episodes(&mut loader, 1, &mut reference, &reference_set, &stream);
     assert_eq!(
         seen,
         (0..reference_set.len()).collect::<Vec<_>>(),
@@ -623,29 +647,13 @@ fn parts_of_a_dropped_epoch_do_not_run_and_the_next_epoch_is_whole() {
     let reference_set = VideoDataset::open(&paths, 3, 4, 2).unwrap();
     let mut reference = Reference::new(&device);
     let stream = Stream::new(&device).unwrap();
-    let mut loader = ClipLoader::builder(VideoDataset::open(&paths, 3, 4, 2).unwrap())
-        .device(&device)
-        .sessions(3)
-        .cpu_decoders(1)
-        .transforms(chain())
-        .sampler(Sampler::shuffled(5))
-        .batch_size(7)
-        .seed(4)
-        .build()
-        .unwrap();
+    let mut loader = shuffled_loader(&paths, &device, 3, 1);
     for epoch in 0..4 {
         let first = loader.epoch(epoch).next().unwrap().unwrap();
         let host = first.frames.to_host_bytes(Some(&stream)).unwrap();
         reference.check(&reference_set, &first, 4, &host);
     }
-    let mut seen = Vec::new();
-    for batch in loader.epoch(9) {
-        let batch = batch.unwrap();
-        let host = batch.frames.to_host_bytes(Some(&stream)).unwrap();
-        reference.check(&reference_set, &batch, 4, &host);
-        seen.extend(batch.episodes.iter().copied());
-    }
-    seen.sort_unstable();
+    let seen = checked_episodes(&mut loader, 9, &mut reference, &reference_set, &stream);
     assert_eq!(seen, (0..reference_set.len()).collect::<Vec<_>>());
     let s = loader.stats();
     assert!(s.cpu_parts_dropped <= s.cpu_parts, "{s:?}");

@@ -349,12 +349,12 @@ impl ClipLoader {
         let gpu = device::resolve(py, &device::parse(device)?)?;
         let policy: BadSamplePolicy = policy_named(bad_samples)?;
         let b = RustClipLoader::builder(dataset.take(py)?);
-        // Sessions left unset take the Rust default: 7, or one per CPU decoder (at least 7)
-        // where the dataset also decodes on the CPU.
         let b = match &gpu {
             Some(gpu) => b.device(gpu),
             None => b.cpu(),
         };
+        // Sessions left unset take the Rust default: 7, or one per CPU decoder (at least 7)
+        // where the dataset also decodes on the CPU.
         let b = match sessions {
             Some(n) => b.sessions(n),
             None => b,
