@@ -10,6 +10,8 @@
 //! (0 or 1) the CUDA share's Huffman decoding on the GPU, `GM_BENCH_GPU_HUFFMAN` the CUDA
 //! backend's GPU-Huffman size threshold, `GM_BENCH_REGION` (0 or 1) whether the CUDA backend
 //! decodes only the crop's region;
+//! `GM_BENCH_SPLIT_KEY=position` gives the engines the first images of each batch instead of
+//! those drawn by name;
 //! `GM_BENCH_SHARDS` (a brace pattern or a comma-separated list of WebDataset shards, paths or
 //! URLs with their `.idx`) reads the images from those shards, listed `GM_BENCH_REPEAT` times,
 //! instead of DIR's files, with `GM_BENCH_STORAGE_CONCURRENCY` requests in flight for remote
@@ -37,7 +39,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use gm_codec::jpeg::{DecoderOptions, Split};
+use gm_codec::jpeg::{DecoderOptions, Split, SplitKey};
 use gm_cuda::{DType, Device, Stream};
 use gm_loader::shards::{StreamOptions, WebDatasetStream};
 use gm_loader::{CorePlan, Dataset, DeviceCache, ListFile, Loader, Sampler, WebDataset};
@@ -133,6 +135,9 @@ impl Settings {
             "GM_BENCH_GPU_HUFFMAN",
             decoder.cuda.gpu_huffman_pixels as usize,
         ) as u64;
+        if std::env::var("GM_BENCH_SPLIT_KEY").is_ok_and(|v| v == "position") {
+            decoder.split_key = SplitKey::Position;
+        }
         if let Some(c) = std::env::var("GM_BENCH_CHROMA")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -340,7 +345,7 @@ fn main() {
         let b2b_rate = back_to_back(&mut l, reps as u64 + 1..2 * reps as u64 + 1, &consumer);
         let per_batch = |us: u64| us as f64 / 1e3 / s.batches.max(1) as f64;
         println!(
-            "{{\"bench\":\"pipeline\",\"source\":\"{source}\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}},\"timeline_ms\":{{\"first_batch\":{:.1},\"median_gap\":{:.2},\"after_last\":{:.1}}},\"back_to_back\":{{\"epochs\":{},\"img_per_s\":{:.0}}}}}",
+            "{{\"bench\":\"pipeline\",\"source\":\"{source}\",\"core_budget\":{},\"recipe\":\"{}\",\"device\":{},\"workers\":{w},\"stages\":{stages},\"hw_load\":{},\"cuda_threads\":{},\"batch\":256,\"images_per_epoch\":{},\"img_per_s\":{:.0},\"min\":{:.0},\"max\":{:.0},\"wait_us_per_batch\":{:.0},\"cpu_cores\":{:.2},\"cpu_us_per_img\":{:.1},\"device_mb_held\":{:.0},\"hardware\":{},\"cuda\":{},\"cpu\":{},\"bad\":{},\"chroma\":\"{}\",\"balanced\":{},\"blocking_sync\":{},\"cuda_batched\":{},\"max_connections\":\"{}\",\"gpu_huffman_pixels\":{},\"region_decode\":{},\"split_key\":\"{:?}\",\"regions\":{},\"ms_per_batch\":{{\"read\":{:.2},\"decode\":{:.2},\"decode_plan\":{:.2},\"hardware\":{:.2},\"cuda\":{:.2},\"transform\":{:.2}}},\"timeline_ms\":{{\"first_batch\":{:.1},\"median_gap\":{:.2},\"after_last\":{:.1}}},\"back_to_back\":{{\"epochs\":{},\"img_per_s\":{:.0}}}}}",
             plan.as_ref()
                 .map_or("null".to_string(), |p| p.cores.to_string()),
             if timm_recipe() { "timm" } else { "plain" },
@@ -366,6 +371,7 @@ fn main() {
             gm_cuda::max_connections().unwrap_or_default(),
             decoder.cuda.gpu_huffman_pixels,
             set.region_decode,
+            decoder.split_key,
             s.regions,
             per_batch(s.read_us),
             per_batch(s.decode_us),

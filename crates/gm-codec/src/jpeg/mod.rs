@@ -42,7 +42,9 @@ pub use formats::{SourceFormat, decode_other_rgb, sniff};
 pub use header::{Coding, Component, HeaderError, JpegInfo, Subsampling, parse, scan_damaged};
 pub use host::{decode_host, decode_host_with};
 pub use nvjpeg::{NvJpeg, NvJpegError, SetupError};
-pub use options::{BackendChoice, ChromaUpsampling, CudaWorkers, DecoderOptions, Split, Truncated};
+pub use options::{
+    BackendChoice, ChromaUpsampling, CudaWorkers, DecoderOptions, Split, SplitKey, Truncated,
+};
 pub use output::{BatchTimings, DecodePath, DecodedBatch, DecodedImage, EncodedImage, PathCounts};
 pub use route::{Backend, DEFAULT_MAX_PIXELS, RouteError, route};
 pub use types::{PixelFormat, PlaneLayout, Roi};

@@ -153,6 +153,45 @@ impl Split {
     }
 }
 
+/// Which of a batch's engine-capable images a fixed split ([`Split::Fixed`],
+/// [`Split::GpuHuffman`]) gives the engines. The engines and the CUDA backend differ in the
+/// last bit, so this decides whether an image's pixels depend on the batch it is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitKey {
+    /// The first `hw_load` of them in batch order: the engines get exactly their share of
+    /// every batch, and an image's path depends on its place in the batch.
+    Position,
+    /// Those whose name hashes below `hw_load` (a fixed 64-bit hash of
+    /// [`EncodedImage::name`](super::EncodedImage::name)): an image takes the same path in any
+    /// batch, so pixels do not change with the batch size, the sampler's world size or the
+    /// other samples drawn beside it; a batch's share is `hw_load` on average.
+    Name,
+}
+
+impl SplitKey {
+    /// Whether the image named `name` goes to the engines at share `hw_load` (0 to 1).
+    pub fn name_draws_engines(name: &str, hw_load: f32) -> bool {
+        unit_hash(name) < f64::from(hw_load.clamp(0.0, 1.0))
+    }
+}
+
+/// `name` mapped to [0, 1) by FNV-1a and SplitMix64's finalizer: fixed across runs, hosts and
+/// versions (std's hasher promises none of that), and spread evenly for names that differ
+/// only in their last characters.
+fn unit_hash(name: &str) -> f64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
+    (h >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// The CUDA backend's worker threads, each with its own nvJPEG state and stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CudaWorkers {
@@ -185,6 +224,9 @@ pub struct DecoderOptions {
     pub max_pixels: u64,
     /// How the engine-capable images are shared between the engines and the CUDA backend.
     pub split: Split,
+    /// Which images of a fixed split go to the engines: the first of the batch, or those
+    /// whose names draw so.
+    pub split_key: SplitKey,
     /// The CUDA backend's worker threads.
     pub cuda: CudaWorkers,
     /// Threads for CPU decoding within a batch.
@@ -205,6 +247,7 @@ impl Default for DecoderOptions {
             apply_orientation: true,
             max_pixels: DEFAULT_MAX_PIXELS,
             split: Split::Fixed { hw_load: 0.9 },
+            split_key: SplitKey::Position,
             cuda: CudaWorkers::default(),
             cpu_threads: 2,
             preallocate: None,
@@ -217,11 +260,13 @@ impl Default for DecoderOptions {
 impl DecoderOptions {
     /// The settings gm-loader's image pipelines start from: a fixed 0.8 share for the engines
     /// with 4 CUDA workers (throughput near the best for a third fewer host cores, and
-    /// batches bit-identical across runs), and nvJPEG's own chroma, since the loader's random
-    /// resized crop resamples the colours anyway.
+    /// batches bit-identical across runs), drawn by each sample's name so that a sample's
+    /// pixels are the same in any batch and at any world size, and nvJPEG's own chroma, since
+    /// the loader's random resized crop resamples the colours anyway.
     pub fn for_loader() -> DecoderOptions {
         DecoderOptions {
             split: Split::Fixed { hw_load: 0.8 },
+            split_key: SplitKey::Name,
             cuda: CudaWorkers {
                 threads: 4,
                 ..CudaWorkers::default()

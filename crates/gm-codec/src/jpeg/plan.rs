@@ -9,7 +9,7 @@ use super::formats::{SourceFormat, checked_dimensions, dimensions, sniff};
 use super::header::{JpegInfo, parse, scan_damaged};
 use super::host::check_end_marker;
 use super::nvjpeg::{GpuJob, NvFormat, destination, plane_destination};
-use super::options::{BackendChoice, ChromaUpsampling, DecoderOptions, Truncated};
+use super::options::{BackendChoice, ChromaUpsampling, DecoderOptions, SplitKey, Truncated};
 use super::output::{DecodePath, DecodedImage, EncodedImage};
 use super::route::{Backend, route};
 use super::split::{engine_quota, runs_balanced};
@@ -203,7 +203,7 @@ impl BatchPlan {
             plane_at: Vec::new(),
             plane_total: 0,
         };
-        p.assign_paths(o, available);
+        p.assign_paths(inputs, o, available);
         p.regions(o, available, region);
         p
     }
@@ -211,7 +211,12 @@ impl BatchPlan {
     /// The share of the engines' images moved to the CUDA backend. nvJPEG's own check of each
     /// engine image runs on the engines' thread, at the same time as the CUDA workers, not
     /// here: parsing every header again took 2 ms a batch.
-    fn assign_paths(&mut self, o: &DecoderOptions, available: Available) {
+    fn assign_paths(
+        &mut self,
+        inputs: &[EncodedImage<'_>],
+        o: &DecoderOptions,
+        available: Available,
+    ) {
         let on_engines = |p: &Plan| {
             matches!(
                 p,
@@ -233,23 +238,31 @@ impl BatchPlan {
         if self.balanced {
             return;
         }
+        // Only the CUDA backend's absence forces every image on the engines.
+        let by_name = o.split_key == SplitKey::Name && o.backend != BackendChoice::Hardware;
         let mut hw_count = 0usize;
-        for p in self.plans.iter_mut() {
+        for (p, input) in self.plans.iter_mut().zip(inputs) {
             if let Plan::Gpu { backend, .. } = p
                 && *backend == Backend::Hardware
             {
+                let engines = if by_name {
+                    SplitKey::name_draws_engines(input.name, o.split.hw_load())
+                } else {
+                    hw_count < self.hw_quota
+                };
                 if !available.hardware {
                     // Only reached with the hardware backend chosen (Auto routes by it).
                     *p = Plan::Failed(ImageErrorKind::Unsupported(
                         "this GPU has no NVJPG engines".into(),
                     ));
-                } else if hw_count >= self.hw_quota {
-                    *backend = Backend::Cuda;
-                } else {
+                } else if engines {
                     hw_count += 1;
+                } else {
+                    *backend = Backend::Cuda;
                 }
             }
         }
+        self.hw_quota = hw_count;
     }
 
     /// Regions, for the images the CUDA workers decode to RGB as they are (not turned by
@@ -487,6 +500,10 @@ mod tests {
     const S420: &[(u8, u8)] = &[(1, 0x22), (2, 0x11), (3, 0x11)];
     const S411: &[(u8, u8)] = &[(1, 0x41), (2, 0x11), (3, 0x11)];
     const CMYK: &[(u8, u8)] = &[(1, 0x11), (2, 0x11), (3, 0x11), (4, 0x11)];
+    /// `name_draws_engines(.., 0.5)` of "a.jpg", "b.jpg", "train/n00000001.JPEG" and "" (their
+    /// hashes: 0.187, 0.040, 0.627, 0.958), as a Python replica of the hash gives them.
+    const DRAWN_AT_HALF: [bool; 4] = [true, true, false, false];
+
     const ENGINES: Available = Available {
         hardware: true,
         gpu_batched: false,
@@ -639,6 +656,78 @@ mod tests {
         assert_eq!(
             paths,
             ["hw+planes", "hw+planes", "cuda+planes", "cuda+planes"]
+        );
+    }
+
+    /// The paths of `names` planned as one batch, each a small baseline JPEG.
+    fn named_paths(names: &[String], o: &DecoderOptions) -> Vec<String> {
+        let data = baseline(64, 48);
+        let inputs: Vec<EncodedImage<'_>> = names
+            .iter()
+            .map(|n| EncodedImage {
+                name: n,
+                data: &data,
+            })
+            .collect();
+        let p = BatchPlan::new(&inputs, o, ENGINES, &mut |_, _, _| None);
+        p.plans.iter().map(path).collect()
+    }
+
+    #[test]
+    fn a_split_by_name_sends_each_image_the_same_way_in_any_batch() {
+        let o = DecoderOptions {
+            split: Split::Fixed { hw_load: 0.8 },
+            split_key: SplitKey::Name,
+            ..DecoderOptions::default()
+        };
+        let names: Vec<String> = (0..4000).map(|i| format!("train/n{i:08}.JPEG")).collect();
+        let whole = named_paths(&names, &o);
+        let on_engines = whole.iter().filter(|p| *p == "hw+planes").count();
+        // 3,200 expected; a binomial's standard deviation here is 25.
+        assert!((3100..=3300).contains(&on_engines), "{on_engines}");
+        assert!(whole.iter().all(|p| p == "hw+planes" || p == "cuda+planes"));
+        // Reversed, and cut into batches of 3 and of 256: every image keeps its path.
+        let mut reversed = names.clone();
+        reversed.reverse();
+        let mut back = named_paths(&reversed, &o);
+        back.reverse();
+        assert_eq!(back, whole);
+        for size in [3, 256] {
+            let cut: Vec<String> = names
+                .chunks(size)
+                .flat_map(|c| named_paths(c, &o))
+                .collect();
+            assert_eq!(cut, whole, "batches of {size}");
+        }
+        // The engines' share moves the cut, not the order: an image on the engines at 0.5 is
+        // on them at 0.8.
+        let half = named_paths(
+            &names,
+            &DecoderOptions {
+                split: Split::Fixed { hw_load: 0.5 },
+                ..o.clone()
+            },
+        );
+        assert!(
+            half.iter()
+                .zip(&whole)
+                .all(|(h, w)| h != "hw+planes" || w == "hw+planes")
+        );
+        // The hash is fixed: these names draw as they did when it was written.
+        let drawn: Vec<bool> = ["a.jpg", "b.jpg", "train/n00000001.JPEG", ""]
+            .iter()
+            .map(|n| SplitKey::name_draws_engines(n, 0.5))
+            .collect();
+        assert_eq!(drawn, DRAWN_AT_HALF);
+        // With only the engines allowed, every engine image goes to them.
+        let only = DecoderOptions {
+            backend: BackendChoice::Hardware,
+            ..o
+        };
+        assert!(
+            named_paths(&names[..50], &only)
+                .iter()
+                .all(|p| p == "hw+planes")
         );
     }
 

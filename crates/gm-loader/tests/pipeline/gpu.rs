@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::common::*;
-use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split};
+use gm_codec::jpeg::{CudaWorkers, DecoderOptions, Split, SplitKey};
 use gm_cuda::{Device, Stream, gpu_test_device};
 use gm_loader::{BadSamplePolicy, Dataset, DeviceCache, Images, Loader, LoaderError, Sampler};
 use gm_transforms::{HorizontalFlip, RandomResizedCrop};
@@ -248,6 +248,62 @@ fn a_balanced_decoder_gives_the_same_batches_up_to_the_decoders_rounding() {
     // Both decoders follow the JPEG IDCT to within a step or two of rounding.
     assert!(worst <= 8, "largest difference {worst}");
     assert!(differ * 10 < total, "{differ} of {total} bytes differ");
+}
+
+/// Each sample's bytes in an epoch of `loader`, by sample index.
+fn bytes_by_sample(loader: &mut Loader) -> std::collections::BTreeMap<usize, Vec<u8>> {
+    let mut by = std::collections::BTreeMap::new();
+    for b in run_epoch(loader, 0) {
+        let each = b.bytes.len() / b.indices.len();
+        for (k, &i) in b.indices.iter().enumerate() {
+            by.insert(i, b.bytes[k * each..(k + 1) * each].to_vec());
+        }
+    }
+    by
+}
+
+/// The loader's split draws each sample's decoder by its name, so a sample's pixels are the
+/// same whatever batch it falls in: at another batch size, or another world size after a
+/// resumption. By position, some samples change decoder and with it their last bits.
+#[test]
+fn a_sample_decodes_the_same_in_any_batch_with_the_loaders_split() {
+    let device = gpu_test_device!("a_sample_decodes_the_same_in_any_batch");
+    let data: Arc<dyn Dataset> = Arc::new(photos(4));
+    let build = |key: SplitKey, batch: usize| {
+        gpu_loader(&device, data.clone(), 3)
+            .decoder(DecoderOptions {
+                split_key: key,
+                ..DecoderOptions::for_loader()
+            })
+            .sampler(Sampler::shuffled(5))
+            .batch_size(batch)
+            .transforms(eval_chain(64))
+            .build()
+            .unwrap()
+    };
+    let mut by_name = build(SplitKey::Name, 32);
+    let a = bytes_by_sample(&mut by_name);
+    let paths = by_name.stats().paths;
+    eprintln!("paths by name: {paths:?}");
+    assert!(paths.hardware > 0 && paths.cuda > 0, "{paths:?}");
+    assert_eq!(a.len(), data.len());
+    let b = bytes_by_sample(&mut build(SplitKey::Name, 13));
+    let differ = a.iter().filter(|(i, x)| b.get(i) != Some(*x)).count();
+    assert_eq!(
+        differ,
+        0,
+        "{differ} of {} samples changed with the batch size",
+        a.len()
+    );
+    // The same comparison by position finds samples that changed decoder.
+    let c = bytes_by_sample(&mut build(SplitKey::Position, 32));
+    let d = bytes_by_sample(&mut build(SplitKey::Position, 13));
+    let moved = c.iter().filter(|(i, x)| d.get(i) != Some(*x)).count();
+    eprintln!(
+        "by position, {moved} of {} samples changed with the batch size",
+        c.len()
+    );
+    assert!(moved > 0);
 }
 
 #[test]

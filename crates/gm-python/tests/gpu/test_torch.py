@@ -4,6 +4,7 @@ only after the consumer's reads), pixels against the CPU path, frames against ff
 
 import hashlib
 import io
+import os
 import pathlib
 
 import numpy as np
@@ -137,7 +138,10 @@ def test_video_frames_match_ffmpegs_framemd5(side_stream, sessions):
 @pytest.mark.parametrize("decoder", ["auto", "cpu"])
 def test_streams_nvdec_lacks_decode_on_the_cpu_equal_to_ffmpeg(side_stream, decoder):
     """AV1 (none in Hopper's NVDEC) and, with decoder="cpu", HEVC and VP9 too: libavcodec's
-    frames staged into the same kernels, compared with ffmpeg's framemd5."""
+    frames staged into the same kernels, compared with ffmpeg's framemd5. Where FFmpeg's
+    libraries are missing the files that need them are skipped (AV1 needs none), unless
+    GM_REQUIRE_LIBAVCODEC says they must be there."""
+    missing = []
     for name in ["av1_hidden.webm", "av1_grain.webm", "av1_svt.webm", "hevc_open_gop.mp4",
                  "vp9_altref.webm"]:
         stem = name.split(".")[0]
@@ -148,13 +152,21 @@ def test_streams_nvdec_lacks_decode_on_the_cpu_equal_to_ffmpeg(side_stream, deco
                             decoder=decoder, sessions=2)
         w, h = d.metadata["width"], d.metadata["height"]
         order = [len(d) - 1, 0, 13, 14, 5, 29 % len(d)]
-        batch = d.get_frames_at(order)
+        try:
+            batch = d.get_frames_at(order)
+        except gm.GmError as e:
+            if "libavcodec" in str(e) and not os.environ.get("GM_REQUIRE_LIBAVCODEC"):
+                missing.append(name)
+                continue
+            raise
         with torch.cuda.stream(side_stream):
             frames = torch.from_dlpack(batch.data).cpu().numpy()
         for i, f in zip(order, frames):
             y, uv = f[:h], f[h:].reshape(h // 2, w // 2, 2)
             data = y.tobytes() + uv[..., 0].tobytes() + uv[..., 1].tobytes()
             assert hashlib.md5(data).hexdigest() == want[i], (name, decoder, i)
+    if missing:
+        pytest.skip(f"the others equal ffmpeg's; no FFmpeg libraries for {missing}")
 
 
 def test_video_p016_frames_match_ffmpegs_framemd5(side_stream):
