@@ -18,6 +18,25 @@ DEMO = REPO / "assets" / "demo" / "images"
 MEDIA = REPO / "tests" / "media"
 
 
+def libavcodec_missing(e: Exception) -> bool:
+    """Whether `e` says FFmpeg's libavcodec could not be loaded, and GM_REQUIRE_LIBAVCODEC does
+    not say it must be there: the tests that need FFmpeg's decoders skip then."""
+    return "libavcodec" in str(e) and not os.environ.get("GM_REQUIRE_LIBAVCODEC")
+
+
+def cpu_decoder_or_skip(path, **kw):
+    """A decoder on the CPU; skips where FFmpeg's libraries are missing (AV1 needs none),
+    unless GM_REQUIRE_LIBAVCODEC says they must be there."""
+    d = gm.VideoDecoder(str(path), device="cpu", **kw)
+    try:
+        d[0]
+    except gm.GmError as e:
+        if libavcodec_missing(e):
+            pytest.skip(f"no FFmpeg libraries: {e}")
+        raise
+    return d
+
+
 def gm_thread_count() -> int:
     """Threads of this process that gm's loaders started (their names start with "gm-"),
     not counting the storage runtime's two I/O threads ("gm-storage"), which serve every

@@ -9,7 +9,7 @@ import pytest
 
 import gm
 
-from conftest import MEDIA
+from conftest import MEDIA, cpu_decoder_or_skip
 
 VIDEOS = ["h264_bpyramid", "h264_fragmented", "h264_no_bframes", "h264_open_gop", "h264_vfr",
           "hevc_closed_gop", "hevc_open_gop", "hevc_main10",
@@ -87,19 +87,6 @@ def test_decoder_gpu_without_a_gpu_says_why():
     d = gm.VideoDecoder(str(MEDIA / "video" / "h264_bpyramid.mp4"), decoder="gpu")
     with pytest.raises(gm.NoGpuError, match="NVDEC"):
         d[0]
-
-
-def cpu_decoder_or_skip(path, **kw):
-    """A decoder on the CPU; skips where FFmpeg's libraries are missing (AV1 needs none),
-    unless GM_REQUIRE_LIBAVCODEC says they must be there."""
-    d = gm.VideoDecoder(str(path), device="cpu", **kw)
-    try:
-        d[0]
-    except gm.GmError as e:
-        if "libavcodec" in str(e) and not os.environ.get("GM_REQUIRE_LIBAVCODEC"):
-            pytest.skip(f"no FFmpeg libraries: {e}")
-        raise
-    return d
 
 
 def planar(nv12):
@@ -182,7 +169,7 @@ def test_cpu_rgb_frames_equal_ffmpegs_conversion():
     limited range and chroma interpolated at H.264's default location (left), as the fixture
     signals (at the centre it is not); resized frames come out at the size asked for."""
     path = video_path("h264_bpyramid")
-    rgb = np.from_dlpack(gm.VideoDecoder(str(path), device="cpu")[0:5])
+    rgb = np.from_dlpack(cpu_decoder_or_skip(path)[0:5])
     assert rgb.shape == (5, 3, 180, 320) and rgb.dtype == np.uint8
     want = ffmpeg_rgb(path, 0, 128).reshape(-1, 180, 320, 3)[:5].transpose(0, 3, 1, 2)
     diff = np.abs(rgb.astype(np.int16) - want.astype(np.int16))

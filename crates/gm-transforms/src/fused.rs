@@ -43,6 +43,7 @@ impl LazyKernel {
         Ok(self.loaded.get_or_init(|| k))
     }
 }
+
 const BLOCK: u32 = 16;
 
 /// The kernel's per-image parameters; the layout of `GmFusedParams` in fused.cu.

@@ -4,7 +4,6 @@ only after the consumer's reads), pixels against the CPU path, frames against ff
 
 import hashlib
 import io
-import os
 import pathlib
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gm
+from conftest import libavcodec_missing
 from gm import transforms as T
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
@@ -155,7 +155,7 @@ def test_streams_nvdec_lacks_decode_on_the_cpu_equal_to_ffmpeg(side_stream, deco
         try:
             batch = d.get_frames_at(order)
         except gm.GmError as e:
-            if "libavcodec" in str(e) and not os.environ.get("GM_REQUIRE_LIBAVCODEC"):
+            if libavcodec_missing(e):
                 missing.append(name)
                 continue
             raise
